@@ -1,0 +1,1 @@
+//! Textual LLVM IR output (LLVM 14 dialect, typed pointers).

@@ -1,0 +1,1 @@
+//! Suite tools: batch build, test and benchmark of whole SysY suites.

@@ -1,0 +1,1 @@
+//! Frontend: lexer, parser, semantic analysis and lowering of SysY to IR.

@@ -1,0 +1,1 @@
+//! The sysyc IR: typed ids, flat tables, SSA with block parameters.

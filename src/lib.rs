@@ -1,0 +1,12 @@
+//! sysyc: an optimizing compiler from SysY 2022 to RISC-V64 assembly and LLVM IR.
+//!
+//! The crate is laid out by compiler stage, one room per stage:
+//! `frontend` (source -> AST -> IR), `ir` (the data-oriented SSA IR, its analyses and verifier),
+//! `passes` (optimizations and the pass manager), `backend` (RISC-V64 and LLVM IR text) and
+//! `driver` (command line, pipeline and the suite tools).
+
+pub mod backend;
+pub mod driver;
+pub mod frontend;
+pub mod ir;
+pub mod passes;

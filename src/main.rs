@@ -1,0 +1,4 @@
+fn main() {
+    eprintln!("sysyc: not yet wired");
+    std::process::exit(1);
+}
