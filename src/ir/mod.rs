@@ -47,4 +47,4 @@ pub use builder::Builder;
 pub use entity::{EntityRef, IdSet, IdVec};
 pub use func::{mk, BlockCall, Function, ValueDef};
 pub use inst::{CmpCond, InstData, Opcode, Type};
-pub use module::{Effects, FuncDecl, FuncId, GlobalData, GlobalId, GlobalInit, Module, ModuleCx, Signature};
+pub use module::{func_symbol, global_symbol, Effects, FuncDecl, FuncId, GlobalData, GlobalId, GlobalInit, Module, ModuleCx, Signature};

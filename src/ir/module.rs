@@ -187,3 +187,20 @@ impl Module {
             .reduce(|| false, |a, b| a | b)
     }
 }
+
+/// The assembly/LLVM symbol of a function. Program functions other than `main` get the prefix
+/// `sy.`: no C library or runtime symbol contains a dot, so a SysY function named `printf`,
+/// `rand` or `memset` can never clash with the runtime it links against. External (runtime)
+/// functions keep their names.
+pub fn func_symbol(decl: &FuncDecl) -> String {
+    if decl.defined && decl.name != "main" {
+        format!("sy.{}", decl.name)
+    } else {
+        decl.name.clone()
+    }
+}
+
+/// The symbol of a global: always prefixed like program functions.
+pub fn global_symbol(g: &GlobalData) -> String {
+    format!("sy.{}", g.name)
+}
