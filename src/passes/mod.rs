@@ -5,8 +5,15 @@
 //! between parallel phases (inlining, global DCE, effect summaries). Pipelines are data
 //! (`pipeline.rs`).
 
+pub mod alias;
 pub mod dce;
+pub mod effects;
+pub mod fold;
+pub mod gvn;
+pub mod instcombine;
+pub mod licm;
 pub mod pipeline;
+pub mod sccp;
 pub mod simplify_cfg;
 
 use crate::ir::{Function, Module, ModuleCx};

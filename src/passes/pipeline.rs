@@ -9,7 +9,7 @@
 
 use super::{Pass, Step};
 use crate::ir::{verify, Function, Module, ModuleCx};
-use crate::pass;
+use crate::{module_pass, pass};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Mutex;
@@ -18,14 +18,37 @@ use std::time::{Duration, Instant};
 /// Every function pass, for lookup by name.
 pub const ALL_FUNC_PASSES: &[Pass] = &[
     Pass { name: "dce", run: super::dce::run },
+    Pass { name: "gvn", run: super::gvn::run },
+    Pass { name: "instcombine", run: super::instcombine::run },
+    Pass { name: "licm", run: super::licm::run },
+    Pass { name: "sccp", run: super::sccp::run },
     Pass { name: "simplify_cfg", run: super::simplify_cfg::run },
 ];
 
-/// `-O1`: cheap cleanups.
-pub const O1: &[Step] = &[pass!(simplify_cfg), pass!(dce)];
+/// `-O1`: cheap scalar cleanups.
+pub const O1: &[Step] = &[
+    module_pass!(effects), // summaries first: dce and gvn consult callee purity
+    pass!(simplify_cfg),
+    pass!(sccp),
+    pass!(instcombine),
+    pass!(dce),
+    pass!(simplify_cfg),
+];
 
 /// `-O2`: the full pipeline.
-pub const O2: &[Step] = &[pass!(simplify_cfg), pass!(dce)];
+pub const O2: &[Step] = &[
+    module_pass!(effects), // summaries first: dce, gvn and licm consult callee purity
+    pass!(simplify_cfg),
+    pass!(sccp),        // before gvn: folded constants make more expressions equal
+    pass!(instcombine), // canonical operand order and constants on the right feed gvn
+    pass!(gvn),
+    pass!(dce),
+    pass!(licm), // after gvn, so hoisted code is already deduplicated
+    pass!(instcombine),
+    pass!(gvn),
+    pass!(dce),
+    pass!(simplify_cfg), // last: clean up empty preheaders licm did not fill
+];
 
 /// Pass-manager switches.
 #[derive(Clone, Debug, Default)]
