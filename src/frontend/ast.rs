@@ -3,100 +3,18 @@
 //! Nodes live in flat arenas indexed by typed ids (`ExprId`, `StmtId`, `InitId`), so a deeply
 //! nested program is a few `Vec`s (no recursive `Box` drops, no pointer chasing). The parser
 //! guarantees every tree is at most `MAX_DEPTH` deep, which bounds the recursion of every later
-//! walk (sema, lowering). This file also defines the small `entity!` id macro and `Arena` table
-//! the frontend uses until/besides the IR's own.
+//! walk (sema, lowering). Ids come from the IR's `entity!`; tables are its `IdVec`.
 
 use super::diag::Span;
 use super::lexer::Sym;
-use std::marker::PhantomData;
 
 /// Maximum nesting of expressions, statements and initialiser lists. Deeper input gets a
 /// "nesting too deep" diagnostic instead of a stack overflow. Every recursive walk of the tree
 /// recurses at most about this many times (times a small constant).
 pub const MAX_DEPTH: u32 = 100_000;
 
-/// Declares a typed index: `struct Name(NonZeroU32)` holding index + 1, printing as `prefixN`.
-#[macro_export]
-macro_rules! frontend_entity {
-    ($(#[$m:meta])* $name:ident, $prefix:expr) => {
-        $(#[$m])*
-        #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub struct $name(std::num::NonZeroU32);
-        impl $name {
-            pub fn new(index: usize) -> Self {
-                $name(std::num::NonZeroU32::new(index as u32 + 1).expect("id overflow"))
-            }
-            pub fn index(self) -> usize {
-                self.0.get() as usize - 1
-            }
-        }
-        impl std::fmt::Debug for $name {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                write!(f, "{}{}", $prefix, self.index())
-            }
-        }
-        impl $crate::frontend::ast::EntityId for $name {
-            fn new(index: usize) -> Self {
-                $name::new(index)
-            }
-            fn index(self) -> usize {
-                $name::index(self)
-            }
-        }
-    };
-}
-pub use frontend_entity as entity;
-
-/// Implemented by `entity!` ids, so `Arena` can convert.
-pub trait EntityId: Copy {
-    fn new(index: usize) -> Self;
-    fn index(self) -> usize;
-}
-
-/// A `Vec` indexed only by `K`; `push` returns the new id.
-#[derive(Clone, Debug)]
-pub struct Arena<K, V> {
-    items: Vec<V>,
-    _k: PhantomData<K>,
-}
-
-impl<K, V> Default for Arena<K, V> {
-    fn default() -> Self {
-        Arena { items: Vec::new(), _k: PhantomData }
-    }
-}
-
-impl<K: EntityId, V> Arena<K, V> {
-    pub fn push(&mut self, v: V) -> K {
-        let k = K::new(self.items.len());
-        self.items.push(v);
-        k
-    }
-    pub fn len(&self) -> usize {
-        self.items.len()
-    }
-    pub fn is_empty(&self) -> bool {
-        self.items.is_empty()
-    }
-    pub fn iter(&self) -> impl Iterator<Item = (K, &V)> {
-        self.items.iter().enumerate().map(|(i, v)| (K::new(i), v))
-    }
-    pub fn keys(&self) -> impl Iterator<Item = K> {
-        (0..self.items.len()).map(K::new)
-    }
-}
-
-impl<K: EntityId, V> std::ops::Index<K> for Arena<K, V> {
-    type Output = V;
-    fn index(&self, k: K) -> &V {
-        &self.items[k.index()]
-    }
-}
-impl<K: EntityId, V> std::ops::IndexMut<K> for Arena<K, V> {
-    fn index_mut(&mut self, k: K) -> &mut V {
-        &mut self.items[k.index()]
-    }
-}
+pub use crate::ir::entity::IdVec as Arena;
+use crate::entity;
 
 entity!(/// A syntactic expression.
     ExprId, "e");

@@ -14,7 +14,8 @@
 //!
 //! Trees are as deep as the source (at most `ast::MAX_DEPTH`), so walks may recurse.
 
-use super::ast::{entity, Arena};
+use super::ast::Arena;
+use crate::entity;
 use super::diag::Span;
 
 entity!(/// A variable: global, local or parameter.
