@@ -13,8 +13,10 @@ pub mod ast;
 pub mod diag;
 pub mod hir;
 pub mod lexer;
+pub mod lower;
 pub mod parser;
 pub mod sema;
+pub mod ssa;
 
 #[cfg(test)]
 mod tests;
@@ -54,6 +56,6 @@ pub fn with_big_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static)
 
 /// Parses, checks and lowers one SysY source file. `Err` holds rendered diagnostics.
 pub fn compile_to_ir(source: &[u8], file_name: &str) -> Result<crate::ir::Module, String> {
-    let _program = check(source, file_name)?;
-    Err(format!("{file_name}: error: lowering not implemented yet"))
+    let program = check(source, file_name)?;
+    Ok(lower::lower_program(&program))
 }

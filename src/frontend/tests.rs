@@ -59,6 +59,29 @@ fn suites_pass_sema() {
     eprintln!("checked {} suite files", files.len());
 }
 
+/// Lowers `src` and runs the verifier on every function; `Err` is diagnostics or verifier output.
+pub(crate) fn lower_and_verify(src: Vec<u8>, name: String) -> Result<crate::ir::Module, String> {
+    with_big_stack(move || {
+        let m = compile_to_ir(&src, &name)?;
+        crate::ir::verify::module(&m).map_err(|e| format!("{name}: {e}"))?;
+        Ok(m)
+    })
+}
+
+#[test]
+fn suites_lower_and_verify() {
+    let Some(dir) = suites_dir() else { return };
+    let files = sy_files(&dir);
+    let mut failures = Vec::new();
+    for f in &files {
+        let src = std::fs::read(f).unwrap();
+        if let Err(e) = lower_and_verify(src, f.display().to_string()) {
+            failures.push(e);
+        }
+    }
+    assert!(failures.is_empty(), "{} of {} files failed:\n{}", failures.len(), files.len(), failures.join("\n"));
+}
+
 #[test]
 fn invalid_fixtures() {
     let dir = manifest_dir().join("fixtures/invalid");
@@ -230,4 +253,15 @@ fn folds_and_flattens() {
     assert_eq!(f.const_elem(0), Some(hir::Const::Float(1.0f32 / 3.0f32)));
     let m = p.globals.iter().map(|&v| &p.vars[v]).find(|v| v.name == "M").unwrap();
     assert_eq!(m.const_elem(0), Some(hir::Const::Int(i32::MAX)));
+}
+
+#[test]
+#[ignore]
+fn dump_ir() {
+    let path = std::env::var("SYSY_DUMP").unwrap();
+    let src = std::fs::read(&path).unwrap();
+    match lower_and_verify(src, path) {
+        Ok(m) => println!("{}", crate::ir::print::module(&m)),
+        Err(e) => println!("{e}"),
+    }
 }
