@@ -103,6 +103,7 @@ pub fn run_build(args: &BuildArgs) -> i32 {
     let opts = compile_options(args.opt, emit, args.verify);
     let progress = Progress::new(cases.len(), false);
     let start = Instant::now();
+    let lines_read = std::sync::atomic::AtomicUsize::new(0);
     let work = || {
         use rayon::prelude::*;
         cases
@@ -111,7 +112,7 @@ pub fn run_build(args: &BuildArgs) -> i32 {
                 let t = Instant::now();
                 let r = (|| {
                     let src = std::fs::read(&case.sy).map_err(|e| format!("{}: {e}", case.sy.display()))?;
-                    let lines = count_lines(&src);
+                    lines_read.fetch_add(count_lines(&src), std::sync::atomic::Ordering::Relaxed);
                     let text = runner::compile_guarded(
                         src,
                         &case.sy.to_string_lossy(),
@@ -124,7 +125,7 @@ pub fn run_build(args: &BuildArgs) -> i32 {
                         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
                     }
                     std::fs::write(&out, text).map_err(|e| format!("{}: {e}", out.display()))?;
-                    Ok::<usize, String>(lines)
+                    Ok::<(), String>(())
                 })();
                 let note = format!("{:.2}s", t.elapsed().as_secs_f64());
                 progress.tick(&case.name, r.is_ok(), &note);
@@ -138,15 +139,12 @@ pub fn run_build(args: &BuildArgs) -> i32 {
     };
     progress.finish();
     let wall = start.elapsed().as_secs_f64();
-    let mut lines = 0;
+    let lines = lines_read.into_inner();
     let mut errors = 0;
     for (case, r, _) in &results {
-        match r {
-            Ok(n) => lines += n,
-            Err(e) => {
-                errors += 1;
-                eprintln!("---- {} ----\n{}", case.name, runner::truncate(e.trim_end(), 4000));
-            }
+        if let Err(e) = r {
+            errors += 1;
+            eprintln!("---- {} ----\n{}", case.name, runner::truncate(e.trim_end(), 4000));
         }
     }
     let mut slowest: Vec<_> = results.iter().filter(|r| r.1.is_ok()).collect();
@@ -261,14 +259,15 @@ pub fn summary_table(results: &[CaseResult]) -> String {
 
 /// Per-case results as JSON.
 pub fn results_json(results: &[CaseResult], cfg: &RunConfig) -> Json {
+    let ms = |d: Duration| (d.as_secs_f64() * 1e6).round() / 1e3;
     let cases = results
         .iter()
         .map(|r| {
             Json::obj([
                 ("name", Json::from(r.name.as_str())),
                 ("outcome", Json::from(r.outcome.kind())),
-                ("compile_ms", Json::from(r.compile_time.as_secs_f64() * 1e3)),
-                ("run_ms", Json::from(r.run_time.map(|t| t.as_secs_f64() * 1e3))),
+                ("compile_ms", Json::from(ms(r.compile_time))),
+                ("run_ms", Json::from(r.run_time.map(ms))),
                 ("detail", Json::from(runner::truncate(r.outcome.detail(), 4000))),
             ])
         })
