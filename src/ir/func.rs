@@ -1,0 +1,728 @@
+//! A function body as a set of columns.
+//!
+//! `Insts`, `Values`, `Uses` and `Blocks` are struct-of-arrays tables; `Layout` orders blocks and
+//! instructions. Operands are ranges of `Use` ids (contiguous in the use table), and every value
+//! has a doubly linked list of its uses, so `uses_of(v)` and `replace_all_uses` cost O(uses of v).
+//!
+//! Invariants kept by the editing methods here (and checked by `verify`):
+//! - each live use (one in the operand range of an instruction) is in the list of its value;
+//! - a use not in any live operand range is unlinked;
+//! - `values.def` names where each value is defined: an instruction result or a block parameter
+//!   at its current index.
+//!
+//! Nothing is freed: removed instructions are unlinked from the layout and their uses unlinked.
+//! SSA uses block parameters instead of phi instructions; function parameters are the entry
+//! block's parameters.
+
+use super::entity::IdVec;
+use super::inst::{CmpCond, InstData, Opcode, Type};
+use super::layout::Layout;
+use super::module::{FuncId, GlobalId};
+use super::{Block, Inst, Use, Value};
+
+/// Where a value comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ValueDef {
+    Result(Inst),
+    Param(Block, u32),
+}
+
+/// A contiguous range of operand slots.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UseRange {
+    pub start: u32,
+    pub len: u32,
+}
+
+impl UseRange {
+    pub fn iter(self) -> impl DoubleEndedIterator<Item = Use> + ExactSizeIterator {
+        (self.start..self.start + self.len).map(|i| Use::new(i as usize))
+    }
+    pub fn get(self, n: usize) -> Use {
+        assert!(n < self.len as usize);
+        Use::new(self.start as usize + n)
+    }
+}
+
+/// Instruction columns.
+#[derive(Clone, Default, Debug)]
+pub struct Insts {
+    pub data: IdVec<Inst, InstData>,
+    pub args: IdVec<Inst, UseRange>,
+    pub result: IdVec<Inst, Option<Value>>,
+}
+
+/// Value columns.
+#[derive(Clone, Default, Debug)]
+pub struct Values {
+    pub ty: IdVec<Value, Type>,
+    pub def: IdVec<Value, ValueDef>,
+}
+
+/// Use columns: per operand slot the value it reads, the instruction reading it and the links of
+/// its value's use list; per value the head of that list.
+#[derive(Clone, Default, Debug)]
+pub struct Uses {
+    pub value: IdVec<Use, Value>,
+    pub user: IdVec<Use, Inst>,
+    pub prev: IdVec<Use, Option<Use>>,
+    pub next: IdVec<Use, Option<Use>>,
+    pub linked: IdVec<Use, bool>,
+    pub first: IdVec<Value, Option<Use>>,
+}
+
+/// Block columns.
+#[derive(Clone, Default, Debug)]
+pub struct Blocks {
+    pub params: IdVec<Block, Vec<Value>>,
+}
+
+/// A branch target with its arguments, as returned by `Function::branch_targets`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockCall<'a> {
+    pub block: Block,
+    pub args: &'a [Value],
+}
+
+/// One function body.
+#[derive(Clone, Debug)]
+pub struct Function {
+    pub id: FuncId,
+    pub name: String,
+    pub insts: Insts,
+    pub values: Values,
+    uses: Uses,
+    pub blocks: Blocks,
+    layout: Layout,
+}
+
+impl Function {
+    pub fn new(id: FuncId, name: impl Into<String>) -> Self {
+        Function {
+            id,
+            name: name.into(),
+            insts: Insts::default(),
+            values: Values::default(),
+            uses: Uses::default(),
+            blocks: Blocks::default(),
+            layout: Layout::default(),
+        }
+    }
+
+    // ---- reading -------------------------------------------------------------------------
+
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    pub fn uses(&self) -> &Uses {
+        &self.uses
+    }
+
+    pub fn entry(&self) -> Block {
+        self.layout.entry_block().expect("function has no entry block")
+    }
+
+    /// The entry block's parameters: the function's arguments.
+    pub fn params(&self) -> &[Value] {
+        &self.blocks.params[self.entry()]
+    }
+
+    pub fn num_blocks(&self) -> usize {
+        self.blocks.params.len()
+    }
+    pub fn num_insts(&self) -> usize {
+        self.insts.data.len()
+    }
+    pub fn num_values(&self) -> usize {
+        self.values.ty.len()
+    }
+
+    #[inline]
+    pub fn data(&self, i: Inst) -> &InstData {
+        &self.insts.data[i]
+    }
+    #[inline]
+    pub fn op(&self, i: Inst) -> Opcode {
+        self.insts.data[i].op
+    }
+
+    /// The values `i` reads, in operand order.
+    #[inline]
+    pub fn args(&self, i: Inst) -> &[Value] {
+        let r = self.insts.args[i];
+        &self.uses.value.as_slice()[r.start as usize..(r.start + r.len) as usize]
+    }
+
+    #[inline]
+    pub fn arg(&self, i: Inst, n: usize) -> Value {
+        self.args(i)[n]
+    }
+
+    pub fn arg_uses(&self, i: Inst) -> impl DoubleEndedIterator<Item = Use> + ExactSizeIterator {
+        self.insts.args[i].iter()
+    }
+
+    #[inline]
+    pub fn result(&self, i: Inst) -> Option<Value> {
+        self.insts.result[i]
+    }
+
+    /// The result of `i`, which must have one.
+    #[inline]
+    pub fn res(&self, i: Inst) -> Value {
+        self.insts.result[i].unwrap_or_else(|| panic!("{i} has no result"))
+    }
+
+    #[inline]
+    pub fn ty(&self, v: Value) -> Type {
+        self.values.ty[v]
+    }
+
+    /// The instruction defining `v`, if it is an instruction result.
+    #[inline]
+    pub fn def_inst(&self, v: Value) -> Option<Inst> {
+        match self.values.def[v] {
+            ValueDef::Result(i) => Some(i),
+            ValueDef::Param(..) => None,
+        }
+    }
+
+    /// The block where `v` is defined, if it is live in the layout.
+    pub fn def_block(&self, v: Value) -> Option<Block> {
+        match self.values.def[v] {
+            ValueDef::Result(i) => self.layout.inst_block(i),
+            ValueDef::Param(b, _) => Some(b),
+        }
+    }
+
+    /// `Some(c)` if `v` is an `iconst c`.
+    pub fn as_iconst(&self, v: Value) -> Option<i64> {
+        let i = self.def_inst(v)?;
+        let d = &self.insts.data[i];
+        (d.op == Opcode::Iconst).then_some(d.imm)
+    }
+
+    /// `Some(x)` if `v` is an `fconst.f32 x`.
+    pub fn as_fconst(&self, v: Value) -> Option<f32> {
+        let i = self.def_inst(v)?;
+        let d = &self.insts.data[i];
+        (d.op == Opcode::Fconst && d.ty == Type::F32).then(|| d.f32())
+    }
+
+    /// The uses of `v`, each one operand slot of a live instruction.
+    pub fn uses_of(&self, v: Value) -> UsesOf<'_> {
+        UsesOf { uses: &self.uses, next: self.uses.first.get(v).copied().flatten() }
+    }
+
+    pub fn has_uses(&self, v: Value) -> bool {
+        self.uses.first.get(v).copied().flatten().is_some()
+    }
+
+    pub fn num_uses(&self, v: Value) -> usize {
+        self.uses_of(v).count()
+    }
+
+    /// The terminator of `b`, if the block ends in one.
+    pub fn terminator(&self, b: Block) -> Option<Inst> {
+        let i = self.layout.last_inst(b)?;
+        self.op(i).is_terminator().then_some(i)
+    }
+
+    /// Targets of a branch instruction with their arguments (empty for `ret`).
+    pub fn branch_targets(&self, i: Inst) -> Vec<BlockCall<'_>> {
+        let d = &self.insts.data[i];
+        let args = self.args(i);
+        match d.op {
+            Opcode::Jump => vec![BlockCall { block: Block::new(d.imm as usize), args }],
+            Opcode::Brif => {
+                let (t, e) = brif_targets(d);
+                let n = d.aux as usize;
+                vec![
+                    BlockCall { block: t, args: &args[1..1 + n] },
+                    BlockCall { block: e, args: &args[1 + n..] },
+                ]
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// Successor blocks of `b` (in terminator order; may repeat a block).
+    pub fn succs(&self, b: Block) -> impl Iterator<Item = Block> + '_ {
+        let t = self.terminator(b);
+        let (d, n) = match t {
+            Some(i) => (self.insts.data[i], self.insts.data[i].op),
+            None => (InstData::new(Opcode::Unreachable, Type::Void), Opcode::Unreachable),
+        };
+        let (a, c) = match n {
+            Opcode::Jump => (Some(Block::new(d.imm as usize)), None),
+            Opcode::Brif => {
+                let (t, e) = brif_targets(&d);
+                (Some(t), Some(e))
+            }
+            _ => (None, None),
+        };
+        a.into_iter().chain(c)
+    }
+
+    pub fn callee(&self, i: Inst) -> FuncId {
+        debug_assert_eq!(self.op(i), Opcode::Call);
+        FuncId::new(self.insts.data[i].imm as usize)
+    }
+
+    pub fn global(&self, i: Inst) -> GlobalId {
+        debug_assert_eq!(self.op(i), Opcode::Gaddr);
+        GlobalId::from_bits(self.insts.data[i].imm as u64)
+    }
+
+    // ---- creating ------------------------------------------------------------------------
+
+    /// Creates a block (not yet in the layout).
+    pub fn make_block(&mut self) -> Block {
+        self.blocks.params.push(Vec::new())
+    }
+
+    /// Appends a parameter of type `ty` to `b`.
+    pub fn append_block_param(&mut self, b: Block, ty: Type) -> Value {
+        let n = self.blocks.params[b].len() as u32;
+        let v = self.make_value(ty, ValueDef::Param(b, n));
+        self.blocks.params[b].push(v);
+        v
+    }
+
+    /// Removes parameter `n` of `b`; later parameters shift down. The caller fixes the branch
+    /// arguments and the parameter's uses.
+    pub fn remove_block_param(&mut self, b: Block, n: usize) -> Value {
+        let v = self.blocks.params[b].remove(n);
+        for (k, &p) in self.blocks.params[b].iter().enumerate().skip(n) {
+            self.values.def[p] = ValueDef::Param(b, k as u32);
+        }
+        v
+    }
+
+    fn make_value(&mut self, ty: Type, def: ValueDef) -> Value {
+        let v = self.values.ty.push(ty);
+        self.values.def.push(def);
+        self.uses.first.push(None);
+        v
+    }
+
+    /// Creates an instruction (not yet in the layout) reading `args`; it gets a result value
+    /// when `data.ty` is not `Void`.
+    pub fn make_inst(&mut self, data: InstData, args: &[Value]) -> Inst {
+        let i = self.insts.data.push(data);
+        let range = self.alloc_uses(i, args);
+        self.insts.args.push(range);
+        let res = (data.ty != Type::Void).then(|| self.make_value(data.ty, ValueDef::Result(i)));
+        self.insts.result.push(res);
+        i
+    }
+
+    fn alloc_uses(&mut self, user: Inst, args: &[Value]) -> UseRange {
+        let start = self.uses.value.len() as u32;
+        for &v in args {
+            let u = self.uses.value.push(v);
+            self.uses.user.push(user);
+            self.uses.prev.push(None);
+            self.uses.next.push(None);
+            self.uses.linked.push(false);
+            self.link_use(u);
+        }
+        UseRange { start, len: args.len() as u32 }
+    }
+
+    fn link_use(&mut self, u: Use) {
+        debug_assert!(!self.uses.linked[u]);
+        let v = self.uses.value[u];
+        let head = self.uses.first[v];
+        self.uses.prev[u] = None;
+        self.uses.next[u] = head;
+        if let Some(h) = head {
+            self.uses.prev[h] = Some(u);
+        }
+        self.uses.first[v] = Some(u);
+        self.uses.linked[u] = true;
+    }
+
+    fn unlink_use(&mut self, u: Use) {
+        if !self.uses.linked[u] {
+            return;
+        }
+        let v = self.uses.value[u];
+        let (p, n) = (self.uses.prev[u], self.uses.next[u]);
+        match p {
+            Some(p) => self.uses.next[p] = n,
+            None => self.uses.first[v] = n,
+        }
+        if let Some(n) = n {
+            self.uses.prev[n] = p;
+        }
+        self.uses.prev[u] = None;
+        self.uses.next[u] = None;
+        self.uses.linked[u] = false;
+    }
+
+    // ---- editing operands ----------------------------------------------------------------
+
+    /// Points operand slot `u` at `v`.
+    pub fn set_use(&mut self, u: Use, v: Value) {
+        if self.uses.value[u] == v && self.uses.linked[u] {
+            return;
+        }
+        self.unlink_use(u);
+        self.uses.value[u] = v;
+        self.link_use(u);
+    }
+
+    /// Sets operand `n` of `i`.
+    pub fn set_arg(&mut self, i: Inst, n: usize, v: Value) {
+        let u = self.insts.args[i].get(n);
+        self.set_use(u, v);
+    }
+
+    /// Replaces every use of `old` by `new`. O(uses of old), no allocation.
+    pub fn replace_all_uses(&mut self, old: Value, new: Value) {
+        if old == new {
+            return;
+        }
+        while let Some(u) = self.uses.first[old] {
+            self.unlink_use(u);
+            self.uses.value[u] = new;
+            self.link_use(u);
+        }
+    }
+
+    /// Replaces the whole operand list of `i`. Reuses the slots when the count is unchanged,
+    /// otherwise takes a fresh range at the end (old slots are unlinked).
+    pub fn set_args(&mut self, i: Inst, args: &[Value]) {
+        let r = self.insts.args[i];
+        if r.len as usize == args.len() {
+            for (u, &v) in r.iter().zip(args) {
+                self.set_use(u, v);
+            }
+            return;
+        }
+        for u in r.iter() {
+            self.unlink_use(u);
+        }
+        let nr = self.alloc_uses(i, args);
+        self.insts.args[i] = nr;
+    }
+
+    /// Replaces the instruction row of `i`, keeping its operands and result.
+    pub fn set_data(&mut self, i: Inst, data: InstData) {
+        debug_assert_eq!(
+            self.insts.data[i].ty == Type::Void,
+            data.ty == Type::Void,
+            "set_data cannot add or drop a result"
+        );
+        if let Some(r) = self.insts.result[i] {
+            self.values.ty[r] = data.ty;
+        }
+        self.insts.data[i] = data;
+    }
+
+    /// Rewrites `i` in place to `data(args)`, keeping its result value (so its users stay).
+    pub fn replace_inst(&mut self, i: Inst, data: InstData, args: &[Value]) {
+        self.set_data(i, data);
+        self.set_args(i, args);
+    }
+
+    // ---- branches ------------------------------------------------------------------------
+
+    /// Arguments passed to target `which` (0 = jump target / brif then, 1 = brif else).
+    pub fn branch_args(&self, i: Inst, which: usize) -> &[Value] {
+        self.branch_targets(i)[which].args
+    }
+
+    /// Sets target `which` of branch `i` to `to(args)`.
+    pub fn set_branch_target(&mut self, i: Inst, which: usize, to: Block, args: &[Value]) {
+        let d = self.insts.data[i];
+        match d.op {
+            Opcode::Jump => {
+                assert_eq!(which, 0);
+                self.insts.data[i].imm = to.index() as i64;
+                self.set_args(i, args);
+            }
+            Opcode::Brif => {
+                let (t, e) = brif_targets(&d);
+                let all = self.args(i).to_vec();
+                let n = d.aux as usize;
+                let (cond, targs, eargs) = (all[0], &all[1..1 + n], &all[1 + n..]);
+                let mut new = vec![cond];
+                let (nt, ne) = if which == 0 {
+                    new.extend_from_slice(args);
+                    new.extend_from_slice(eargs);
+                    (to, e)
+                } else {
+                    new.extend_from_slice(targs);
+                    new.extend_from_slice(args);
+                    (t, to)
+                };
+                let aux = if which == 0 { args.len() as u32 } else { n as u32 };
+                self.insts.data[i].aux = aux;
+                self.insts.data[i].imm = pack_targets(nt, ne);
+                self.set_args(i, &new);
+            }
+            op => panic!("{i}: {} is not a branch", op.name()),
+        }
+    }
+
+    /// Rewrites every edge of terminator `i` that goes to `from` so that it goes to `to`,
+    /// keeping the arguments.
+    pub fn retarget(&mut self, i: Inst, from: Block, to: Block) {
+        let targets: Vec<(Block, Vec<Value>)> =
+            self.branch_targets(i).iter().map(|c| (c.block, c.args.to_vec())).collect();
+        for (k, (b, args)) in targets.iter().enumerate() {
+            if *b == from {
+                self.set_branch_target(i, k, to, args);
+            }
+        }
+    }
+
+    // ---- layout edits --------------------------------------------------------------------
+
+    pub fn append_block(&mut self, b: Block) {
+        self.layout.append_block(b);
+    }
+
+    pub fn insert_block_after(&mut self, b: Block, after: Block) {
+        self.layout.insert_block_after(b, after);
+    }
+
+    /// Removes `b` and all its instructions (their uses are unlinked). The caller makes sure no
+    /// branch targets it and its values are unused.
+    pub fn remove_block(&mut self, b: Block) {
+        let mut cur = self.layout.first_inst(b);
+        while let Some(i) = cur {
+            cur = self.layout.next_inst(i);
+            self.remove_inst(i);
+        }
+        self.layout.remove_block(b);
+    }
+
+    pub fn append_inst(&mut self, i: Inst, b: Block) {
+        self.layout.append_inst(i, b);
+    }
+
+    pub fn insert_inst_before(&mut self, i: Inst, before: Inst) {
+        self.layout.insert_inst_before(i, before);
+    }
+
+    pub fn insert_inst_after(&mut self, i: Inst, after: Inst) {
+        self.layout.insert_inst_after(i, after);
+    }
+
+    /// Unlinks `i` from the layout and its operands from their use lists. Its result must be
+    /// unused (or its uses replaced first).
+    pub fn remove_inst(&mut self, i: Inst) {
+        for u in self.insts.args[i].iter() {
+            self.unlink_use(u);
+        }
+        self.layout.remove_inst(i);
+    }
+
+    /// Moves `i` (already in the layout) to right before `before`.
+    pub fn move_inst_before(&mut self, i: Inst, before: Inst) {
+        self.layout.remove_inst(i);
+        self.layout.insert_inst_before(i, before);
+    }
+
+    /// Moves `i` to the end of `b` (before nothing: callers move before the terminator).
+    pub fn move_inst_to_end(&mut self, i: Inst, b: Block) {
+        self.layout.remove_inst(i);
+        self.layout.append_inst(i, b);
+    }
+
+    /// Moves the instructions from `i` to the end of its block into `to` (at its end).
+    pub fn split_tail(&mut self, i: Inst, to: Block) {
+        self.layout.split_tail(i, to);
+    }
+
+    /// Creates and appends `data(args)` to the end of `b`; returns the instruction.
+    pub fn append_new(&mut self, b: Block, data: InstData, args: &[Value]) -> Inst {
+        let i = self.make_inst(data, args);
+        self.layout.append_inst(i, b);
+        i
+    }
+
+    /// Creates `data(args)` right before `before`; returns the instruction.
+    pub fn insert_new_before(&mut self, before: Inst, data: InstData, args: &[Value]) -> Inst {
+        let i = self.make_inst(data, args);
+        self.layout.insert_inst_before(i, before);
+        i
+    }
+
+    /// Compacts the use table: drops unlinked slots and renumbers operand ranges. Values,
+    /// instructions and blocks keep their ids.
+    pub fn compact_uses(&mut self) {
+        let mut new = Uses::default();
+        new.first = IdVec::filled(self.values.ty.len(), None);
+        let old = std::mem::take(&mut self.uses);
+        self.uses = new;
+        let blocks: Vec<Block> = self.layout.blocks().collect();
+        let mut ranges = IdVec::<Inst, UseRange>::filled(self.insts.data.len(), UseRange::default());
+        for b in blocks {
+            let insts: Vec<Inst> = self.layout.block_insts(b).collect();
+            for i in insts {
+                let r = self.insts.args[i];
+                let args: Vec<Value> = r.iter().map(|u| old.value[u]).collect();
+                ranges[i] = self.alloc_uses(i, &args);
+            }
+        }
+        self.insts.args = ranges;
+    }
+}
+
+/// The two targets of a `brif` row.
+pub fn brif_targets(d: &InstData) -> (Block, Block) {
+    let bits = d.imm as u64;
+    (Block::new((bits & 0xffff_ffff) as usize), Block::new((bits >> 32) as usize))
+}
+
+/// Packs two `brif` targets into an `imm`.
+pub fn pack_targets(then: Block, els: Block) -> i64 {
+    ((then.index() as u64) | ((els.index() as u64) << 32)) as i64
+}
+
+/// Iterator over the uses of one value.
+pub struct UsesOf<'a> {
+    uses: &'a Uses,
+    next: Option<Use>,
+}
+
+impl Iterator for UsesOf<'_> {
+    type Item = Use;
+    fn next(&mut self) -> Option<Use> {
+        let u = self.next?;
+        self.next = self.uses.next[u];
+        Some(u)
+    }
+}
+
+/// Row constructors for the common instructions.
+pub mod mk {
+    use super::*;
+
+    pub fn iconst(ty: Type, v: i64) -> InstData {
+        InstData::with_imm(Opcode::Iconst, ty, v)
+    }
+    pub fn fconst(v: f32) -> InstData {
+        InstData::with_imm(Opcode::Fconst, Type::F32, v.to_bits() as i64)
+    }
+    pub fn binary(op: Opcode, ty: Type) -> InstData {
+        InstData::new(op, ty)
+    }
+    pub fn icmp(c: CmpCond) -> InstData {
+        InstData { op: Opcode::Icmp, ty: Type::I1, aux: c as u32, imm: 0 }
+    }
+    pub fn fcmp(c: CmpCond) -> InstData {
+        InstData { op: Opcode::Fcmp, ty: Type::I1, aux: c as u32, imm: 0 }
+    }
+    pub fn alloca(size: u64, align: u32) -> InstData {
+        InstData { op: Opcode::Alloca, ty: Type::Ptr, aux: align, imm: size as i64 }
+    }
+    pub fn gaddr(g: GlobalId) -> InstData {
+        InstData::with_imm(Opcode::Gaddr, Type::Ptr, g.to_bits() as i64)
+    }
+    pub fn gep(stride: i64) -> InstData {
+        InstData::with_imm(Opcode::Gep, Type::Ptr, stride)
+    }
+    pub fn offset(bytes: i64) -> InstData {
+        InstData::with_imm(Opcode::Offset, Type::Ptr, bytes)
+    }
+    pub fn load(ty: Type) -> InstData {
+        InstData::new(Opcode::Load, ty)
+    }
+    pub fn store() -> InstData {
+        InstData::new(Opcode::Store, Type::Void)
+    }
+    pub fn call(callee: FuncId, ret: Type) -> InstData {
+        InstData::with_imm(Opcode::Call, ret, callee.index() as i64)
+    }
+    pub fn jump(to: Block) -> InstData {
+        InstData::with_imm(Opcode::Jump, Type::Void, to.index() as i64)
+    }
+    /// `brif cond, then(then_args..), else(..)` where `then_args` has `n_then` values.
+    pub fn brif(then: Block, els: Block, n_then: usize) -> InstData {
+        InstData { op: Opcode::Brif, ty: Type::Void, aux: n_then as u32, imm: pack_targets(then, els) }
+    }
+    pub fn ret() -> InstData {
+        InstData::new(Opcode::Ret, Type::Void)
+    }
+    pub fn unreachable() -> InstData {
+        InstData::new(Opcode::Unreachable, Type::Void)
+    }
+    pub fn unary(op: Opcode, ty: Type) -> InstData {
+        InstData::new(op, ty)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> (Function, Block, Value, Value, Inst) {
+        let mut f = Function::new(FuncId::new(0), "f");
+        let b = f.make_block();
+        f.append_block(b);
+        let x = f.append_block_param(b, Type::I32);
+        let c = f.append_new(b, mk::iconst(Type::I32, 2), &[]);
+        let c = f.res(c);
+        let add = f.append_new(b, mk::binary(Opcode::Add, Type::I32), &[x, c]);
+        (f, b, x, c, add)
+    }
+
+    #[test]
+    fn use_lists_follow_edits() {
+        let (mut f, b, x, c, add) = sample();
+        assert_eq!(f.num_uses(x), 1);
+        assert_eq!(f.args(add), &[x, c]);
+        f.set_arg(add, 1, x);
+        assert_eq!(f.num_uses(x), 2);
+        assert_eq!(f.num_uses(c), 0);
+        let y = f.append_block_param(b, Type::I32);
+        f.replace_all_uses(x, y);
+        assert_eq!(f.num_uses(x), 0);
+        assert_eq!(f.num_uses(y), 2);
+        assert_eq!(f.args(add), &[y, y]);
+        f.set_args(add, &[c, y, x]);
+        assert_eq!(f.args(add), &[c, y, x]);
+        assert_eq!(f.num_uses(y), 1);
+        f.remove_inst(add);
+        assert!(!f.has_uses(y) && !f.has_uses(c) && !f.has_uses(x));
+    }
+
+    #[test]
+    fn compact_keeps_operands() {
+        let (mut f, _b, x, c, add) = sample();
+        f.set_args(add, &[c, x, x]);
+        f.set_args(add, &[x, c]);
+        f.compact_uses();
+        assert_eq!(f.args(add), &[x, c]);
+        assert_eq!(f.uses().value.len(), 2);
+        assert_eq!(f.num_uses(x), 1);
+    }
+
+    #[test]
+    fn brif_edits_keep_argument_split() {
+        let mut f = Function::new(FuncId::new(0), "f");
+        let (b0, b1, b2, b3) = (f.make_block(), f.make_block(), f.make_block(), f.make_block());
+        for b in [b0, b1, b2, b3] {
+            f.append_block(b);
+        }
+        let p = f.append_block_param(b0, Type::I1);
+        let x = f.append_block_param(b0, Type::I32);
+        let br = f.append_new(b0, mk::brif(b1, b2, 1), &[p, x, x, x]);
+        assert_eq!(f.branch_args(br, 0), &[x]);
+        assert_eq!(f.branch_args(br, 1), &[x, x]);
+        f.set_branch_target(br, 0, b3, &[x, x, x]);
+        let t = f.branch_targets(br);
+        assert_eq!((t[0].block, t[0].args.len()), (b3, 3));
+        assert_eq!((t[1].block, t[1].args.len()), (b2, 2));
+        assert_eq!(f.succs(b0).collect::<Vec<_>>(), vec![b3, b2]);
+        f.retarget(br, b2, b1);
+        assert_eq!(f.succs(b0).collect::<Vec<_>>(), vec![b3, b1]);
+        assert_eq!(f.num_uses(x), 5);
+    }
+}
