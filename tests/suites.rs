@@ -27,7 +27,7 @@ fn loud_skip(what: &str, dir: &std::path::Path) {
 }
 
 fn sysyc(opt_level: u8, emit: Emit) -> Compiler {
-    Compiler::Sysyc(CompileOptions { opt_level, emit, verify_each: true })
+    Compiler::Sysyc(CompileOptions { opt_level, emit, verify_each: true, ..CompileOptions::default() })
 }
 
 /// Runs every case under `dir` with `compiler`; panics listing all failures.
@@ -150,7 +150,8 @@ fn deterministic_across_thread_counts() {
         let path = root.join(format!("{name}.sy"));
         let Ok(source) = std::fs::read(&path) else { continue };
         for (opt_level, emit) in [(2, Emit::Asm), (0, Emit::Asm), (2, Emit::Llvm)] {
-            let opts = CompileOptions { opt_level, emit, verify_each: false };
+            let opts =
+                CompileOptions { opt_level, emit, verify_each: false, ..CompileOptions::default() };
             let file = path.to_string_lossy().into_owned();
             let outputs: Vec<Result<String, String>> = [1, 8]
                 .iter()

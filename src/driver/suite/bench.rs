@@ -49,7 +49,7 @@ pub struct BenchArgs {
     pub html: Option<PathBuf>,
     /// optimization level of sysyc (default 2)
     #[argh(option, short = 'O', default = "2")]
-    pub opt: u8,
+    pub opt_level: u8,
     /// cases measured at once (default 1: timers want a quiet machine)
     #[argh(option, short = 'j', default = "1")]
     pub jobs: usize,
@@ -289,9 +289,10 @@ pub fn run_bench(args: &BenchArgs) -> i32 {
     let timeout = Duration::from_secs_f64(args.timeout.max(0.001));
     let mk = |compiler| RunConfig { timeout, ..RunConfig::new(compiler) };
     let ours = mk(Compiler::Sysyc(CompileOptions {
-        opt_level: args.opt,
+        opt_level: args.opt_level,
         emit: Emit::Asm,
         verify_each: false,
+        ..CompileOptions::default()
     }));
     let reference = mk(Compiler::Gcc);
     let progress = Progress::new(cases.len(), false);
@@ -399,7 +400,7 @@ fn to_json(rows: &[BenchRow], args: &BenchArgs, geo: Option<f64>) -> Json {
     Json::obj([
         ("tool", Json::from("sysyc bench")),
         ("unix_time", Json::from(now)),
-        ("opt_level", Json::from(args.opt as u64)),
+        ("opt_level", Json::from(args.opt_level as u64)),
         ("runs", Json::from(args.runs)),
         ("reference", Json::from(args.reference.clone())),
         ("geomean_ratio", Json::from(geo)),
@@ -554,7 +555,7 @@ pub fn html(rows: &[BenchRow], geo: Option<f64>, base_ratios: &[(String, f64)], 
     t += "</table>\n";
     format!(
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>sysyc bench</title>\n<style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse;font-size:12px}}td,th{{border:1px solid #ccc;padding:2px 6px;text-align:right}}td:first-child{{text-align:left}}</style></head><body>\n<h1>sysyc bench</h1>\n<p>sysyc -O{}, {} case(s), {} timed run(s) each{}.</p>\n{svg}{t}</body></html>\n",
-        args.opt,
+        args.opt_level,
         rows.len(),
         args.runs,
         geo.map_or(String::new(), |g| format!("; geomean sysyc/gcc instructions {g:.3}"))

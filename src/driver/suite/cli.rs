@@ -21,7 +21,7 @@ pub struct BuildArgs {
     pub out: PathBuf,
     /// optimization level: 0, 1 or 2 (default 2)
     #[argh(option, short = 'O', default = "2")]
-    pub opt: u8,
+    pub opt_level: u8,
     /// parallel jobs (default: one per core)
     #[argh(option, short = 'j', default = "0")]
     pub jobs: usize,
@@ -48,7 +48,7 @@ pub struct TestArgs {
     pub dirs: Vec<PathBuf>,
     /// optimization level: 0, 1 or 2 (default 2)
     #[argh(option, short = 'O', default = "2")]
-    pub opt: u8,
+    pub opt_level: u8,
     /// parallel jobs (default: one per core)
     #[argh(option, short = 'j', default = "0")]
     pub jobs: usize,
@@ -79,7 +79,12 @@ pub struct TestArgs {
 }
 
 fn compile_options(opt: u8, emit: Emit, verify: bool) -> CompileOptions {
-    CompileOptions { opt_level: opt, emit, verify_each: verify || cfg!(debug_assertions) }
+    CompileOptions {
+        opt_level: opt,
+        emit,
+        verify_each: verify || cfg!(debug_assertions),
+        ..CompileOptions::default()
+    }
 }
 
 /// `sysyc build`: returns the exit code (1 if any file failed to compile).
@@ -100,7 +105,7 @@ pub fn run_build(args: &BuildArgs) -> i32 {
         (_, true) => (Emit::Ir, "ir"),
         _ => (Emit::Asm, "s"),
     };
-    let opts = compile_options(args.opt, emit, args.verify);
+    let opts = compile_options(args.opt_level, emit, args.verify);
     let progress = Progress::new(cases.len(), false);
     let start = Instant::now();
     let lines_read = std::sync::atomic::AtomicUsize::new(0);
@@ -156,7 +161,7 @@ pub fn run_build(args: &BuildArgs) -> i32 {
         errors,
         wall,
         lines as f64 / wall.max(1e-9),
-        args.opt,
+        args.opt_level,
         ext
     );
     for (case, _, t) in slowest.iter().take(3) {
@@ -169,7 +174,7 @@ pub fn run_build(args: &BuildArgs) -> i32 {
 pub fn test_config(args: &TestArgs) -> Result<RunConfig, String> {
     let compiler = match args.reference.as_deref() {
         None => Compiler::Sysyc(compile_options(
-            args.opt,
+            args.opt_level,
             if args.emit_llvm { Emit::Llvm } else { Emit::Asm },
             args.verify,
         )),
