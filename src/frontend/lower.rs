@@ -297,22 +297,37 @@ impl<'a> FnLower<'a> {
                 self.enter(join);
             }
             StmtKind::While { cond, body } => {
-                let header = self.new_block();
+                // Rotated form: a guard tests the condition once before the loop, and the latch
+                // tests it again at the bottom, so each iteration runs one conditional branch
+                // and the body dominates the loop's exits (loop-invariant code in the body can
+                // then be hoisted into the guarded preheader).
+                //
+                //   guard: brif cond, body, exit
+                //   body:  ...; jump latch          (`continue` jumps to latch too)
+                //   latch: brif cond, body, exit
                 let bb = self.new_block();
+                let latch = self.new_block();
                 let exit = self.new_block();
-                self.jump(header, &[]);
-                // The header stays unsealed until the back edges (end of body, `continue`) exist.
-                self.f.append_block(header);
-                self.cur = Some(header);
                 self.cond_branch(*cond, bb, exit);
-                self.enter(bb);
-                self.loops.push((header, exit));
+                if self.ssa.preds(bb).is_empty() {
+                    // The condition is false on entry: the body never runs.
+                    self.ssa.seal(self.f, bb);
+                    self.ssa.seal(self.f, latch);
+                    self.enter(exit);
+                    return;
+                }
+                // The body stays unsealed until the latch's back edge exists.
+                self.f.append_block(bb);
+                self.cur = Some(bb);
+                self.loops.push((latch, exit));
                 self.stmt(*body);
                 self.loops.pop();
                 if self.cur.is_some() {
-                    self.jump(header, &[]);
+                    self.jump(latch, &[]);
                 }
-                self.ssa.seal(self.f, header);
+                self.enter(latch);
+                self.cond_branch(*cond, bb, exit);
+                self.ssa.seal(self.f, bb);
                 self.enter(exit);
             }
             StmtKind::Break => {
@@ -320,8 +335,8 @@ impl<'a> FnLower<'a> {
                 self.jump(exit, &[]);
             }
             StmtKind::Continue => {
-                let (header, _) = *self.loops.last().expect("sema checked");
-                self.jump(header, &[]);
+                let (latch, _) = *self.loops.last().expect("sema checked");
+                self.jump(latch, &[]);
             }
             StmtKind::Return(v) => {
                 let val = v.map(|e| self.expr(e));

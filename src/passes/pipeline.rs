@@ -59,7 +59,8 @@ pub const O2: &[Step] = &[
     pass!(instcombine),
     pass!(gvn),
     pass!(dce),
-    pass!(simplify_cfg), // last: clean up empty preheaders licm did not fill
+    pass!(simplify_cfg), // clean up empty preheaders licm did not fill
+    pass!(dce),          // conditions folded by simplify_cfg leave dead compares
 ];
 
 /// Pass-manager switches.
