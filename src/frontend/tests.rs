@@ -82,6 +82,20 @@ fn suites_lower_and_verify() {
     assert!(failures.is_empty(), "{} of {} files failed:\n{}", failures.len(), files.len(), failures.join("\n"));
 }
 
+/// Our own programs (`fixtures/sysy/**`) lower and verify, and each has its expected output.
+#[test]
+fn sysy_fixtures_lower_and_verify() {
+    let files = sy_files(&manifest_dir().join("fixtures/sysy"));
+    assert!(files.len() >= 25, "expected at least 25 programs, found {}", files.len());
+    for f in &files {
+        assert!(f.with_extension("out").is_file(), "{} has no .out", f.display());
+        let src = std::fs::read(f).unwrap();
+        if let Err(e) = lower_and_verify(src, f.display().to_string()) {
+            panic!("{e}");
+        }
+    }
+}
+
 #[test]
 fn invalid_fixtures() {
     let dir = manifest_dir().join("fixtures/invalid");
