@@ -1,6 +1,15 @@
 //! The compilation pipeline: source -> IR -> passes -> backend, and the suite tools.
+//!
+//! `compile` is the one entry point used by the command line, the suite tools and the tests.
+//! Diagnostics come back as `Err(text)`; an internal error (a verifier failure after a pass, a
+//! backend assertion) is a panic that names the pass and function, which the command line turns
+//! into exit code 2 without writing any output.
 
 pub mod suite;
+
+use crate::backend::{llvm, riscv};
+use crate::ir::{print, verify};
+use crate::passes::{self, PassOptions};
 
 /// What `compile` produces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -19,18 +28,78 @@ pub struct CompileOptions {
     /// 0, 1 or 2.
     pub opt_level: u8,
     pub emit: Emit,
-    /// Run the IR verifier after every pass (always on in tests and debug builds).
+    /// Run the IR verifier after lowering and after every pass, and the register-allocation
+    /// checker (always on in tests and debug builds).
     pub verify_each: bool,
+    /// Print the IR after these passes (stderr).
+    pub print_after: Vec<String>,
+    /// Per-pass timing on stderr.
+    pub time_passes: bool,
+    /// Stop after this many pass applications.
+    pub opt_bisect: Option<u64>,
 }
 
 impl Default for CompileOptions {
     fn default() -> Self {
-        CompileOptions { opt_level: 0, emit: Emit::Asm, verify_each: cfg!(debug_assertions) }
+        CompileOptions {
+            opt_level: 0,
+            emit: Emit::Asm,
+            verify_each: cfg!(debug_assertions),
+            print_after: Vec::new(),
+            time_passes: false,
+            opt_bisect: None,
+        }
     }
 }
 
 /// Compiles one SysY source to text. `Err` holds rendered diagnostics
 /// (`file:line:col: error: ...`, the source line and a caret), ready for stderr.
-pub fn compile(_source: &[u8], _file_name: &str, _opts: &CompileOptions) -> Result<String, String> {
-    Err("sysyc: the compiler pipeline is not wired yet".to_string())
+pub fn compile(source: &[u8], file_name: &str, opts: &CompileOptions) -> Result<String, String> {
+    let mut m = crate::frontend::compile_to_ir(source, file_name)?;
+    if opts.verify_each {
+        if let Err(e) = verify::module(&m) {
+            panic!("IR broken after lowering:\n{e}");
+        }
+    }
+    let popts = PassOptions {
+        opt_level: opts.opt_level,
+        verify_each: opts.verify_each,
+        print_after: opts.print_after.clone(),
+        time_passes: opts.time_passes,
+        opt_bisect: opts.opt_bisect,
+    };
+    passes::optimize(&mut m, &popts);
+    Ok(match opts.emit {
+        Emit::Ir => print::module(&m),
+        Emit::Llvm => llvm::emit_module(&m),
+        Emit::Asm => {
+            let ropts = riscv::RiscvOptions { opt_level: opts.opt_level, check_regalloc: opts.verify_each };
+            riscv::compile_module(&m, &ropts)
+        }
+    })
+}
+
+/// Runs `f` on a thread with a stack large enough for deeply nested programs, turning a panic
+/// into `Err(message)`.
+pub fn with_big_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, String> {
+    let handle = std::thread::Builder::new()
+        .name("sysyc-main".into())
+        .stack_size(1 << 30)
+        .spawn(f)
+        .map_err(|e| format!("cannot start the compiler thread: {e}"))?;
+    handle.join().map_err(|p| {
+        if let Some(s) = p.downcast_ref::<String>() {
+            s.clone()
+        } else if let Some(s) = p.downcast_ref::<&str>() {
+            s.to_string()
+        } else {
+            "unknown panic".to_string()
+        }
+    })
+}
+
+/// Runs a suite subcommand (`build`, `test`, `bench`) if `args` starts with one; returns its exit
+/// code, or `None` for the plain compile form.
+pub fn dispatch_subcommand(cmd: &str, args: &[String]) -> Option<i32> {
+    suite::dispatch(cmd, args)
 }

@@ -1,1 +1,82 @@
 //! Optimization passes and the pass manager.
+//!
+//! A function pass is `fn(&mut Function, &ModuleCx) -> bool` (changed?): it touches its own
+//! function only and reads the shared context. A module pass is `fn(&mut Module) -> bool` and runs
+//! between parallel phases (inlining, global DCE, effect summaries). Pipelines are data
+//! (`pipeline.rs`).
+
+pub mod alias;
+pub mod dce;
+pub mod effects;
+pub mod fold;
+pub mod globalopt;
+pub mod gvn;
+pub mod inline;
+pub mod instcombine;
+pub mod licm;
+pub mod mem2reg;
+pub mod memopt;
+pub mod pipeline;
+pub mod sccp;
+pub mod simplify_cfg;
+
+use crate::ir::{Function, Module, ModuleCx};
+
+/// A function pass.
+#[derive(Clone, Copy)]
+pub struct Pass {
+    pub name: &'static str,
+    pub run: fn(&mut Function, &ModuleCx) -> bool,
+}
+
+/// A module pass.
+#[derive(Clone, Copy)]
+pub struct ModulePass {
+    pub name: &'static str,
+    pub run: fn(&mut Module) -> bool,
+}
+
+/// One pipeline step.
+#[derive(Clone, Copy)]
+pub enum Step {
+    Func(Pass),
+    Module(ModulePass),
+}
+
+impl Step {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Step::Func(p) => p.name,
+            Step::Module(p) => p.name,
+        }
+    }
+}
+
+/// Declares a function-pass step from a module with `pub fn run(&mut Function, &ModuleCx) -> bool`.
+#[macro_export]
+macro_rules! pass {
+    ($m:ident) => {
+        $crate::passes::Step::Func($crate::passes::Pass {
+            name: stringify!($m),
+            run: $crate::passes::$m::run,
+        })
+    };
+}
+
+/// Declares a module-pass step from a module with `pub fn run_module(&mut Module) -> bool`.
+#[macro_export]
+macro_rules! module_pass {
+    ($m:ident) => {
+        $crate::passes::Step::Module($crate::passes::ModulePass {
+            name: stringify!($m),
+            run: $crate::passes::$m::run_module,
+        })
+    };
+}
+
+/// Every function pass by name (for `--print-after`, filetests and bisecting).
+pub fn by_name(name: &str) -> Option<fn(&mut Function, &ModuleCx) -> bool> {
+    pipeline::ALL_FUNC_PASSES.iter().find(|p| p.name == name).map(|p| p.run)
+}
+
+pub use pipeline::{optimize, PassOptions};

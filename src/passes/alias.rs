@@ -1,0 +1,149 @@
+//! Simple alias facts: the base object of a pointer.
+//!
+//! SysY pointers come only from allocas, globals and pointer parameters, moved by `gep`/`offset`
+//! (and block parameters after strength reduction). Distinct allocas and globals never alias; a
+//! pointer parameter may point into any global or any caller's memory but never into this
+//! function's allocas; an alias of unknown origin may alias anything but a non-escaping alloca.
+
+use crate::ir::analysis::Cfg;
+use crate::ir::{Function, GlobalId, Inst, Opcode, Value, ValueDef};
+
+/// Where a pointer points.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Base {
+    Alloca(Inst),
+    Global(GlobalId),
+    /// A pointer parameter of the function (or a mix of them).
+    Param(Value),
+    Unknown,
+}
+
+/// The base object of `ptr`, following `gep`/`offset` and block parameters whose incoming
+/// values share one base.
+pub fn base_of(f: &Function, cfg: &Cfg, ptr: Value) -> Base {
+    let mut v = ptr;
+    for _ in 0..64 {
+        match f.values.def[v] {
+            ValueDef::Result(i) => match f.op(i) {
+                Opcode::Alloca => return Base::Alloca(i),
+                Opcode::Gaddr => return Base::Global(f.global(i)),
+                Opcode::Gep | Opcode::Offset => v = f.arg(i, 0),
+                _ => return Base::Unknown,
+            },
+            ValueDef::Param(b, n) => {
+                if b == f.entry() {
+                    return Base::Param(v);
+                }
+                // A block parameter: the common base of its incoming arguments, when the
+                // incoming values are simple (one level, avoiding cycles through the parameter).
+                let mut found: Option<Base> = None;
+                let preds = incoming(f, cfg, b, n as usize);
+                for a in preds {
+                    if a == v {
+                        continue;
+                    }
+                    let ab = base_of_shallow(f, a, v);
+                    match found {
+                        None => found = Some(ab),
+                        Some(x) if x == ab => {}
+                        Some(_) => return Base::Unknown,
+                    }
+                }
+                return found.unwrap_or(Base::Unknown);
+            }
+        }
+    }
+    Base::Unknown
+}
+
+/// Base of `a` without entering block parameters other than through `gep`/`offset` back to
+/// `through` (a loop-carried pointer increment).
+fn base_of_shallow(f: &Function, a: Value, through: Value) -> Base {
+    let mut v = a;
+    for _ in 0..64 {
+        if v == through {
+            return Base::Unknown;
+        }
+        match f.values.def[v] {
+            ValueDef::Result(i) => match f.op(i) {
+                Opcode::Alloca => return Base::Alloca(i),
+                Opcode::Gaddr => return Base::Global(f.global(i)),
+                Opcode::Gep | Opcode::Offset => {
+                    let next = f.arg(i, 0);
+                    if next == through {
+                        // p' = p + k: same base as p; the other incoming values decide.
+                        return Base::Unknown;
+                    }
+                    v = next;
+                }
+                _ => return Base::Unknown,
+            },
+            ValueDef::Param(b, _) => {
+                if b == f.entry() {
+                    return Base::Param(v);
+                }
+                return Base::Unknown;
+            }
+        }
+    }
+    Base::Unknown
+}
+
+/// The arguments passed to parameter `n` of `b` on every incoming edge.
+fn incoming(f: &Function, cfg: &Cfg, b: crate::ir::Block, n: usize) -> Vec<Value> {
+    let mut out = Vec::new();
+    let mut preds = cfg.preds[b].clone();
+    preds.sort();
+    preds.dedup();
+    for blk in preds {
+        let Some(t) = f.terminator(blk) else { continue };
+        for c in f.branch_targets(t) {
+            if c.block == b {
+                out.push(c.args[n]);
+            }
+        }
+    }
+    out
+}
+
+/// Whether an alloca's address escapes into a call (so a callee may read or write it).
+pub fn escapes(f: &Function, alloca: Inst) -> bool {
+    let mut work = vec![f.res(alloca)];
+    let mut seen = Vec::new();
+    while let Some(v) = work.pop() {
+        if seen.contains(&v) {
+            continue;
+        }
+        seen.push(v);
+        for u in f.uses_of(v) {
+            let user = f.uses().user[u];
+            match f.op(user) {
+                Opcode::Call => return true,
+                Opcode::Store => {
+                    // Storing the pointer itself somewhere.
+                    if f.arg(user, 0) == v {
+                        return true;
+                    }
+                }
+                Opcode::Gep | Opcode::Offset => work.push(f.res(user)),
+                Opcode::Jump | Opcode::Brif => return true,
+                _ => {}
+            }
+        }
+    }
+    false
+}
+
+/// Whether two bases may refer to overlapping memory.
+pub fn may_alias(a: Base, b: Base) -> bool {
+    match (a, b) {
+        (Base::Alloca(x), Base::Alloca(y)) => x == y,
+        (Base::Global(x), Base::Global(y)) => x == y,
+        (Base::Alloca(_), Base::Global(_)) | (Base::Global(_), Base::Alloca(_)) => false,
+        // Parameters and unknown pointers never point into this function's allocas.
+        (Base::Alloca(_), Base::Param(_) | Base::Unknown) | (Base::Param(_) | Base::Unknown, Base::Alloca(_)) => {
+            false
+        }
+        _ => true,
+    }
+}

@@ -1,0 +1,147 @@
+//! Global value numbering over the dominator tree.
+//!
+//! Walks the dominator tree in pre-order with a scoped table from an instruction's "expression"
+//! (opcode, type, aux, imm, operands — sorted for commutative operations) to the value that first
+//! computed it. An instruction whose expression is already available in a dominating block is
+//! replaced by that value. Pure instructions and calls to pure functions take part; loads do not
+//! (see `memopt`). Block parameters whose incoming arguments are all the same value (or the
+//! parameter itself) are replaced by that value first. Needs: dominator tree (computed here).
+//! Cost: O(instructions) expected.
+
+use crate::ir::analysis::{Cfg, DomTree};
+use crate::ir::{Block, Function, Inst, ModuleCx, Opcode, Type, Value};
+use rustc_hash::FxHashMap;
+
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct Key {
+    op: Opcode,
+    ty: Type,
+    aux: u32,
+    imm: i64,
+    args: Vec<Value>,
+}
+
+fn key(f: &Function, cx: &ModuleCx, i: Inst) -> Option<Key> {
+    let d = f.data(i);
+    let ok = match d.op {
+        Opcode::Call => cx.decls[f.callee(i)].effects.pure && d.ty != Type::Void,
+        Opcode::Alloca => false,
+        op => op.is_pure() && d.ty != Type::Void,
+    };
+    if !ok {
+        return None;
+    }
+    let mut args = f.args(i).to_vec();
+    if d.op.is_commutative() {
+        args.sort();
+    }
+    Some(Key { op: d.op, ty: d.ty, aux: d.aux, imm: d.imm, args })
+}
+
+/// Replaces block parameters that receive one value on every edge. Returns whether any changed.
+pub fn remove_redundant_params(f: &mut Function, cfg: &Cfg) -> bool {
+    let mut changed = false;
+    let blocks: Vec<Block> = cfg.rpo.clone();
+    let entry = f.entry();
+    for b in blocks {
+        if b == entry {
+            continue;
+        }
+        let params = f.blocks.params[b].clone();
+        let mut dead = Vec::new();
+        for (n, &p) in params.iter().enumerate() {
+            let mut same: Option<Value> = None;
+            let mut unique = true;
+            for &pred in &cfg.preds[b] {
+                let Some(t) = f.terminator(pred) else { continue };
+                for c in f.branch_targets(t) {
+                    if c.block != b {
+                        continue;
+                    }
+                    let a = c.args[n];
+                    if a == p {
+                        continue;
+                    }
+                    match same {
+                        None => same = Some(a),
+                        Some(s) if s == a => {}
+                        Some(_) => unique = false,
+                    }
+                }
+            }
+            if unique {
+                if let Some(s) = same {
+                    f.replace_all_uses(p, s);
+                    dead.push(n);
+                }
+            }
+        }
+        if !dead.is_empty() {
+            super::dce::remove_params(f, cfg, b, &dead);
+            changed = true;
+        }
+    }
+    changed
+}
+
+pub fn run(f: &mut Function, cx: &ModuleCx) -> bool {
+    let cfg = Cfg::compute(f);
+    let mut changed = false;
+    // Parameters first: they feed more expressions into the table. Iterate since removing one
+    // can make another redundant.
+    for _ in 0..8 {
+        if !remove_redundant_params(f, &cfg) {
+            break;
+        }
+        changed = true;
+    }
+    let dt = DomTree::compute(f, &cfg);
+    let mut table: FxHashMap<Key, Value> = FxHashMap::default();
+    // (block, next child index, undo log length at entry)
+    let mut undo: Vec<Key> = Vec::new();
+    let entry = f.entry();
+    let mut stack: Vec<(Block, usize, usize)> = vec![(entry, 0, 0)];
+    visit(f, cx, entry, &mut table, &mut undo, &mut changed);
+    stack[0].2 = 0;
+    while let Some(top) = stack.last_mut() {
+        let (b, k, _) = *top;
+        if let Some(&c) = dt.children[b].get(k) {
+            top.1 += 1;
+            let mark = undo.len();
+            visit(f, cx, c, &mut table, &mut undo, &mut changed);
+            stack.push((c, 0, mark));
+        } else {
+            let (_, _, mark) = stack.pop().unwrap();
+            for key in undo.drain(mark..) {
+                table.remove(&key);
+            }
+        }
+    }
+    changed
+}
+
+fn visit(
+    f: &mut Function,
+    cx: &ModuleCx,
+    b: Block,
+    table: &mut FxHashMap<Key, Value>,
+    undo: &mut Vec<Key>,
+    changed: &mut bool,
+) {
+    let insts: Vec<Inst> = f.layout().block_insts(b).collect();
+    for i in insts {
+        let Some(k) = key(f, cx, i) else { continue };
+        let r = f.res(i);
+        match table.get(&k) {
+            Some(&v) => {
+                f.replace_all_uses(r, v);
+                f.remove_inst(i);
+                *changed = true;
+            }
+            None => {
+                table.insert(k.clone(), r);
+                undo.push(k);
+            }
+        }
+    }
+}

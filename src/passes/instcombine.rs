@@ -1,0 +1,243 @@
+//! Algebraic simplification (instruction combining).
+//!
+//! Local rewrites, repeated over the function until none applies (at most a few sweeps): constant
+//! folding; constants moved to the right of commutative operations; identities (`x+0`, `x-0`,
+//! `x*1`, `x*0`, `x/1`, `x%1`, `x-x`, `x^x`, shifts by 0, `select c, x, x`); `x*2^k` to a shift;
+//! `x - c` to `x + (-c)`; reassociation of constants (`(x+c1)+c2`, `(x*c1)*c2`); cancellation
+//! (`(x+a)-a`, `(x-a)+a`, `(a+x)-a`); compares of a value with itself; compares of a zero-extended
+//! boolean with 0 or 1 back to the boolean. All rewrites hold under wrapping arithmetic.
+//! Replaced instructions are left for `dce`. Cost: O(instructions) per sweep.
+
+use super::fold::{fold, Const};
+use crate::ir::{mk, Block, CmpCond, Function, Inst, InstData, ModuleCx, Opcode, Type, Value};
+
+pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
+    let mut changed = false;
+    for _ in 0..4 {
+        let mut round = false;
+        let blocks: Vec<Block> = f.layout().blocks().collect();
+        for b in blocks {
+            let insts: Vec<Inst> = f.layout().block_insts(b).collect();
+            for i in insts {
+                if f.layout().inst_block(i).is_none() {
+                    continue;
+                }
+                round |= simplify(f, i);
+            }
+        }
+        if !round {
+            break;
+        }
+        changed = true;
+    }
+    changed
+}
+
+fn konst(f: &Function, v: Value) -> Option<Const> {
+    let i = f.def_inst(v)?;
+    let d = f.data(i);
+    match d.op {
+        Opcode::Iconst => Some(Const::int(d.ty, d.imm)),
+        Opcode::Fconst if d.ty == Type::F32 => Some(Const::F32(d.imm as u32)),
+        _ => None,
+    }
+}
+
+fn int_const(f: &Function, v: Value) -> Option<i64> {
+    konst(f, v).and_then(Const::as_int)
+}
+
+/// Creates an integer constant right before `at`.
+fn make_int(f: &mut Function, at: Inst, ty: Type, v: i64) -> Value {
+    let k = f.insert_new_before(at, mk::iconst(ty, super::fold::wrap(ty, v)), &[]);
+    f.res(k)
+}
+
+fn replace(f: &mut Function, i: Inst, v: Value) -> bool {
+    let r = f.res(i);
+    if r == v {
+        return false;
+    }
+    f.replace_all_uses(r, v);
+    true
+}
+
+/// The defining row and operands of `v` if it is an instruction result.
+fn def_of(f: &Function, v: Value) -> Option<(Inst, InstData, Vec<Value>)> {
+    let i = f.def_inst(v)?;
+    Some((i, *f.data(i), f.args(i).to_vec()))
+}
+
+fn simplify(f: &mut Function, i: Inst) -> bool {
+    let d = *f.data(i);
+    let Some(r) = f.result(i) else { return false };
+    if !f.has_uses(r) || matches!(d.op, Opcode::Iconst | Opcode::Fconst) {
+        return false;
+    }
+    let args = f.args(i).to_vec();
+    // Full constant folding.
+    if d.op.is_pure() && d.op != Opcode::Alloca && !args.is_empty() {
+        let consts: Option<Vec<Const>> = args.iter().map(|&a| konst(f, a)).collect();
+        if let Some(cs) = consts {
+            if let Some(c) = fold(&d, &cs) {
+                if c.to_inst().ty == d.ty {
+                    f.replace_inst(i, c.to_inst(), &[]);
+                    return true;
+                }
+            }
+        }
+    }
+    let ty = d.ty;
+    use Opcode::*;
+    match d.op {
+        op if op.is_int_binary() => {
+            let (mut a, mut b) = (args[0], args[1]);
+            // Constants to the right.
+            if op.is_commutative() && konst(f, a).is_some() && konst(f, b).is_none() {
+                std::mem::swap(&mut a, &mut b);
+                f.set_args(i, &[a, b]);
+                return true;
+            }
+            let cb = int_const(f, b);
+            match (op, cb) {
+                (Add | Sub | Or | Xor | Shl | Ashr | Lshr, Some(0)) => return replace(f, i, a),
+                (Mul | Sdiv, Some(1)) => return replace(f, i, a),
+                (Mul | And, Some(0)) => return replace(f, i, b),
+                (Srem, Some(1 | -1)) => {
+                    let z = make_int(f, i, ty, 0);
+                    return replace(f, i, z);
+                }
+                (Mul | Sdiv, Some(-1)) => {
+                    let z = make_int(f, i, ty, 0);
+                    f.replace_inst(i, mk::binary(Sub, ty), &[z, a]);
+                    return true;
+                }
+                (Mul, Some(c)) if c > 1 && (c & (c - 1)) == 0 => {
+                    let k = make_int(f, i, ty, c.trailing_zeros() as i64);
+                    f.replace_inst(i, mk::binary(Shl, ty), &[a, k]);
+                    return true;
+                }
+                (Sub, Some(c)) if c != i32::MIN as i64 || ty == Type::I64 => {
+                    let n = make_int(f, i, ty, c.wrapping_neg());
+                    f.replace_inst(i, mk::binary(Add, ty), &[a, n]);
+                    return true;
+                }
+                _ => {}
+            }
+            if a == b {
+                match op {
+                    Sub | Xor => {
+                        let z = make_int(f, i, ty, 0);
+                        return replace(f, i, z);
+                    }
+                    And | Or => return replace(f, i, a),
+                    _ => {}
+                }
+            }
+            // Reassociate constants: (x op c1) op c2 -> x op (c1 op c2) for add and mul.
+            if let (Some(c2), Add | Mul) = (cb, op) {
+                if let Some((_, ad, aargs)) = def_of(f, a) {
+                    if ad.op == op && ad.ty == ty {
+                        if let Some(c1) = int_const(f, aargs[1]) {
+                            let c = if op == Add { c1.wrapping_add(c2) } else { c1.wrapping_mul(c2) };
+                            let k = make_int(f, i, ty, c);
+                            f.set_args(i, &[aargs[0], k]);
+                            return true;
+                        }
+                    }
+                }
+            }
+            // Cancellation.
+            if op == Sub {
+                if let Some((_, ad, aargs)) = def_of(f, a) {
+                    if ad.op == Add && ad.ty == ty {
+                        if aargs[1] == b {
+                            return replace(f, i, aargs[0]);
+                        }
+                        if aargs[0] == b {
+                            return replace(f, i, aargs[1]);
+                        }
+                    }
+                }
+            }
+            if op == Add {
+                for (x, y) in [(a, b), (b, a)] {
+                    if let Some((_, xd, xargs)) = def_of(f, x) {
+                        if xd.op == Sub && xd.ty == ty && xargs[1] == y {
+                            return replace(f, i, xargs[0]);
+                        }
+                    }
+                }
+            }
+            false
+        }
+        Icmp => {
+            let (a, b) = (args[0], args[1]);
+            let c = d.cond();
+            if konst(f, a).is_some() && konst(f, b).is_none() {
+                f.replace_inst(i, mk::icmp(c.swap()), &[b, a]);
+                return true;
+            }
+            if a == b {
+                let v = matches!(c, CmpCond::Eq | CmpCond::Le | CmpCond::Ge) as i64;
+                let k = make_int(f, i, Type::I1, v);
+                return replace(f, i, k);
+            }
+            // icmp ne (zext x), 0 -> x ; icmp eq (zext x), 0 -> !x
+            if let (Some(k), Some((_, ad, aargs))) = (int_const(f, b), def_of(f, a)) {
+                if ad.op == Zext && f.ty(aargs[0]) == Type::I1 {
+                    let x = aargs[0];
+                    let truthy = match (c, k) {
+                        (CmpCond::Ne, 0) | (CmpCond::Eq, 1) | (CmpCond::Gt, 0) | (CmpCond::Ge, 1) => Some(true),
+                        (CmpCond::Eq, 0) | (CmpCond::Ne, 1) | (CmpCond::Le, 0) | (CmpCond::Lt, 1) => Some(false),
+                        _ => None,
+                    };
+                    match truthy {
+                        Some(true) => return replace(f, i, x),
+                        Some(false) => {
+                            // Invert: a compare with one use is rewritten, otherwise xor with 1.
+                            if let Some((xi, xd, xargs)) = def_of(f, x) {
+                                if xd.op == Icmp && f.num_uses(x) == 1 {
+                                    f.replace_inst(i, mk::icmp(xd.cond().invert()), &xargs);
+                                    let _ = xi;
+                                    return true;
+                                }
+                            }
+                            let one = make_int(f, i, Type::I1, 1);
+                            f.replace_inst(i, mk::binary(Xor, Type::I1), &[x, one]);
+                            return true;
+                        }
+                        None => {}
+                    }
+                }
+            }
+            false
+        }
+        Select => {
+            if args[1] == args[2] {
+                return replace(f, i, args[1]);
+            }
+            false
+        }
+        Fneg => {
+            if let Some((_, ad, aargs)) = def_of(f, args[0]) {
+                if ad.op == Fneg {
+                    return replace(f, i, aargs[0]);
+                }
+            }
+            false
+        }
+        Zext | Sext | Trunc => {
+            // trunc (sext x) -> x ; trunc (zext x) -> x when widths match.
+            if d.op == Trunc {
+                if let Some((_, ad, aargs)) = def_of(f, args[0]) {
+                    if matches!(ad.op, Sext | Zext) && f.ty(aargs[0]) == ty {
+                        return replace(f, i, aargs[0]);
+                    }
+                }
+            }
+            false
+        }
+        _ => false,
+    }
+}

@@ -1,0 +1,215 @@
+//! Pipelines and the pass runner.
+//!
+//! Consecutive function passes form a group; each function runs the whole group on one rayon
+//! worker (functions in parallel, module context read-only), so the result does not depend on the
+//! thread count. Module passes run alone between groups. After every pass the verifier runs when
+//! `verify_each` is set, and a broken function panics naming the pass and the function.
+//! `opt_bisect = N` allows only the first N pass applications, counted per function in
+//! pipeline order (the run is sequential then, so the count is deterministic).
+
+use super::{Pass, Step};
+use crate::ir::{verify, Function, Module, ModuleCx};
+use crate::{module_pass, pass};
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Every function pass, for lookup by name.
+pub const ALL_FUNC_PASSES: &[Pass] = &[
+    Pass { name: "dce", run: super::dce::run },
+    Pass { name: "gvn", run: super::gvn::run },
+    Pass { name: "instcombine", run: super::instcombine::run },
+    Pass { name: "licm", run: super::licm::run },
+    Pass { name: "mem2reg", run: super::mem2reg::run },
+    Pass { name: "memopt", run: super::memopt::run },
+    Pass { name: "sccp", run: super::sccp::run },
+    Pass { name: "simplify_cfg", run: super::simplify_cfg::run },
+];
+
+/// `-O1`: cheap scalar cleanups.
+pub const O1: &[Step] = &[
+    module_pass!(effects), // summaries first: dce and gvn consult callee purity
+    pass!(simplify_cfg),
+    pass!(sccp),
+    pass!(instcombine),
+    pass!(dce),
+    pass!(simplify_cfg),
+];
+
+/// `-O2`: the full pipeline.
+pub const O2: &[Step] = &[
+    module_pass!(effects), // summaries first: dce, gvn and licm consult callee purity
+    pass!(simplify_cfg),
+    pass!(sccp),
+    pass!(instcombine),
+    pass!(gvn),
+    pass!(dce),           // callees shrink before inlining judges their size
+    module_pass!(inline), // callees first (post-order), small or single-site ones
+    module_pass!(globalopt), // after inlining: more globals are used by main alone
+    module_pass!(effects),   // inlining and localized globals change what functions do
+    pass!(mem2reg),          // globals moved into main become SSA values
+    pass!(simplify_cfg),
+    pass!(sccp),        // before gvn: folded constants make more expressions equal
+    pass!(instcombine), // canonical operand order and constants on the right feed gvn
+    pass!(gvn),
+    pass!(memopt), // after gvn: equal addresses are one value
+    pass!(dce),
+    pass!(licm), // after gvn, so hoisted code is already deduplicated
+    pass!(instcombine),
+    pass!(gvn),
+    pass!(dce),
+    pass!(simplify_cfg), // last: clean up empty preheaders licm did not fill
+];
+
+/// Pass-manager switches.
+#[derive(Clone, Debug, Default)]
+pub struct PassOptions {
+    pub opt_level: u8,
+    /// Verify the IR after every pass.
+    pub verify_each: bool,
+    /// Print the IR (to stderr) after each pass with one of these names.
+    pub print_after: Vec<String>,
+    /// Report per-pass wall time and IR size on stderr.
+    pub time_passes: bool,
+    /// Run only the first N pass applications.
+    pub opt_bisect: Option<u64>,
+}
+
+/// Per-pass timing, summed over functions.
+struct Timing {
+    rows: Mutex<Vec<(&'static str, Duration, usize)>>,
+}
+
+impl Timing {
+    fn add(&self, name: &'static str, d: Duration, size: usize) {
+        let mut rows = self.rows.lock().unwrap();
+        match rows.iter_mut().find(|r| r.0 == name) {
+            Some(r) => {
+                r.1 += d;
+                r.2 += size;
+            }
+            None => rows.push((name, d, size)),
+        }
+    }
+}
+
+fn live_insts(f: &Function) -> usize {
+    f.layout().blocks().map(|b| f.layout().block_insts(b).count()).sum()
+}
+
+/// Runs the pipeline for `opts.opt_level` on `m`.
+pub fn optimize(m: &mut Module, opts: &PassOptions) {
+    let steps: &[Step] = match opts.opt_level {
+        0 => &[],
+        1 => O1,
+        _ => O2,
+    };
+    run_steps(m, steps, opts);
+}
+
+/// Runs `steps` on `m`.
+pub fn run_steps(m: &mut Module, steps: &[Step], opts: &PassOptions) {
+    let timing = Timing { rows: Mutex::new(Vec::new()) };
+    let budget = AtomicI64::new(opts.opt_bisect.map_or(i64::MAX, |n| n as i64));
+    let mut k = 0;
+    while k < steps.len() {
+        match steps[k] {
+            Step::Module(p) => {
+                if budget.fetch_sub(1, Ordering::SeqCst) <= 0 {
+                    return;
+                }
+                let t = Instant::now();
+                (p.run)(m);
+                let size: usize = m.defined_funcs().iter().map(|&id| live_insts(&m.funcs[id])).sum();
+                timing.add(p.name, t.elapsed(), size);
+                after_pass(m, p.name, opts);
+                k += 1;
+            }
+            Step::Func(_) => {
+                let mut end = k;
+                while end < steps.len() && matches!(steps[end], Step::Func(_)) {
+                    end += 1;
+                }
+                let group: Vec<Pass> = steps[k..end]
+                    .iter()
+                    .map(|s| match s {
+                        Step::Func(p) => *p,
+                        Step::Module(_) => unreachable!(),
+                    })
+                    .collect();
+                let run_one = |f: &mut Function, cx: &ModuleCx| {
+                    for p in &group {
+                        if budget.fetch_sub(1, Ordering::SeqCst) <= 0 {
+                            return;
+                        }
+                        let t = Instant::now();
+                        (p.run)(f, cx);
+                        let dt = t.elapsed();
+                        if opts.time_passes {
+                            timing.add(p.name, dt, live_insts(f));
+                        }
+                        if opts.verify_each {
+                            if let Err(e) = verify::function(f, cx) {
+                                panic!(
+                                    "IR broken after pass `{}` in function @{}:\n{}",
+                                    p.name,
+                                    f.name,
+                                    e.render(f, cx)
+                                );
+                            }
+                        }
+                        if opts.print_after.iter().any(|n| n == p.name || n == "all") {
+                            eprintln!(
+                                "; IR after {} on @{}\n{}",
+                                p.name,
+                                f.name,
+                                crate::ir::print::function(f, cx)
+                            );
+                        }
+                    }
+                };
+                if opts.opt_bisect.is_some() || !opts.print_after.is_empty() {
+                    // Sequential, in FuncId order: deterministic counting and printing.
+                    let Module { cx, funcs } = m;
+                    for (id, f) in funcs.iter_mut() {
+                        if cx.decls[id].defined {
+                            run_one(f, cx);
+                        }
+                    }
+                } else {
+                    let Module { cx, funcs } = m;
+                    let cx = &*cx;
+                    funcs.par_iter_mut().filter(|(id, _)| cx.decls[*id].defined).for_each(|(_, f)| run_one(f, cx));
+                }
+                k = end;
+            }
+        }
+    }
+    if opts.time_passes {
+        let rows = timing.rows.into_inner().unwrap();
+        let total: Duration = rows.iter().map(|r| r.1).sum();
+        eprintln!("{:<24} {:>12} {:>8} {:>12}", "pass", "time (ms)", "%", "insts after");
+        for (name, d, size) in &rows {
+            eprintln!(
+                "{:<24} {:>12.3} {:>7.1}% {:>12}",
+                name,
+                d.as_secs_f64() * 1e3,
+                100.0 * d.as_secs_f64() / total.as_secs_f64().max(1e-12),
+                size
+            );
+        }
+        eprintln!("{:<24} {:>12.3}", "total", total.as_secs_f64() * 1e3);
+    }
+}
+
+fn after_pass(m: &Module, name: &str, opts: &PassOptions) {
+    if opts.verify_each {
+        if let Err(e) = verify::module(m) {
+            panic!("IR broken after module pass `{name}`:\n{e}");
+        }
+    }
+    if opts.print_after.iter().any(|n| n == name || n == "all") {
+        eprintln!("; IR after {name}\n{}", crate::ir::print::module(m));
+    }
+}

@@ -1,0 +1,235 @@
+//! Sparse conditional constant propagation (Wegman and Zadeck).
+//!
+//! Two worklists: blocks that became executable, and values whose lattice cell dropped. A block
+//! parameter's cell is the meet of the arguments on its executable incoming edges; a `brif` on a
+//! known condition makes only one edge executable. At the fixpoint, instruction results with a
+//! constant cell are rewritten in place into constants, constant block parameters are replaced by
+//! a constant at the top of their block, and branches on constants are left for `simplify_cfg`
+//! (their condition is now an `iconst`). Cost: O(instructions + uses) times lattice height (3).
+
+use super::fold::{fold, Const};
+use crate::ir::{Block, Function, IdSet, IdVec, Inst, ModuleCx, Opcode, Value, ValueDef};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Cell {
+    /// No information yet (unreachable or undefined).
+    Top,
+    Const(Const),
+    /// Not a constant.
+    Bottom,
+}
+
+fn meet(a: Cell, b: Cell) -> Cell {
+    match (a, b) {
+        (Cell::Top, x) | (x, Cell::Top) => x,
+        (Cell::Const(x), Cell::Const(y)) if x == y => a,
+        _ => Cell::Bottom,
+    }
+}
+
+struct Solver<'a> {
+    f: &'a Function,
+    cells: IdVec<Value, Cell>,
+    exec_block: IdSet<Block>,
+    /// Executable edges as (from, to) pairs, recorded per target for parameter meets.
+    exec_edges: IdVec<Block, Vec<Block>>,
+    block_work: Vec<Block>,
+    value_work: Vec<Value>,
+}
+
+impl Solver<'_> {
+    fn lower(&mut self, v: Value, c: Cell) {
+        let old = self.cells[v];
+        let new = meet(old, c);
+        if new != old {
+            self.cells[v] = new;
+            self.value_work.push(v);
+        }
+    }
+
+    fn mark_edge(&mut self, from: Block, to: Block) {
+        if !self.exec_edges[to].contains(&from) {
+            self.exec_edges[to].push(from);
+            if self.exec_block.insert(to) {
+                self.block_work.push(to);
+            } else {
+                // A new edge into an already visited block: its parameters must be re-met.
+                self.visit_params(to);
+            }
+        }
+    }
+
+    fn visit_params(&mut self, b: Block) {
+        let f = self.f;
+        let params = &f.blocks.params[b];
+        if params.is_empty() {
+            return;
+        }
+        let preds = self.exec_edges[b].clone();
+        for (n, &p) in params.iter().enumerate() {
+            let mut c = Cell::Top;
+            for &pred in &preds {
+                let t = f.terminator(pred).unwrap();
+                for call in f.branch_targets(t) {
+                    if call.block == b {
+                        c = meet(c, self.cells[call.args[n]]);
+                    }
+                }
+            }
+            self.lower(p, c);
+        }
+    }
+
+    fn visit_inst(&mut self, i: Inst) {
+        let f = self.f;
+        let d = *f.data(i);
+        match d.op {
+            Opcode::Jump => {
+                let b = f.layout().inst_block(i).unwrap();
+                self.mark_edge(b, crate::ir::Block::new(d.imm as usize));
+            }
+            Opcode::Brif => {
+                let b = f.layout().inst_block(i).unwrap();
+                let t = f.branch_targets(i);
+                let (tb, eb) = (t[0].block, t[1].block);
+                match self.cells[f.arg(i, 0)] {
+                    Cell::Top => {}
+                    Cell::Const(c) => {
+                        let to = if c.as_int() != Some(0) { tb } else { eb };
+                        self.mark_edge(b, to);
+                    }
+                    Cell::Bottom => {
+                        self.mark_edge(b, tb);
+                        self.mark_edge(b, eb);
+                    }
+                }
+            }
+            _ => {
+                let Some(r) = f.result(i) else { return };
+                let cell = if d.op == Opcode::Call || d.op == Opcode::Load || d.op == Opcode::Alloca {
+                    Cell::Bottom
+                } else {
+                    let mut consts = Vec::with_capacity(f.args(i).len());
+                    let mut any_top = false;
+                    let mut any_bottom = false;
+                    for &a in f.args(i) {
+                        match self.cells[a] {
+                            Cell::Top => any_top = true,
+                            Cell::Bottom => any_bottom = true,
+                            Cell::Const(c) => consts.push(c),
+                        }
+                    }
+                    if d.op == Opcode::Select && !any_top {
+                        // A known condition picks one side even if the other is not constant.
+                        let args = f.args(i);
+                        match self.cells[args[0]] {
+                            Cell::Const(c) => {
+                                let pick = if c.as_int() != Some(0) { args[1] } else { args[2] };
+                                self.lower(r, self.cells[pick]);
+                                return;
+                            }
+                            _ => {
+                                self.lower(r, meet(self.cells[args[1]], self.cells[args[2]]));
+                                return;
+                            }
+                        }
+                    }
+                    if any_bottom {
+                        Cell::Bottom
+                    } else if any_top {
+                        Cell::Top
+                    } else {
+                        match fold(&d, &consts) {
+                            Some(c) => Cell::Const(c),
+                            None => Cell::Bottom,
+                        }
+                    }
+                };
+                self.lower(r, cell);
+            }
+        }
+    }
+}
+
+pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
+    let cells = {
+        let n = f.num_blocks();
+        let mut s = Solver {
+            f,
+            cells: IdVec::filled(f.num_values(), Cell::Top),
+            exec_block: IdSet::with_capacity(n),
+            exec_edges: IdVec::filled(n, Vec::new()),
+            block_work: Vec::new(),
+            value_work: Vec::new(),
+        };
+        let entry = f.entry();
+        for &p in f.params() {
+            s.cells[p] = Cell::Bottom;
+        }
+        s.exec_block.insert(entry);
+        s.block_work.push(entry);
+        loop {
+            if let Some(b) = s.block_work.pop() {
+                s.visit_params(b);
+                for i in f.layout().block_insts(b) {
+                    s.visit_inst(i);
+                }
+            } else if let Some(v) = s.value_work.pop() {
+                for u in f.uses_of(v) {
+                    let user = f.uses().user[u];
+                    let Some(ub) = f.layout().inst_block(user) else { continue };
+                    if !s.exec_block.contains(ub) {
+                        continue;
+                    }
+                    if f.op(user).is_branch() {
+                        // Branch arguments flow into the targets' parameters.
+                        s.visit_inst(user);
+                        for call in f.branch_targets(user) {
+                            if s.exec_edges[call.block].contains(&ub) {
+                                s.visit_params(call.block);
+                            }
+                        }
+                    } else {
+                        s.visit_inst(user);
+                    }
+                }
+            } else {
+                break;
+            }
+        }
+        s.cells
+    };
+
+    let mut changed = false;
+    let cfg_blocks: Vec<Block> = f.layout().blocks().collect();
+    for b in cfg_blocks {
+        // Constant block parameters become constants at the top of the block.
+        let params = f.blocks.params[b].clone();
+        for p in params {
+            if let Cell::Const(c) = cells[p] {
+                if !f.has_uses(p) {
+                    continue;
+                }
+                let first = f.layout().first_inst(b).unwrap();
+                let k = f.insert_new_before(first, c.to_inst(), &[]);
+                let v = f.res(k);
+                f.replace_all_uses(p, v);
+                changed = true;
+            }
+        }
+        let insts: Vec<Inst> = f.layout().block_insts(b).collect();
+        for i in insts {
+            let Some(r) = f.result(i) else { continue };
+            let Some(&Cell::Const(c)) = cells.get(r) else { continue };
+            let op = f.op(i);
+            if op == Opcode::Iconst || op == Opcode::Fconst || op == Opcode::Call {
+                continue;
+            }
+            if matches!(f.values.def[r], ValueDef::Result(_)) && f.data(i).ty == c.to_inst().ty {
+                f.replace_inst(i, c.to_inst(), &[]);
+                changed = true;
+            }
+        }
+    }
+    changed
+}

@@ -1,0 +1,176 @@
+//! CFG simplification.
+//!
+//! Repeats until nothing changes:
+//! 1. `brif` on a constant, or to one block with equal arguments, becomes a `jump`;
+//! 2. blocks unreachable from the entry are deleted;
+//! 3. a block whose only predecessor jumps to it unconditionally is merged into that
+//!    predecessor (its parameters replaced by the jump's arguments);
+//! 4. a block holding only a `jump` is bypassed: each predecessor branches straight to the
+//!    jump's target, with the block's parameters substituted in the forwarded arguments.
+//!
+//! Needs: CFG (recomputed per round). Cost: O(blocks + instructions) per round.
+
+use crate::ir::analysis::Cfg;
+use crate::ir::{mk, Block, Function, Inst, ModuleCx, Opcode, Value};
+
+pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
+    let mut changed = false;
+    loop {
+        let mut round = fold_branches(f);
+        round |= remove_unreachable(f);
+        round |= merge_into_pred(f);
+        round |= bypass_jump_blocks(f);
+        if !round {
+            return changed;
+        }
+        changed = true;
+    }
+}
+
+fn fold_branches(f: &mut Function) -> bool {
+    let mut changed = false;
+    let blocks: Vec<Block> = f.layout().blocks().collect();
+    for b in blocks {
+        let Some(t) = f.terminator(b) else { continue };
+        if f.op(t) != Opcode::Brif {
+            continue;
+        }
+        let targets: Vec<(Block, Vec<Value>)> =
+            f.branch_targets(t).iter().map(|c| (c.block, c.args.to_vec())).collect();
+        let cond = f.arg(t, 0);
+        let pick = match f.as_iconst(cond) {
+            Some(c) => Some(if c != 0 { 0 } else { 1 }),
+            None if targets[0] == targets[1] => Some(0),
+            None => None,
+        };
+        if let Some(k) = pick {
+            let (to, args) = &targets[k];
+            f.replace_inst(t, mk::jump(*to), args);
+            changed = true;
+        }
+    }
+    changed
+}
+
+fn remove_unreachable(f: &mut Function) -> bool {
+    let cfg = Cfg::compute(f);
+    let dead: Vec<Block> = f.layout().blocks().filter(|&b| !cfg.is_reachable(b)).collect();
+    if dead.is_empty() {
+        return false;
+    }
+    // Unlink every instruction first: dead blocks may use each other's values.
+    for &b in &dead {
+        let insts: Vec<Inst> = f.layout().block_insts(b).collect();
+        for i in insts {
+            f.remove_inst(i);
+        }
+    }
+    for &b in &dead {
+        f.remove_block(b);
+    }
+    true
+}
+
+fn merge_into_pred(f: &mut Function) -> bool {
+    let mut changed = false;
+    let cfg = Cfg::compute(f);
+    let entry = f.entry();
+    // A merged block's successors now hang off the block it was merged into.
+    let mut merged_into: Vec<Option<Block>> = vec![None; f.num_blocks()];
+    let resolve = |merged_into: &Vec<Option<Block>>, mut b: Block| {
+        while let Some(x) = merged_into[b.index()] {
+            b = x;
+        }
+        b
+    };
+    let blocks: Vec<Block> = f.layout().blocks().collect();
+    for b in blocks {
+        if b == entry || merged_into[b.index()].is_some() || cfg.preds[b].len() != 1 {
+            continue;
+        }
+        let p = resolve(&merged_into, cfg.preds[b][0]);
+        if p == b {
+            continue;
+        }
+        let Some(t) = f.terminator(p) else { continue };
+        if f.op(t) != Opcode::Jump {
+            continue;
+        }
+        let args = f.args(t).to_vec();
+        let params = f.blocks.params[b].clone();
+        for (&param, &arg) in params.iter().zip(&args) {
+            f.replace_all_uses(param, arg);
+        }
+        f.remove_inst(t);
+        for n in (0..params.len()).rev() {
+            f.remove_block_param(b, n);
+        }
+        if let Some(first) = f.layout().first_inst(b) {
+            f.split_tail(first, p);
+        }
+        f.remove_block(b);
+        merged_into[b.index()] = Some(p);
+        changed = true;
+    }
+    changed
+}
+
+fn bypass_jump_blocks(f: &mut Function) -> bool {
+    let mut changed = false;
+    let mut preds = Cfg::compute(f).preds;
+    let entry = f.entry();
+    let blocks: Vec<Block> = f.layout().blocks().collect();
+    for b in blocks {
+        if b == entry || !f.layout().is_block_inserted(b) {
+            continue;
+        }
+        let Some(t) = f.layout().first_inst(b) else { continue };
+        if f.op(t) != Opcode::Jump {
+            continue;
+        }
+        let c = Block::new(f.data(t).imm as usize);
+        if c == b {
+            continue;
+        }
+        let params = f.blocks.params[b].clone();
+        let fwd = f.args(t).to_vec();
+        // The block's parameters may only feed the jump (they could not be used elsewhere:
+        // the block holds nothing else, but check the uses to stay safe).
+        if params.iter().any(|&p| f.uses_of(p).any(|u| f.uses().user[u] != t)) {
+            continue;
+        }
+        let mut bpreds = preds[b].clone();
+        bpreds.sort();
+        bpreds.dedup();
+        if bpreds.is_empty() {
+            continue;
+        }
+        for &p in &bpreds {
+            let Some(pt) = f.terminator(p) else { continue };
+            let targets: Vec<(Block, Vec<Value>)> =
+                f.branch_targets(pt).iter().map(|c| (c.block, c.args.to_vec())).collect();
+            for (k, (tb, args)) in targets.iter().enumerate() {
+                if *tb != b {
+                    continue;
+                }
+                let new_args: Vec<Value> = fwd
+                    .iter()
+                    .map(|&v| match params.iter().position(|&p| p == v) {
+                        Some(n) => args[n],
+                        None => v,
+                    })
+                    .collect();
+                f.set_branch_target(pt, k, c, &new_args);
+                preds[c].push(p);
+            }
+        }
+        preds[c].retain(|&x| x != b);
+        f.remove_inst(t);
+        for n in (0..params.len()).rev() {
+            f.remove_block_param(b, n);
+        }
+        f.remove_block(b);
+        changed = true;
+    }
+    changed
+}
