@@ -863,7 +863,7 @@ impl<'a> Sema<'a> {
                 InitKind::List(_) => {
                     // The largest sub-aggregate (below `level`) aligned at `pos`; at the scalar
                     // level, braces around a scalar.
-                    let sub = (level + 1..=n).find(|&j| (pos - base) % sizes[j] == 0).unwrap_or(n);
+                    let sub = (level + 1..=n).find(|&j| (pos - base).is_multiple_of(sizes[j])).unwrap_or(n);
                     if !self.flatten_init(item, sub, pos, sizes, out, def) {
                         return false;
                     }
