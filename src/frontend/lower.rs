@@ -3,9 +3,10 @@
 //! Module level (`lower_program`): every used runtime function and every program function is
 //! declared first (runtime functions keep their source names; `starttime`/`stoptime` are
 //! `_sysy_starttime/_sysy_stoptime(i32 line)`), then globals are created: program globals (const
-//! scalars are folded away and get none), one read-only global per local `const` array (so
-//! non-constant indexing has memory to read), one byte string per `putf` format, and `memset`
-//! is declared if some local array needs zero-filling. Then each body is built.
+//! scalars are folded away and get none), one read-only global per global or local `const` array
+//! that is indexed with a non-constant somewhere (the constant-indexed reads were folded), one
+//! byte string per `putf` format, and `memset` is declared if some local array needs
+//! zero-filling. Then each body is built.
 //!
 //! Function level (`FnLower`): scalars (locals and parameters) live only in SSA values, built by
 //! `ssa::SsaBuilder` (Braun et al.); arrays are memory: local arrays are `alloca`s at the top of
@@ -85,12 +86,19 @@ pub fn lower_program(p: &Program) -> Module {
         let fid = m.declare_func(&func.name, sig, !func.is_external());
         info.funcs.insert(id, fid);
     }
-    // Globals: program globals, then local const arrays.
+    // Const arrays need memory only where some index was not constant (sema folded the rest).
+    let mut const_array_used = vec![false; p.vars.len()];
+    for (_, e) in p.exprs.iter() {
+        if let ExprKind::Elem { var, .. } | ExprKind::Addr { var, .. } = &e.kind {
+            const_array_used[var.index()] = true;
+        }
+    }
+    // Globals: program globals and the used local const arrays, in definition order.
     for (v, var) in p.vars.iter() {
         let needs_global = match var.kind {
-            VarKind::Global => var.is_array() || !var.is_const,
-            VarKind::Local => var.is_const && var.is_array(),
-            VarKind::Param(_) => false,
+            _ if var.is_const => var.is_array() && const_array_used[v.index()],
+            VarKind::Global => true,
+            VarKind::Local | VarKind::Param(_) => false,
         };
         if !needs_global {
             continue;
