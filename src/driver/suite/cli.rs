@@ -76,6 +76,9 @@ pub struct TestArgs {
     /// print only failures and the summary
     #[argh(switch, short = 'q')]
     pub quiet: bool,
+    /// print a table of per-case times (compile, run, the program's own timer)
+    #[argh(switch)]
+    pub times: bool,
 }
 
 fn compile_options(opt: u8, emit: Emit, verify: bool) -> CompileOptions {
@@ -218,6 +221,9 @@ pub fn run_test(args: &TestArgs) -> i32 {
     });
     progress.finish();
     print!("{}", runner::failure_report(&results));
+    if args.times {
+        print!("{}", times_table(&results));
+    }
     println!("{}", summary_table(&results));
     let failed = results.iter().filter(|r| !r.outcome.is_pass()).count();
     println!(
@@ -235,6 +241,26 @@ pub fn run_test(args: &TestArgs) -> i32 {
         }
     }
     i32::from(failed > 0)
+}
+
+/// Per-case times: compile, run (wall, emulator included) and the program's timer total.
+pub fn times_table(results: &[CaseResult]) -> String {
+    let w = results.iter().map(|r| r.name.len()).max().unwrap_or(4).max(4);
+    let mut s = format!("{:<w$} {:>14} {:>11} {:>10} {:>10}\n", "case", "outcome", "compile ms", "run s", "timer ms");
+    for r in results {
+        s.push_str(&format!(
+            "{:<w$} {:>14} {:>11.1} {:>10} {:>10}\n",
+            r.name,
+            r.outcome.kind(),
+            r.compile_time.as_secs_f64() * 1e3,
+            r.run_time.map_or("-".into(), |t| format!("{:.2}", t.as_secs_f64())),
+            r.timer_us.map_or("-".into(), |us| format!("{:.1}", us as f64 / 1e3)),
+        ));
+    }
+    let run: f64 = results.iter().filter_map(|r| r.run_time).map(|t| t.as_secs_f64()).sum();
+    let timer: u64 = results.iter().filter_map(|r| r.timer_us).sum();
+    s.push_str(&format!("total run {:.1}s, total timer {:.1}ms\n", run, timer as f64 / 1e3));
+    s
 }
 
 /// Pass counts per suite (first component of the case name) and per outcome kind.
@@ -273,6 +299,7 @@ pub fn results_json(results: &[CaseResult], cfg: &RunConfig) -> Json {
                 ("outcome", Json::from(r.outcome.kind())),
                 ("compile_ms", Json::from(ms(r.compile_time))),
                 ("run_ms", Json::from(r.run_time.map(ms))),
+                ("timer_us", Json::from(r.timer_us)),
                 ("detail", Json::from(runner::truncate(r.outcome.detail(), 4000))),
             ])
         })

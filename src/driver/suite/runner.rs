@@ -147,6 +147,8 @@ pub struct CaseResult {
     pub compile_time: Duration,
     /// Wall time of the program run, when it ran.
     pub run_time: Option<Duration>,
+    /// The program's own timer total (`TOTAL:` on stderr), microseconds.
+    pub timer_us: Option<u64>,
 }
 
 /// An executable built from a case, in the case's private directory.
@@ -497,6 +499,7 @@ pub fn run_case(case: &Case, cfg: &RunConfig) -> CaseResult {
         outcome: Outcome::Pass,
         compile_time: Duration::ZERO,
         run_time: None,
+        timer_us: None,
     };
     let mut dir = match WorkDir::new(&case.name) {
         Ok(d) => d,
@@ -516,6 +519,7 @@ pub fn run_case(case: &Case, cfg: &RunConfig) -> CaseResult {
                     Err(e) => Outcome::HarnessError(e),
                     Ok(out) => {
                         result.run_time = Some(out.elapsed);
+                        result.timer_us = super::bench::parse_timer_total(&out.stderr);
                         judge(case, &out)
                     }
                 }
