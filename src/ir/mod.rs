@@ -19,6 +19,8 @@ pub mod func;
 pub mod inst;
 pub mod layout;
 pub mod module;
+pub mod parse;
+pub mod interp;
 pub mod print;
 pub mod verify;
 
