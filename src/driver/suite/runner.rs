@@ -211,8 +211,8 @@ pub fn compile_guarded(
         .spawn(move || {
             let r = std::panic::catch_unwind(|| crate::driver::compile(&source, &name, &opts));
             let r = r.map_err(|payload| {
-                let id = std::thread::current().id();
-                take_panic(id).unwrap_or_else(|| panic_text(&*payload))
+                let text = panic_text(&*payload);
+                take_panic(std::thread::current().id(), &text).unwrap_or(text)
             });
             let _ = tx.send(r);
         });
@@ -233,28 +233,32 @@ pub fn compile_guarded(
 
 const COMPILE_THREAD: &str = "sysyc-compile";
 
-/// Panic texts recorded by the hook, by compile thread.
-static PANICS: std::sync::Mutex<Vec<(std::thread::ThreadId, String)>> =
+/// Panics recorded by the hook: (thread, payload text, full report). Compile threads are
+/// matched by id; a panic on a rayon worker (the compiler runs passes in parallel) reaches the
+/// compile thread as a bare payload and is matched by its text.
+static PANICS: std::sync::Mutex<Vec<(std::thread::ThreadId, String, String)>> =
     std::sync::Mutex::new(Vec::new());
 
-fn take_panic(id: std::thread::ThreadId) -> Option<String> {
+fn take_panic(id: std::thread::ThreadId, payload: &str) -> Option<String> {
     let mut v = PANICS.lock().unwrap_or_else(|e| e.into_inner());
-    let i = v.iter().position(|(t, _)| *t == id)?;
-    Some(v.swap_remove(i).1)
+    let i = v
+        .iter()
+        .position(|(t, _, _)| *t == id)
+        .or_else(|| v.iter().rposition(|(_, p, _)| p == payload))?;
+    Some(v.remove(i).2)
 }
 
 /// Panics on compile threads are recorded (message, location, backtrace if RUST_BACKTRACE is
-/// set) for the case's report instead of being printed; other threads keep the old hook.
+/// set) for the case's report instead of being printed; other threads are recorded too (in
+/// case they are the compiler's workers) and keep the old hook.
 fn install_panic_hook() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
             let t = std::thread::current();
-            if t.name() != Some(COMPILE_THREAD) {
-                return previous(info);
-            }
-            let mut text = panic_text(info.payload());
+            let payload = panic_text(info.payload());
+            let mut text = payload.clone();
             if let Some(loc) = info.location() {
                 text = format!("panicked at {loc}:\n{text}");
             }
@@ -262,7 +266,16 @@ fn install_panic_hook() {
             if bt.status() == std::backtrace::BacktraceStatus::Captured {
                 text = format!("{text}\n{bt}");
             }
-            PANICS.lock().unwrap_or_else(|e| e.into_inner()).push((t.id(), text));
+            {
+                let mut v = PANICS.lock().unwrap_or_else(|e| e.into_inner());
+                if v.len() >= 256 {
+                    v.remove(0);
+                }
+                v.push((t.id(), payload, text));
+            }
+            if t.name() != Some(COMPILE_THREAD) {
+                previous(info);
+            }
         }));
     });
 }
