@@ -170,7 +170,16 @@ fn deterministic_across_thread_counts() {
                 .iter()
                 .map(|&n| {
                     let pool = rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap();
-                    pool.install(|| sysyc::driver::compile(&source, &file, &opts))
+                    let run = || sysyc::driver::compile(&source, &file, &opts);
+                    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pool.install(run)));
+                    caught.unwrap_or_else(|p| {
+                        let text = p
+                            .downcast_ref::<String>()
+                            .cloned()
+                            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                            .unwrap_or_default();
+                        Err(format!("compiler panic: {text}"))
+                    })
                 })
                 .collect();
             checked += 1;

@@ -264,7 +264,10 @@ fn install_panic_hook() {
             }
             let bt = std::backtrace::Backtrace::capture();
             if bt.status() == std::backtrace::BacktraceStatus::Captured {
-                text = format!("{text}\n{bt}");
+                // The frames that matter are at the top; a full trace would drown the report.
+                let bt = bt.to_string();
+                let top: Vec<&str> = bt.lines().take(40).collect();
+                text = format!("{text}\n{}", top.join("\n"));
             }
             {
                 let mut v = PANICS.lock().unwrap_or_else(|e| e.into_inner());
