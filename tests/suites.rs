@@ -27,7 +27,12 @@ fn loud_skip(what: &str, dir: &std::path::Path) {
 }
 
 fn sysyc(opt_level: u8, emit: Emit) -> Compiler {
-    Compiler::Sysyc(CompileOptions { opt_level, emit, verify_each: true, ..CompileOptions::default() })
+    Compiler::Sysyc(CompileOptions {
+        opt_level,
+        emit,
+        verify_each: true,
+        ..CompileOptions::default()
+    })
 }
 
 /// Runs every case under `dir` with `compiler`; panics listing all failures.
@@ -63,8 +68,10 @@ fn check_dirs(dirs: &[PathBuf], compiler: Compiler) {
         eprintln!("{label}: all {} cases passed", results.len());
         return;
     }
-    let names: Vec<String> =
-        failed.iter().map(|r| format!("  {} ({})", r.name, r.outcome.kind())).collect();
+    let names: Vec<String> = failed
+        .iter()
+        .map(|r| format!("  {} ({})", r.name, r.outcome.kind()))
+        .collect();
     panic!(
         "{}{}\n{label}: {} of {} cases failed:\n{}\n",
         runner::failure_report(&results),
@@ -161,17 +168,28 @@ fn deterministic_across_thread_counts() {
     let mut checked = 0;
     for name in picks {
         let path = root.join(format!("{name}.sy"));
-        let Ok(source) = std::fs::read(&path) else { continue };
+        let Ok(source) = std::fs::read(&path) else {
+            continue;
+        };
         for (opt_level, emit) in [(2, Emit::Asm), (0, Emit::Asm), (2, Emit::Llvm)] {
-            let opts =
-                CompileOptions { opt_level, emit, verify_each: false, ..CompileOptions::default() };
+            let opts = CompileOptions {
+                opt_level,
+                emit,
+                verify_each: false,
+                ..CompileOptions::default()
+            };
             let file = path.to_string_lossy().into_owned();
             let outputs: Vec<Result<String, String>> = [1, 8]
                 .iter()
                 .map(|&n| {
-                    let pool = rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap();
+                    let pool = rayon::ThreadPoolBuilder::new()
+                        .num_threads(n)
+                        .build()
+                        .unwrap();
                     let run = || sysyc::driver::compile(&source, &file, &opts);
-                    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pool.install(run)));
+                    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        pool.install(run)
+                    }));
                     caught.unwrap_or_else(|p| {
                         let text = p
                             .downcast_ref::<String>()
@@ -190,12 +208,17 @@ fn deterministic_across_thread_counts() {
                     let d = suite::compare::diff(a.as_bytes(), b.as_bytes(), 2, 10);
                     problems.push(format!("{what}: 1 vs 8 threads differ:\n{d}"));
                 }
-                (Err(e), _) | (_, Err(e)) => {
-                    problems.push(format!("{what}: does not compile:\n{}", runner::truncate(e, 1000)))
-                }
+                (Err(e), _) | (_, Err(e)) => problems.push(format!(
+                    "{what}: does not compile:\n{}",
+                    runner::truncate(e, 1000)
+                )),
             }
         }
     }
-    assert!(checked > 0, "no determinism inputs found under {}", root.display());
+    assert!(
+        checked > 0,
+        "no determinism inputs found under {}",
+        root.display()
+    );
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

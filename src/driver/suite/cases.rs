@@ -24,7 +24,11 @@ pub fn discover(roots: &[PathBuf], filter: Option<&str>) -> Result<Vec<Case>, St
     for root in roots {
         let meta = std::fs::metadata(root).map_err(|e| format!("{}: {e}", root.display()))?;
         if meta.is_file() {
-            let stem = root.file_stem().unwrap_or_default().to_string_lossy().into_owned();
+            let stem = root
+                .file_stem()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned();
             let suite = root
                 .parent()
                 .and_then(|p| p.file_name())
@@ -46,8 +50,12 @@ pub fn discover(roots: &[PathBuf], filter: Option<&str>) -> Result<Vec<Case>, St
             .map_err(|e| format!("{}: {e}", root.display()))?;
         }
     }
-    let pats: Vec<&str> =
-        filter.unwrap_or("").split(',').map(str::trim).filter(|p| !p.is_empty()).collect();
+    let pats: Vec<&str> = filter
+        .unwrap_or("")
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .collect();
     cases.retain(|c| pats.is_empty() || pats.iter().any(|p| c.name.contains(p)));
     cases.sort_by(|a, b| a.name.cmp(&b.name));
     cases.dedup_by(|a, b| a.sy == b.sy);
@@ -81,5 +89,6 @@ fn walk(dir: &Path, found: &mut dyn FnMut(&Path)) -> std::io::Result<()> {
 
 /// Counts source lines (for throughput figures).
 pub fn count_lines(text: &[u8]) -> usize {
-    text.iter().filter(|&&b| b == b'\n').count() + usize::from(!text.is_empty() && !text.ends_with(b"\n"))
+    text.iter().filter(|&&b| b == b'\n').count()
+        + usize::from(!text.is_empty() && !text.ends_with(b"\n"))
 }

@@ -119,7 +119,8 @@ pub fn run_build(args: &BuildArgs) -> i32 {
             .map(|case| {
                 let t = Instant::now();
                 let r = (|| {
-                    let src = std::fs::read(&case.sy).map_err(|e| format!("{}: {e}", case.sy.display()))?;
+                    let src = std::fs::read(&case.sy)
+                        .map_err(|e| format!("{}: {e}", case.sy.display()))?;
                     lines_read.fetch_add(count_lines(&src), std::sync::atomic::Ordering::Relaxed);
                     let text = runner::compile_guarded(
                         src,
@@ -130,7 +131,8 @@ pub fn run_build(args: &BuildArgs) -> i32 {
                     .map_err(|o| format!("{}: {}", o.kind(), o.detail()))?;
                     let out = args.out.join(format!("{}.{ext}", case.name));
                     if let Some(dir) = out.parent() {
-                        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+                        std::fs::create_dir_all(dir)
+                            .map_err(|e| format!("{}: {e}", dir.display()))?;
                     }
                     std::fs::write(&out, text).map_err(|e| format!("{}: {e}", out.display()))?;
                     Ok::<(), String>(())
@@ -141,7 +143,10 @@ pub fn run_build(args: &BuildArgs) -> i32 {
             })
             .collect::<Vec<_>>()
     };
-    let results = match rayon::ThreadPoolBuilder::new().num_threads(args.jobs).build() {
+    let results = match rayon::ThreadPoolBuilder::new()
+        .num_threads(args.jobs)
+        .build()
+    {
         Ok(pool) => pool.install(work),
         Err(_) => work(),
     };
@@ -152,7 +157,11 @@ pub fn run_build(args: &BuildArgs) -> i32 {
     for (case, r, _) in &results {
         if let Err(e) = r {
             errors += 1;
-            eprintln!("---- {} ----\n{}", case.name, runner::truncate(e.trim_end(), 4000));
+            eprintln!(
+                "---- {} ----\n{}",
+                case.name,
+                runner::truncate(e.trim_end(), 4000)
+            );
         }
     }
     let mut slowest: Vec<_> = results.iter().filter(|r| r.1.is_ok()).collect();
@@ -178,7 +187,11 @@ pub fn test_config(args: &TestArgs) -> Result<RunConfig, String> {
     let compiler = match args.reference.as_deref() {
         None => Compiler::Sysyc(compile_options(
             args.opt_level,
-            if args.emit_llvm { Emit::Llvm } else { Emit::Asm },
+            if args.emit_llvm {
+                Emit::Llvm
+            } else {
+                Emit::Asm
+            },
             args.verify,
         )),
         Some("gcc") => Compiler::Gcc,
@@ -210,7 +223,11 @@ pub fn run_test(args: &TestArgs) -> i32 {
             return 2;
         }
     };
-    eprintln!("running {} cases with {}", cases.len(), cfg.compiler.label());
+    eprintln!(
+        "running {} cases with {}",
+        cases.len(),
+        cfg.compiler.label()
+    );
     let progress = Progress::new(cases.len(), args.quiet);
     let results = runner::run_cases(&cases, &cfg, args.jobs, &|r| {
         let note = match r.run_time {
@@ -245,21 +262,39 @@ pub fn run_test(args: &TestArgs) -> i32 {
 
 /// Per-case times: compile, run (wall, emulator included) and the program's timer total.
 pub fn times_table(results: &[CaseResult]) -> String {
-    let w = results.iter().map(|r| r.name.len()).max().unwrap_or(4).max(4);
-    let mut s = format!("{:<w$} {:>14} {:>11} {:>10} {:>10}\n", "case", "outcome", "compile ms", "run s", "timer ms");
+    let w = results
+        .iter()
+        .map(|r| r.name.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let mut s = format!(
+        "{:<w$} {:>14} {:>11} {:>10} {:>10}\n",
+        "case", "outcome", "compile ms", "run s", "timer ms"
+    );
     for r in results {
         s.push_str(&format!(
             "{:<w$} {:>14} {:>11.1} {:>10} {:>10}\n",
             r.name,
             r.outcome.kind(),
             r.compile_time.as_secs_f64() * 1e3,
-            r.run_time.map_or("-".into(), |t| format!("{:.2}", t.as_secs_f64())),
-            r.timer_us.map_or("-".into(), |us| format!("{:.1}", us as f64 / 1e3)),
+            r.run_time
+                .map_or("-".into(), |t| format!("{:.2}", t.as_secs_f64())),
+            r.timer_us
+                .map_or("-".into(), |us| format!("{:.1}", us as f64 / 1e3)),
         ));
     }
-    let run: f64 = results.iter().filter_map(|r| r.run_time).map(|t| t.as_secs_f64()).sum();
+    let run: f64 = results
+        .iter()
+        .filter_map(|r| r.run_time)
+        .map(|t| t.as_secs_f64())
+        .sum();
     let timer: u64 = results.iter().filter_map(|r| r.timer_us).sum();
-    s.push_str(&format!("total run {:.1}s, total timer {:.1}ms\n", run, timer as f64 / 1e3));
+    s.push_str(&format!(
+        "total run {:.1}s, total timer {:.1}ms\n",
+        run,
+        timer as f64 / 1e3
+    ));
     s
 }
 
@@ -278,12 +313,17 @@ pub fn summary_table(results: &[CaseResult]) -> String {
         suites[i].1 += 1;
         suites[i].2 += usize::from(r.outcome.is_pass());
     }
-    let mut s = format!("{:<28} {:>7} {:>7} {:>7}\n", "suite", "cases", "passed", "failed");
+    let mut s = format!(
+        "{:<28} {:>7} {:>7} {:>7}\n",
+        "suite", "cases", "passed", "failed"
+    );
     for (name, n, ok) in &suites {
         s.push_str(&format!("{:<28} {:>7} {:>7} {:>7}\n", name, n, ok, n - ok));
     }
-    let kinds: Vec<String> =
-        runner::summary_counts(results).iter().map(|(k, n)| format!("{k} {n}")).collect();
+    let kinds: Vec<String> = runner::summary_counts(results)
+        .iter()
+        .map(|(k, n)| format!("{k} {n}"))
+        .collect();
     s.push_str(&format!("outcomes: {}", kinds.join(", ")));
     s
 }
@@ -300,7 +340,10 @@ pub fn results_json(results: &[CaseResult], cfg: &RunConfig) -> Json {
                 ("compile_ms", Json::from(ms(r.compile_time))),
                 ("run_ms", Json::from(r.run_time.map(ms))),
                 ("timer_us", Json::from(r.timer_us)),
-                ("detail", Json::from(runner::truncate(r.outcome.detail(), 4000))),
+                (
+                    "detail",
+                    Json::from(runner::truncate(r.outcome.detail(), 4000)),
+                ),
             ])
         })
         .collect();

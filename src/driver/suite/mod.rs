@@ -40,7 +40,10 @@ pub enum SuiteCommand {
 /// returns the exit code; `None` for anything else. `cmd` is the program name for usage text.
 /// `-O2` may be written `-O 2` or `--opt-level 2`.
 pub fn dispatch(cmd: &str, args: &[String]) -> Option<i32> {
-    if !matches!(args.first().map(String::as_str), Some("build" | "test" | "bench")) {
+    if !matches!(
+        args.first().map(String::as_str),
+        Some("build" | "test" | "bench")
+    ) {
         return None;
     }
     /// sysyc suite tools.
