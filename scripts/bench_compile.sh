@@ -50,6 +50,7 @@ printf '%-34s %9s  %-10s %9s %9s %10s %8s\n' input lines tool seconds peak_MB li
 for f in "${files[@]}"; do
   lines=$(wc -l < "$f")
   declare -A secs=()
+  base_ok=0
   for t in "${tools[@]}"; do
     tag=$(echo "$t" | tr -c 'a-zA-Z0-9\n' _)
     log="$out/$(basename "$f" .sy).$tag.time"
@@ -57,12 +58,14 @@ for f in "${files[@]}"; do
     # shellcheck disable=SC2086
     /usr/bin/time -v -o "$log" timeout "$limit" ${cmd[$t]} "$out/$(basename "$f" .sy).$tag.s" "$f" \
       > "$out/$(basename "$f" .sy).$tag.log" 2>&1 || status=fail
+    grep -q "Exit status: 124" "$log" && status=timeout
+    [ "$t" = "sysyc -O2" ] && [ "$status" = ok ] && base_ok=1
     wall=$(sed -n 's/.*Elapsed (wall clock) time.*: //p' "$log" | awk -F: '{ if (NF == 3) print $1*3600 + $2*60 + $3; else print $1*60 + $2 }')
     kb=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$log")
     secs[$t]=$wall
     rate=$(awk -v l="$lines" -v s="$wall" 'BEGIN { printf "%.0f", (s > 0 ? l / s : 0) }')
-    ratio=$(awk -v s="$wall" -v b="${secs["sysyc -O2"]:-0}" 'BEGIN { if (b > 0) printf "%.2fx", s / b; else printf "-" }')
-    [ "$status" = ok ] || ratio="FAILED"
+    ratio=$(awk -v s="$wall" -v b="${secs["sysyc -O2"]:-0}" -v ok="$base_ok" 'BEGIN { if (ok && b > 0) printf "%.2fx", s / b; else printf "-" }')
+    case "$status" in fail) ratio=FAILED ;; timeout) ratio=TIMEOUT ;; esac
     printf '%-34s %9s  %-10s %9.2f %9.1f %10s %8s\n' "$(basename "$f")" "$lines" "$t" "$wall" \
       "$(awk -v k="${kb:-0}" 'BEGIN { print k / 1024 }')" "$rate" "$ratio"
   done
