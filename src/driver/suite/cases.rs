@@ -2,6 +2,8 @@
 //! optional `NAME.in` (stdin) and `NAME.out` (expected stdout + exit code). A case is named by
 //! its path relative to the parent of the directory it was found under, without `.sy`
 //! (`functional/00_main`), and cases come back sorted by name, so runs are reproducible.
+//! A `.sy` with a `NAME.err` beside it is a diagnostics test (the frontend's tests check those),
+//! not a program to run, and is skipped.
 
 use std::path::{Path, PathBuf};
 
@@ -80,7 +82,7 @@ fn walk(dir: &Path, found: &mut dyn FnMut(&Path)) -> std::io::Result<()> {
         let path = e.path();
         if e.file_type()?.is_dir() {
             walk(&path, found)?;
-        } else if path.extension().is_some_and(|x| x == "sy") {
+        } else if path.extension().is_some_and(|x| x == "sy") && !path.with_extension("err").exists() {
             found(&path);
         }
     }

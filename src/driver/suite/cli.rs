@@ -52,8 +52,8 @@ pub struct TestArgs {
     /// parallel jobs (default: one per core)
     #[argh(option, short = 'j', default = "0")]
     pub jobs: usize,
-    /// seconds one program may run (default 10)
-    #[argh(option, default = "10.0")]
+    /// seconds one program may run (default 60; emulated floating point is slow)
+    #[argh(option, default = "60.0")]
     pub timeout: f64,
     /// only cases whose name contains one of these comma-separated substrings
     #[argh(option)]

@@ -78,7 +78,7 @@ impl RunConfig {
     pub fn new(compiler: Compiler) -> RunConfig {
         RunConfig {
             compiler,
-            timeout: Duration::from_secs(10),
+            timeout: Duration::from_secs(60),
             compile_timeout: Duration::from_secs(120),
             keep_failed: std::env::var_os("SYSY_KEEP").is_some(),
         }
