@@ -117,7 +117,10 @@ pub fn compute(mf: &MFunc) -> Intervals {
     let mut globals: Vec<u32> = Vec::new();
     for &b in &mf.order {
         let blk = &mf.blocks[b as usize];
+        let mut branched = false;
         for mi in &mf.insts[blk.start as usize..blk.end as usize] {
+            assert!(!(branched && mi.rd.is_some()), "{}: write after a branch in block {b}", mf.sym);
+            branched |= mi.op.is_branch();
             for r in mi.uses() {
                 if r.is_virt() && def_stamp[r.vindex()] != b && gidx[r.vindex()] == u32::MAX {
                     gidx[r.vindex()] = globals.len() as u32;

@@ -7,8 +7,8 @@
 //! - writing virtual `v` makes its location hold `v`;
 //! - writing a physical register (argument setup, call clobbers) makes it hold nothing.
 //!
-//! Block entry states are the meet (agreement) of the predecessors' exit states, computed to
-//! a fixed point over the CFG; then every read is checked. It relies only on `MFunc` and the
+//! Block entry states are the meet (agreement) of the states at the branches that reach the
+//! block (a branch in mid-block passes the state at that point), computed to a fixed point; then every read is checked. It relies only on `MFunc` and the
 //! `Allocation`, not on liveness or the allocator's data, so it catches errors in either.
 //! Cost: O(iterations * instructions + blocks * locations).
 
@@ -35,8 +35,9 @@ impl Ck<'_> {
         }
     }
 
-    /// Applies block `b` to `st`; with `check`, reports the first bad read.
-    fn block(&self, b: u32, st: &mut [u32], check: bool) -> Result<(), String> {
+    /// Applies block `b` to `st`; with `check`, reports the first bad read. Each branch hands
+    /// the state at that point to `edge(target, state)`.
+    fn block(&self, b: u32, st: &mut [u32], check: bool, mut edge: impl FnMut(u32, &[u32])) -> Result<(), String> {
         let blk = &self.mf.blocks[b as usize];
         for k in blk.start..blk.end {
             let mi = &self.mf.insts[k as usize];
@@ -57,6 +58,9 @@ impl Ck<'_> {
                         }
                     }
                 }
+            }
+            if mi.op.is_branch() || mi.op == MOp::J {
+                edge(mi.imm as u32, st);
             }
             self.mf.for_each_def(mi, |r| {
                 if r.is_virt() {
@@ -88,17 +92,16 @@ pub fn check(mf: &MFunc, alloc: &Allocation) -> Result<(), String> {
                 continue; // not reached yet
             }
             st.copy_from_slice(&entry[b as usize]);
-            ck.block(b, &mut st, false)?;
-            for &s in &mf.blocks[b as usize].succs {
+            ck.block(b, &mut st, false, |s, st| {
                 let e = &mut entry[s as usize];
-                for (x, &y) in e.iter_mut().zip(&st) {
-                    let m = if *x == TOP { y } else if *x == y { y } else { NOTHING };
+                for (x, &y) in e.iter_mut().zip(st) {
+                    let m = if *x == TOP || *x == y { y } else { NOTHING };
                     if m != *x {
                         *x = m;
                         changed = true;
                     }
                 }
-            }
+            })?;
         }
     }
     for &b in &mf.order {
@@ -106,7 +109,7 @@ pub fn check(mf: &MFunc, alloc: &Allocation) -> Result<(), String> {
             continue;
         }
         st.copy_from_slice(&entry[b as usize]);
-        ck.block(b, &mut st, true)?;
+        ck.block(b, &mut st, true, |_, _| {})?;
     }
     Ok(())
 }
