@@ -254,6 +254,9 @@ pub fn compute(mf: &MFunc) -> Intervals {
         iv.end[v] = r[r.len() - 1].1;
         let len: u32 = r.iter().map(|&(s, e)| e - s + 1).sum();
         iv.weight[v] /= (len as f32).sqrt();
+        if mf.remat[v].is_some() {
+            iv.weight[v] *= 0.5; // spilling it costs a recomputation, not a memory access
+        }
     }
     // Phase 4: fixed ranges.
     let mut live_end: [u32; 64] = [u32::MAX; 64];
