@@ -1,6 +1,61 @@
 //! Frontend: lexer, parser, semantic analysis and lowering of SysY to IR.
+//!
+//! Pipeline: `lexer::lex` (bytes -> tokens) -> `parser::parse` (tokens -> `ast::Ast`) ->
+//! `sema::check` (-> `hir::Program`: resolved, typed, folded) -> lowering to `crate::ir`.
+//! Each stage reports into one `diag::Diags`; the first stage with errors stops the pipeline and
+//! the rendered diagnostics are returned as `Err`.
+//!
+//! Stack: walks recurse along the tree, whose depth the parser caps at `ast::MAX_DEPTH`. Callers
+//! must run the frontend on a thread with a large stack (see `STACK_SIZE`) to accept the deepest
+//! programs; shallower limits give a diagnostic, never an overflow, only if the stack suffices.
+
+pub mod ast;
+pub mod diag;
+pub mod hir;
+pub mod lexer;
+pub mod lower;
+pub mod parser;
+pub mod sema;
+pub mod ssa;
+
+#[cfg(test)]
+mod tests;
+
+/// Stack size the frontend needs for programs nested up to `ast::MAX_DEPTH` levels.
+pub const STACK_SIZE: usize = 1 << 30;
+
+/// Lexes, parses and checks `source`. `Err` holds the rendered diagnostics
+/// (`file:line:col: error: ...` with source line and caret), ready for stderr.
+pub fn check(source: &[u8], file_name: &str) -> Result<hir::Program, String> {
+    let mut diags = diag::Diags::default();
+    let mut interner = lexer::Interner::default();
+    let toks = lexer::lex(source, &mut interner, &mut diags);
+    if !diags.is_empty() {
+        return Err(diags.render(source, file_name));
+    }
+    let Some(ast) = parser::parse(&toks, &interner, &mut diags) else {
+        return Err(diags.render(source, file_name));
+    };
+    drop(toks);
+    let program = sema::check(&ast, &mut interner, source, &mut diags);
+    if !diags.is_empty() {
+        return Err(diags.render(source, file_name));
+    }
+    Ok(program)
+}
+
+/// Runs `f` on a fresh thread with `STACK_SIZE` bytes of stack (for deeply nested programs).
+pub fn with_big_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    std::thread::Builder::new()
+        .stack_size(STACK_SIZE)
+        .spawn(f)
+        .expect("spawn frontend thread")
+        .join()
+        .unwrap_or_else(|e| std::panic::resume_unwind(e))
+}
 
 /// Parses, checks and lowers one SysY source file. `Err` holds rendered diagnostics.
-pub fn compile_to_ir(_source: &[u8], file_name: &str) -> Result<crate::ir::Module, String> {
-    Err(format!("{file_name}: error: frontend not merged yet"))
+pub fn compile_to_ir(source: &[u8], file_name: &str) -> Result<crate::ir::Module, String> {
+    let program = check(source, file_name)?;
+    Ok(lower::lower_program(&program))
 }

@@ -21,6 +21,7 @@ pub const ALL_FUNC_PASSES: &[Pass] = &[
     Pass { name: "gvn", run: super::gvn::run },
     Pass { name: "instcombine", run: super::instcombine::run },
     Pass { name: "licm", run: super::licm::run },
+    Pass { name: "memopt", run: super::memopt::run },
     Pass { name: "sccp", run: super::sccp::run },
     Pass { name: "simplify_cfg", run: super::simplify_cfg::run },
 ];
@@ -39,9 +40,17 @@ pub const O1: &[Step] = &[
 pub const O2: &[Step] = &[
     module_pass!(effects), // summaries first: dce, gvn and licm consult callee purity
     pass!(simplify_cfg),
+    pass!(sccp),
+    pass!(instcombine),
+    pass!(gvn),
+    pass!(dce),           // callees shrink before inlining judges their size
+    module_pass!(inline), // callees first (post-order), small or single-site ones
+    module_pass!(effects), // inlining changes what callers do
+    pass!(simplify_cfg),
     pass!(sccp),        // before gvn: folded constants make more expressions equal
     pass!(instcombine), // canonical operand order and constants on the right feed gvn
     pass!(gvn),
+    pass!(memopt), // after gvn: equal addresses are one value
     pass!(dce),
     pass!(licm), // after gvn, so hoisted code is already deduplicated
     pass!(instcombine),

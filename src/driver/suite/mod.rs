@@ -1,1 +1,69 @@
-//! Suite tools: batch build, test and benchmark of whole SysY suites.
+//! The suite tools: running SysY test cases end to end (compile, link with our runtime, run under
+//! qemu-riscv64 or natively, compare with the expected output) and the `build`, `test` and
+//! `bench` subcommands built on that. Shared by `tests/suites.rs` and the `sysyc` binary.
+//!
+//! - `toolchain`: tool names, the runtime library and the qemu plugin, built on first use;
+//! - `cases`: finding `NAME.sy` / `.in` / `.out` triples;
+//! - `exec`: child processes with stdin, captured output and a timeout;
+//! - `compare`: the whitespace-normalised comparison rule and diffs;
+//! - `runner`: one case end to end, many in parallel;
+//! - `progress`, `json`: reporting;
+//! - `cli` (`build`, `test`) and `bench`: the subcommands.
+
+pub mod bench;
+pub mod cases;
+pub mod cli;
+pub mod compare;
+pub mod exec;
+pub mod json;
+pub mod progress;
+pub mod runner;
+pub mod toolchain;
+
+pub use bench::{run_bench, BenchArgs};
+pub use cases::{discover, Case};
+pub use cli::{run_build, run_test, BuildArgs, TestArgs};
+pub use runner::{run_case, run_cases, CaseResult, Compiler, Outcome, RunConfig};
+
+use argh::FromArgs;
+
+/// The suite subcommands of the command line.
+#[derive(FromArgs, Debug)]
+#[argh(subcommand)]
+pub enum SuiteCommand {
+    Build(BuildArgs),
+    Test(TestArgs),
+    Bench(BenchArgs),
+}
+
+/// Runs `sysyc build|test|bench ARGS...` when `args` starts with one of those words and
+/// returns the exit code; `None` for anything else. `cmd` is the program name for usage text.
+/// `-O2` may be written `-O 2` or `--opt-level 2`.
+pub fn dispatch(cmd: &str, args: &[String]) -> Option<i32> {
+    if !matches!(args.first().map(String::as_str), Some("build" | "test" | "bench")) {
+        return None;
+    }
+    /// sysyc suite tools.
+    #[derive(FromArgs, Debug)]
+    struct Top {
+        #[argh(subcommand)]
+        sub: SuiteCommand,
+    }
+    let strs: Vec<&str> = args.iter().map(String::as_str).collect();
+    Some(match Top::from_args(&[cmd], &strs) {
+        Ok(top) => match &top.sub {
+            SuiteCommand::Build(a) => run_build(a),
+            SuiteCommand::Test(a) => run_test(a),
+            SuiteCommand::Bench(a) => run_bench(a),
+        },
+        Err(argh::EarlyExit { output, status }) => {
+            if status.is_ok() {
+                println!("{output}");
+                0
+            } else {
+                eprintln!("{output}");
+                2
+            }
+        }
+    })
+}

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The one test command: installs missing tools, then builds and runs every test in release
+# mode (the suites run many programs; the IR verifier stays on in the tests).
+# Extra arguments go to `cargo test`, e.g. `scripts/test.sh --test suites functional_o2`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+cargo test --release "$@"

@@ -1,0 +1,184 @@
+//! The syntax tree, as written: no types, no name resolution.
+//!
+//! Nodes live in flat arenas indexed by typed ids (`ExprId`, `StmtId`, `InitId`), so a deeply
+//! nested program is a few `Vec`s (no recursive `Box` drops, no pointer chasing). The parser
+//! guarantees every tree is at most `MAX_DEPTH` deep, which bounds the recursion of every later
+//! walk (sema, lowering). Ids come from the IR's `entity!`; tables are its `IdVec`.
+
+use super::diag::Span;
+use super::lexer::Sym;
+
+/// Maximum nesting of expressions, statements and initialiser lists. Deeper input gets a
+/// "nesting too deep" diagnostic instead of a stack overflow. Every recursive walk of the tree
+/// recurses at most about this many times (times a small constant).
+pub const MAX_DEPTH: u32 = 100_000;
+
+pub use crate::ir::entity::IdVec as Arena;
+use crate::entity;
+
+entity!(/// A syntactic expression.
+    ExprId, "e");
+entity!(/// A syntactic statement.
+    StmtId, "s");
+entity!(/// One level of a (possibly nested) initialiser.
+    InitId, "init");
+
+/// `int` or `float`, as written in declarations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BaseType {
+    Int,
+    Float,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnOp {
+    Plus,
+    Neg,
+    Not,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    Lt,
+    Gt,
+    Le,
+    Ge,
+    Eq,
+    Ne,
+    And,
+    Or,
+}
+
+impl BinOp {
+    pub fn text(self) -> &'static str {
+        match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::Rem => "%",
+            BinOp::Lt => "<",
+            BinOp::Gt => ">",
+            BinOp::Le => "<=",
+            BinOp::Ge => ">=",
+            BinOp::Eq => "==",
+            BinOp::Ne => "!=",
+            BinOp::And => "&&",
+            BinOp::Or => "||",
+        }
+    }
+    pub fn is_comparison(self) -> bool {
+        matches!(self, BinOp::Lt | BinOp::Gt | BinOp::Le | BinOp::Ge | BinOp::Eq | BinOp::Ne)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub enum ExprKind {
+    Int(i32),
+    Float(f32),
+    /// Only legal as the format argument of `putf`.
+    Str(Vec<u8>),
+    /// `name` or `name[i][j]...`
+    LVal { name: Sym, name_span: Span, indices: Vec<ExprId> },
+    Call { name: Sym, name_span: Span, args: Vec<ExprId> },
+    Unary(UnOp, ExprId),
+    Binary(BinOp, ExprId, ExprId),
+}
+
+#[derive(Clone, Debug)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum InitKind {
+    Expr(ExprId),
+    List(Vec<InitId>),
+}
+
+#[derive(Clone, Debug)]
+pub struct Init {
+    pub kind: InitKind,
+    pub span: Span,
+}
+
+/// One declarator: `name[d0][d1] = init`.
+#[derive(Clone, Debug)]
+pub struct VarDef {
+    pub name: Sym,
+    pub span: Span,
+    pub dims: Vec<ExprId>,
+    pub init: Option<InitId>,
+}
+
+/// `const? int|float def, def, ...;`
+#[derive(Clone, Debug)]
+pub struct Decl {
+    pub is_const: bool,
+    pub ty: BaseType,
+    pub defs: Vec<VarDef>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum StmtKind {
+    Decl(Decl),
+    /// `lval = value;` (`target` is an `ExprKind::LVal`).
+    Assign { target: ExprId, value: ExprId },
+    /// `expr;` or the empty statement `;`.
+    Expr(Option<ExprId>),
+    Block(Vec<StmtId>),
+    If { cond: ExprId, then: StmtId, els: Option<StmtId> },
+    While { cond: ExprId, body: StmtId },
+    Break,
+    Continue,
+    Return(Option<ExprId>),
+}
+
+#[derive(Clone, Debug)]
+pub struct Stmt {
+    pub kind: StmtKind,
+    pub span: Span,
+}
+
+/// A function parameter; `dims` is `Some` for arrays (the omitted first dimension excluded).
+#[derive(Clone, Debug)]
+pub struct Param {
+    pub ty: BaseType,
+    pub name: Sym,
+    pub span: Span,
+    pub dims: Option<Vec<ExprId>>,
+}
+
+#[derive(Clone, Debug)]
+pub struct FuncDef {
+    /// `None` for `void`.
+    pub ret: Option<BaseType>,
+    pub name: Sym,
+    pub name_span: Span,
+    pub params: Vec<Param>,
+    /// Always a `StmtKind::Block`.
+    pub body: StmtId,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum Item {
+    Decl(Decl),
+    Func(FuncDef),
+}
+
+/// A parsed compilation unit.
+#[derive(Default, Debug)]
+pub struct Ast {
+    pub exprs: Arena<ExprId, Expr>,
+    pub stmts: Arena<StmtId, Stmt>,
+    pub inits: Arena<InitId, Init>,
+    pub items: Vec<Item>,
+}

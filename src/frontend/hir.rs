@@ -1,0 +1,287 @@
+//! The checked program: what semantic analysis hands to lowering.
+//!
+//! Compared with the `Ast`, everything here is resolved and explicit:
+//! * every name use is a `VarId` or `FuncId` (shadowing is gone);
+//! * every expression has a `Ty`; operands of an arithmetic node or comparison already have the
+//!   operation's type (implicit int<->float conversions are `Cast` nodes);
+//! * conditions (`if`, `while`, operands of `&&`, `||`, `!`) are `int`: a float `x` used as a
+//!   condition became `x != 0.0`;
+//! * constant expressions are folded to `Int`/`Float` literals (int arithmetic wraps, float
+//!   arithmetic is f32), including reads of `const` arrays with constant indices;
+//! * array dimensions are numbers; initialisers are flattened to row-major `(index, value)`
+//!   lists, values already converted to the element type;
+//! * `starttime()`/`stoptime()` are calls of `_sysy_starttime(line)`/`_sysy_stoptime(line)`.
+//!
+//! Trees are as deep as the source (at most `ast::MAX_DEPTH`), so walks may recurse.
+
+use super::ast::Arena;
+use crate::entity;
+use super::diag::Span;
+
+entity!(/// A variable: global, local or parameter.
+    VarId, "var");
+entity!(/// A function: defined in the program or an external runtime function.
+    FuncId, "fn");
+entity!(/// A checked expression.
+    ExprId, "x");
+entity!(/// A checked statement.
+    StmtId, "st");
+
+/// Element type of scalars and arrays.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scalar {
+    Int,
+    Float,
+}
+
+impl Scalar {
+    pub fn name(self) -> &'static str {
+        match self {
+            Scalar::Int => "int",
+            Scalar::Float => "float",
+        }
+    }
+}
+
+/// Type of an expression or parameter.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Ty {
+    Void,
+    Int,
+    Float,
+    /// The address of the first element of an array whose elements have shape `dims` (empty:
+    /// scalars). `int a[4][5]` used as an argument is `Ptr { Int, [5] }`, `a[i]` is `Ptr { Int, [] }`,
+    /// and so is the parameter `int b[]`.
+    Ptr { elem: Scalar, dims: Vec<u32> },
+    /// The type of an expression that already produced a diagnostic; accepted everywhere.
+    Error,
+}
+
+impl Ty {
+    pub fn scalar(s: Scalar) -> Ty {
+        match s {
+            Scalar::Int => Ty::Int,
+            Scalar::Float => Ty::Float,
+        }
+    }
+    pub fn as_scalar(&self) -> Option<Scalar> {
+        match self {
+            Ty::Int => Some(Scalar::Int),
+            Ty::Float => Some(Scalar::Float),
+            _ => None,
+        }
+    }
+    /// C-like spelling for messages: `int`, `float[]`, `int[][5]`.
+    pub fn describe(&self) -> String {
+        match self {
+            Ty::Void => "void".into(),
+            Ty::Int => "int".into(),
+            Ty::Float => "float".into(),
+            Ty::Error => "<error>".into(),
+            Ty::Ptr { elem, dims } => {
+                let mut s = format!("{}[]", elem.name());
+                for d in dims {
+                    s += &format!("[{d}]");
+                }
+                s
+            }
+        }
+    }
+}
+
+/// A compile-time constant.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Const {
+    Int(i32),
+    Float(f32),
+}
+
+impl Const {
+    pub fn is_zero(self) -> bool {
+        match self {
+            Const::Int(v) => v == 0,
+            // `-0.0` is zero too, and its bits are not all zero: keep it explicit.
+            Const::Float(v) => v.to_bits() == 0,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VarKind {
+    Global,
+    Local,
+    /// The n-th parameter of its function.
+    Param(u32),
+}
+
+/// Initial value of a variable.
+#[derive(Clone, Debug, Default)]
+pub enum VarInit {
+    /// No initialiser: globals are zero, locals undefined (lowering reads them as 0).
+    #[default]
+    None,
+    /// Scalar local with a (possibly non-constant) initialiser.
+    Expr(ExprId),
+    /// Local array: flattened row-major `(element index, value)`, increasing indices; all other
+    /// elements are zero.
+    Elems(Vec<(u32, ExprId)>),
+    /// Constant value (globals, `const` variables): sparse `(element index, value)` pairs in
+    /// increasing index order, other elements zero. A scalar has at most the pair at index 0.
+    Const(Vec<(u32, Const)>),
+}
+
+#[derive(Clone, Debug)]
+pub struct Var {
+    pub name: String,
+    pub span: Span,
+    pub elem: Scalar,
+    /// Array dimensions (empty for scalars). For an array parameter, `dims[0]` is 0 (omitted).
+    pub dims: Vec<u32>,
+    pub kind: VarKind,
+    pub is_const: bool,
+    pub init: VarInit,
+}
+
+impl Var {
+    pub fn is_array(&self) -> bool {
+        !self.dims.is_empty()
+    }
+    /// An array parameter: the variable holds a pointer.
+    pub fn is_array_param(&self) -> bool {
+        self.is_array() && matches!(self.kind, VarKind::Param(_))
+    }
+    /// Number of scalar elements (not meaningful for array parameters).
+    pub fn num_elems(&self) -> u64 {
+        self.dims.iter().map(|&d| d as u64).product()
+    }
+    /// Constant value of element `index` of a constant variable.
+    pub fn const_elem(&self, index: u32) -> Option<Const> {
+        let VarInit::Const(vals) = &self.init else { return None };
+        match vals.binary_search_by_key(&index, |&(i, _)| i) {
+            Ok(k) => Some(vals[k].1),
+            Err(_) => Some(match self.elem {
+                Scalar::Int => Const::Int(0),
+                Scalar::Float => Const::Float(0.0),
+            }),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArithOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    /// Integers only.
+    Rem,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CmpOp {
+    Lt,
+    Gt,
+    Le,
+    Ge,
+    Eq,
+    Ne,
+}
+
+#[derive(Clone, Debug)]
+pub enum ExprKind {
+    Int(i32),
+    Float(f32),
+    /// The format of `putf` (its first argument only).
+    Str(Vec<u8>),
+    /// Read of a scalar variable.
+    Var(VarId),
+    /// Read of an array element; `indices.len() == dims.len()`, all `int`.
+    Elem { var: VarId, indices: Vec<ExprId> },
+    /// Address of a sub-array (fewer indices than dims, possibly none); type `Ptr`.
+    /// Only appears as a call argument.
+    Addr { var: VarId, indices: Vec<ExprId> },
+    /// `-x`; type int or float.
+    Neg(ExprId),
+    /// `!x` for an int `x`: 1 if x == 0 else 0.
+    Not(ExprId),
+    /// Both operands have the node's type (int or float).
+    Arith { op: ArithOp, lhs: ExprId, rhs: ExprId },
+    /// Both operands have type `operand`; the result is int 0/1.
+    Cmp { op: CmpOp, operand: Scalar, lhs: ExprId, rhs: ExprId },
+    /// Short-circuit; int operands (truth = non-zero), int 0/1 result.
+    And(ExprId, ExprId),
+    Or(ExprId, ExprId),
+    /// Arguments already converted to the parameter types (array arguments are `Addr`).
+    /// Variadic `putf` arguments after the format keep their own type (int or float).
+    Call { func: FuncId, args: Vec<ExprId> },
+    IntToFloat(ExprId),
+    /// Truncates toward zero.
+    FloatToInt(ExprId),
+}
+
+#[derive(Clone, Debug)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub ty: Ty,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum StmtKind {
+    /// A local variable comes into existence; lowering evaluates `vars[v].init` here.
+    Decl(VarId),
+    /// `var[indices] = value`; `indices` is empty for scalars, else one per dimension.
+    /// `value` has the element type.
+    Assign { var: VarId, indices: Vec<ExprId>, value: ExprId },
+    Expr(ExprId),
+    Block(Vec<StmtId>),
+    /// `cond` is int.
+    If { cond: ExprId, then: StmtId, els: Option<StmtId> },
+    While { cond: ExprId, body: StmtId },
+    Break,
+    Continue,
+    /// The value has the function's return type.
+    Return(Option<ExprId>),
+}
+
+#[derive(Clone, Debug)]
+pub struct Stmt {
+    pub kind: StmtKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct Func {
+    pub name: String,
+    pub span: Span,
+    /// `None` is `void`.
+    pub ret: Option<Scalar>,
+    pub param_tys: Vec<Ty>,
+    /// Parameter variables (empty for external functions).
+    pub params: Vec<VarId>,
+    /// `None` for external (runtime) functions.
+    pub body: Option<StmtId>,
+    /// Takes extra int/float arguments after `param_tys` (`putf`).
+    pub variadic: bool,
+    /// Called (or defined) somewhere; unused externals need no declaration.
+    pub used: bool,
+}
+
+impl Func {
+    pub fn is_external(&self) -> bool {
+        self.body.is_none()
+    }
+}
+
+/// The output of semantic analysis.
+#[derive(Debug, Default)]
+pub struct Program {
+    pub funcs: Arena<FuncId, Func>,
+    pub vars: Arena<VarId, Var>,
+    pub exprs: Arena<ExprId, Expr>,
+    pub stmts: Arena<StmtId, Stmt>,
+    /// Global variables in definition order (constants included).
+    pub globals: Vec<VarId>,
+    /// The `main` function (always set when sema succeeds).
+    pub main: Option<FuncId>,
+}

@@ -1,0 +1,595 @@
+//! Lexer: bytes -> tokens with spans.
+//!
+//! Hand-written over `&[u8]`, so any input (including non-UTF-8) is accepted without panics;
+//! bytes that start no token are reported as "invalid character". Identifiers are interned into
+//! `Interner` (an id per distinct name). Literals are decoded here:
+//!
+//! * integers: decimal, octal (`017`), hex (`0x1F`). Decimal literals up to 2^31 (so that
+//!   `-2147483648` works) and octal/hex literals up to 0xFFFF_FFFF are accepted and wrapped to
+//!   32 bits, as C compilers do for `int`; anything larger is "integer literal out of range".
+//! * floats: decimal (`1.`, `.5`, `1e-6`) through Rust's correctly rounded `str::parse::<f32>`,
+//!   and C99 hex floats (`0x1.921fb6p+1`, `0x.AP-3`) through `parse_hex_float`, also correctly
+//!   rounded (round-half-even, subnormals included).
+//! * strings: `"..."` with C escapes, kept as raw bytes (only `putf` accepts them).
+//!
+//! Comments (`//`, `/* */`) and whitespace are skipped; an unterminated block comment is an
+//! error at its opening. Lexing continues after an error, so several can be reported.
+
+use super::diag::{Diags, Span};
+use rustc_hash::FxHashMap;
+
+/// An interned identifier.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Sym(pub u32);
+
+/// Maps identifier text to `Sym` and back.
+#[derive(Default, Debug)]
+pub struct Interner {
+    map: FxHashMap<Box<str>, Sym>,
+    names: Vec<Box<str>>,
+}
+
+impl Interner {
+    pub fn intern(&mut self, s: &str) -> Sym {
+        if let Some(&sym) = self.map.get(s) {
+            return sym;
+        }
+        let sym = Sym(self.names.len() as u32);
+        self.names.push(s.into());
+        self.map.insert(s.into(), sym);
+        sym
+    }
+    pub fn get(&self, sym: Sym) -> &str {
+        &self.names[sym.0 as usize]
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Tok {
+    Ident(Sym),
+    /// An integer literal, already wrapped to 32 bits.
+    Int(i32),
+    Float(f32),
+    Str(Vec<u8>),
+    // keywords
+    KwInt,
+    KwFloat,
+    KwVoid,
+    KwConst,
+    KwIf,
+    KwElse,
+    KwWhile,
+    KwBreak,
+    KwContinue,
+    KwReturn,
+    // punctuation
+    LParen,
+    RParen,
+    LBracket,
+    RBracket,
+    LBrace,
+    RBrace,
+    Comma,
+    Semi,
+    Assign,
+    Plus,
+    Minus,
+    Star,
+    Slash,
+    Percent,
+    Not,
+    Lt,
+    Gt,
+    Le,
+    Ge,
+    EqEq,
+    Ne,
+    AndAnd,
+    OrOr,
+    Eof,
+}
+
+impl Tok {
+    /// How the token is named in "expected X, found Y" messages.
+    pub fn describe(&self, interner: &Interner) -> String {
+        match self {
+            Tok::Ident(s) => {
+                let name = interner.get(*s);
+                if name.len() > 40 {
+                    format!("identifier `{}...`", &name[..40])
+                } else {
+                    format!("identifier `{name}`")
+                }
+            }
+            Tok::Int(_) => "integer literal".into(),
+            Tok::Float(_) => "float literal".into(),
+            Tok::Str(_) => "string literal".into(),
+            Tok::Eof => "end of file".into(),
+            t => format!("`{}`", t.text()),
+        }
+    }
+    /// Source text of keywords and punctuation.
+    pub fn text(&self) -> &'static str {
+        match self {
+            Tok::KwInt => "int",
+            Tok::KwFloat => "float",
+            Tok::KwVoid => "void",
+            Tok::KwConst => "const",
+            Tok::KwIf => "if",
+            Tok::KwElse => "else",
+            Tok::KwWhile => "while",
+            Tok::KwBreak => "break",
+            Tok::KwContinue => "continue",
+            Tok::KwReturn => "return",
+            Tok::LParen => "(",
+            Tok::RParen => ")",
+            Tok::LBracket => "[",
+            Tok::RBracket => "]",
+            Tok::LBrace => "{",
+            Tok::RBrace => "}",
+            Tok::Comma => ",",
+            Tok::Semi => ";",
+            Tok::Assign => "=",
+            Tok::Plus => "+",
+            Tok::Minus => "-",
+            Tok::Star => "*",
+            Tok::Slash => "/",
+            Tok::Percent => "%",
+            Tok::Not => "!",
+            Tok::Lt => "<",
+            Tok::Gt => ">",
+            Tok::Le => "<=",
+            Tok::Ge => ">=",
+            Tok::EqEq => "==",
+            Tok::Ne => "!=",
+            Tok::AndAnd => "&&",
+            Tok::OrOr => "||",
+            _ => "?",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Token {
+    pub tok: Tok,
+    pub span: Span,
+}
+
+fn is_ident_start(b: u8) -> bool {
+    b.is_ascii_alphabetic() || b == b'_'
+}
+fn is_ident_char(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// Tokenizes all of `src`; the last token is always `Eof`.
+pub fn lex(src: &[u8], interner: &mut Interner, diags: &mut Diags) -> Vec<Token> {
+    let mut toks = Vec::with_capacity(src.len() / 3 + 1);
+    let mut i = 0usize;
+    let n = src.len();
+    while i < n {
+        let b = src[i];
+        let start = i;
+        // whitespace
+        if b == b' ' || b == b'\t' || b == b'\n' || b == b'\r' || b == 0x0b || b == 0x0c {
+            i += 1;
+            continue;
+        }
+        // comments
+        if b == b'/' && i + 1 < n && src[i + 1] == b'/' {
+            while i < n && src[i] != b'\n' {
+                i += 1;
+            }
+            continue;
+        }
+        if b == b'/' && i + 1 < n && src[i + 1] == b'*' {
+            i += 2;
+            let mut closed = false;
+            while i + 1 < n {
+                if src[i] == b'*' && src[i + 1] == b'/' {
+                    closed = true;
+                    break;
+                }
+                i += 1;
+            }
+            if closed {
+                i += 2;
+            } else {
+                diags.error(Span::new(start, start + 2), "unterminated comment");
+                i = n;
+            }
+            continue;
+        }
+        if is_ident_start(b) {
+            while i < n && is_ident_char(src[i]) {
+                i += 1;
+            }
+            // Identifier bytes are ASCII, hence valid UTF-8.
+            let text = std::str::from_utf8(&src[start..i]).unwrap_or("_");
+            let tok = match text {
+                "int" => Tok::KwInt,
+                "float" => Tok::KwFloat,
+                "void" => Tok::KwVoid,
+                "const" => Tok::KwConst,
+                "if" => Tok::KwIf,
+                "else" => Tok::KwElse,
+                "while" => Tok::KwWhile,
+                "break" => Tok::KwBreak,
+                "continue" => Tok::KwContinue,
+                "return" => Tok::KwReturn,
+                _ => Tok::Ident(interner.intern(text)),
+            };
+            toks.push(Token { tok, span: Span::new(start, i) });
+            continue;
+        }
+        if b.is_ascii_digit() || (b == b'.' && i + 1 < n && src[i + 1].is_ascii_digit()) {
+            let (tok, end) = lex_number(src, start, diags);
+            toks.push(Token { tok, span: Span::new(start, end) });
+            i = end;
+            continue;
+        }
+        if b == b'"' {
+            let (tok, end) = lex_string(src, start, diags);
+            toks.push(Token { tok, span: Span::new(start, end) });
+            i = end;
+            continue;
+        }
+        let next = if i + 1 < n { src[i + 1] } else { 0 };
+        let (tok, len) = match (b, next) {
+            (b'<', b'=') => (Tok::Le, 2),
+            (b'>', b'=') => (Tok::Ge, 2),
+            (b'=', b'=') => (Tok::EqEq, 2),
+            (b'!', b'=') => (Tok::Ne, 2),
+            (b'&', b'&') => (Tok::AndAnd, 2),
+            (b'|', b'|') => (Tok::OrOr, 2),
+            (b'(', _) => (Tok::LParen, 1),
+            (b')', _) => (Tok::RParen, 1),
+            (b'[', _) => (Tok::LBracket, 1),
+            (b']', _) => (Tok::RBracket, 1),
+            (b'{', _) => (Tok::LBrace, 1),
+            (b'}', _) => (Tok::RBrace, 1),
+            (b',', _) => (Tok::Comma, 1),
+            (b';', _) => (Tok::Semi, 1),
+            (b'=', _) => (Tok::Assign, 1),
+            (b'+', _) => (Tok::Plus, 1),
+            (b'-', _) => (Tok::Minus, 1),
+            (b'*', _) => (Tok::Star, 1),
+            (b'/', _) => (Tok::Slash, 1),
+            (b'%', _) => (Tok::Percent, 1),
+            (b'!', _) => (Tok::Not, 1),
+            (b'<', _) => (Tok::Lt, 1),
+            (b'>', _) => (Tok::Gt, 1),
+            _ => {
+                // Skip a whole UTF-8 sequence so one bad character gives one error.
+                let mut end = i + 1;
+                if b >= 0xC0 {
+                    while end < n && src[end] & 0xC0 == 0x80 && end < i + 4 {
+                        end += 1;
+                    }
+                }
+                let shown = if b.is_ascii_graphic() {
+                    format!("`{}`", b as char)
+                } else {
+                    match std::str::from_utf8(&src[i..end]) {
+                        Ok(s) if !s.chars().any(|c| c.is_control()) => format!("`{s}`"),
+                        _ => format!("byte 0x{b:02x}"),
+                    }
+                };
+                diags.error(Span::new(i, end), format!("invalid character {shown}"));
+                i = end;
+                continue;
+            }
+        };
+        toks.push(Token { tok, span: Span::new(start, start + len) });
+        i += len;
+    }
+    toks.push(Token { tok: Tok::Eof, span: Span::new(n, n) });
+    toks
+}
+
+/// Lexes a number starting at `start`; returns the token and the end offset.
+fn lex_number(src: &[u8], start: usize, diags: &mut Diags) -> (Tok, usize) {
+    let n = src.len();
+    let at = |i: usize| if i < n { src[i] } else { 0 };
+    let mut i = start;
+    let tok;
+    if at(i) == b'0' && (at(i + 1) == b'x' || at(i + 1) == b'X') {
+        i += 2;
+        let digits_start = i;
+        while at(i).is_ascii_hexdigit() {
+            i += 1;
+        }
+        let int_end = i;
+        let mut is_float = false;
+        if at(i) == b'.' {
+            is_float = true;
+            i += 1;
+            while at(i).is_ascii_hexdigit() {
+                i += 1;
+            }
+        }
+        let mant_end = i;
+        let mut exp_ok = true;
+        if at(i) == b'p' || at(i) == b'P' {
+            is_float = true;
+            let mut j = i + 1;
+            if at(j) == b'+' || at(j) == b'-' {
+                j += 1;
+            }
+            if at(j).is_ascii_digit() {
+                while at(j).is_ascii_digit() {
+                    j += 1;
+                }
+            } else {
+                exp_ok = false;
+            }
+            i = j;
+        } else if is_float {
+            exp_ok = false;
+        }
+        let end = skip_suffix(src, i);
+        if end != i {
+            diags.error(Span::new(start, end), "invalid suffix on number literal");
+            return (Tok::Int(0), end);
+        }
+        if is_float {
+            let text = &src[digits_start..mant_end];
+            if !exp_ok || text == b"." || text.is_empty() {
+                diags.error(Span::new(start, i), "invalid hexadecimal float literal (needs digits and a `p` exponent)");
+                return (Tok::Float(0.0), i);
+            }
+            let exp_text = std::str::from_utf8(&src[mant_end + 1..i]).unwrap_or("0");
+            tok = Tok::Float(parse_hex_float(text, exp_text));
+        } else {
+            if digits_start == int_end {
+                diags.error(Span::new(start, i), "invalid hexadecimal literal (no digits)");
+                return (Tok::Int(0), i);
+            }
+            tok = int_token(&src[digits_start..int_end], 16, 0xFFFF_FFFF, Span::new(start, i), diags);
+        }
+        return (tok, i);
+    }
+    while at(i).is_ascii_digit() {
+        i += 1;
+    }
+    let int_end = i;
+    let mut is_float = false;
+    if at(i) == b'.' {
+        is_float = true;
+        i += 1;
+        while at(i).is_ascii_digit() {
+            i += 1;
+        }
+    }
+    if at(i) == b'e' || at(i) == b'E' {
+        let mut j = i + 1;
+        if at(j) == b'+' || at(j) == b'-' {
+            j += 1;
+        }
+        if at(j).is_ascii_digit() {
+            while at(j).is_ascii_digit() {
+                j += 1;
+            }
+            is_float = true;
+            i = j;
+        } else {
+            let end = skip_suffix(src, j);
+            diags.error(Span::new(start, end), "invalid float literal (exponent has no digits)");
+            return (Tok::Float(0.0), end);
+        }
+    }
+    let end = skip_suffix(src, i);
+    if end != i {
+        diags.error(Span::new(start, end), "invalid suffix on number literal");
+        return (Tok::Int(0), end);
+    }
+    let span = Span::new(start, i);
+    if is_float {
+        let text = std::str::from_utf8(&src[start..i]).unwrap_or("0");
+        match text.parse::<f32>() {
+            Ok(v) if v.is_finite() => (Tok::Float(v), i),
+            _ => {
+                diags.error(span, "float literal out of range");
+                (Tok::Float(0.0), i)
+            }
+        }
+    } else if src[start] == b'0' && int_end - start > 1 {
+        let digits = &src[start + 1..int_end];
+        if let Some(p) = digits.iter().position(|&d| d >= b'8') {
+            let at = start + 1 + p;
+            diags.error(Span::new(at, at + 1), format!("invalid digit `{}` in octal literal", digits[p] as char));
+            return (Tok::Int(0), i);
+        }
+        (int_token(digits, 8, 0xFFFF_FFFF, span, diags), i)
+    } else {
+        (int_token(&src[start..int_end], 10, 1 << 31, span, diags), i)
+    }
+}
+
+/// Letters/digits glued to a number (`12ab`) form an invalid suffix.
+fn skip_suffix(src: &[u8], mut i: usize) -> usize {
+    while i < src.len() && is_ident_char(src[i]) {
+        i += 1;
+    }
+    i
+}
+
+fn int_token(digits: &[u8], radix: u64, max: u64, span: Span, diags: &mut Diags) -> Tok {
+    let mut v: u64 = 0;
+    for &d in digits {
+        let dv = (d as char).to_digit(radix as u32).unwrap_or(0) as u64;
+        v = v.saturating_mul(radix).saturating_add(dv);
+    }
+    if v > max {
+        diags.error(span, "integer literal out of range");
+        return Tok::Int(0);
+    }
+    Tok::Int(v as u32 as i32)
+}
+
+/// Parses a C99 hex float: `mant` is the hex digits with an optional `.`, `exp` the decimal
+/// binary exponent with optional sign. Correctly rounded to f32 (half-even, with subnormals).
+pub fn parse_hex_float(mant: &[u8], exp: &str) -> f32 {
+    // value = m * 2^e, m kept to 60 significant bits plus a sticky bit.
+    let mut m: u64 = 0;
+    let mut e: i64 = 0;
+    let mut sticky = false;
+    let mut after_point = false;
+    for &c in mant {
+        if c == b'.' {
+            after_point = true;
+            continue;
+        }
+        let d = (c as char).to_digit(16).unwrap_or(0) as u64;
+        if m >> 56 == 0 {
+            m = m * 16 + d;
+            if after_point {
+                e -= 4;
+            }
+        } else {
+            // Digit does not fit: drop it but remember it was non-zero.
+            sticky |= d != 0;
+            if !after_point {
+                e += 4;
+            }
+        }
+    }
+    let exp_val: i64 = exp.parse::<i64>().unwrap_or_else(|_| if exp.starts_with('-') { -100_000 } else { 100_000 });
+    e += exp_val.clamp(-100_000, 100_000);
+    if m == 0 {
+        return 0.0;
+    }
+    let mut m = m as u128;
+    if sticky {
+        m = (m << 1) | 1;
+        e -= 1;
+    }
+    let nbits = 128 - m.leading_zeros() as i64;
+    let top = nbits - 1 + e; // exponent of the leading bit
+    if top > 127 {
+        return f32::INFINITY;
+    }
+    // Precision available at this magnitude: 24 bits for normals, fewer for subnormals.
+    let p = if top >= -126 { 24 } else { 24 - (-126 - top) };
+    if p < 0 {
+        return 0.0;
+    }
+    let shift = nbits - p;
+    let (mut mant, mut e2) = (m, e);
+    if shift > 0 {
+        let shift = shift as u32;
+        mant = m >> shift;
+        let rem = m & ((1u128 << shift) - 1);
+        let half = 1u128 << (shift - 1);
+        if rem > half || (rem == half && mant & 1 == 1) {
+            mant += 1;
+        }
+        e2 = e + shift as i64;
+    }
+    // mant <= 2^24 and the result is representable (or overflows to inf), so this is exact.
+    let v = (mant as f64) * 2f64.powi(e2 as i32);
+    v as f32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toks(s: &str) -> (Vec<Tok>, Diags) {
+        let mut i = Interner::default();
+        let mut d = Diags::default();
+        let t = lex(s.as_bytes(), &mut i, &mut d);
+        (t.into_iter().map(|t| t.tok).collect(), d)
+    }
+
+    #[test]
+    fn numbers() {
+        let (t, d) = toks("0x1F 017 2147483648 0xFFFFFFFF 1. .5 1e-6 0x1.921fb6p+1 0x.AP-3 -.33E+5");
+        assert!(d.is_empty());
+        assert_eq!(t[0], Tok::Int(31));
+        assert_eq!(t[1], Tok::Int(15));
+        assert_eq!(t[2], Tok::Int(i32::MIN));
+        assert_eq!(t[3], Tok::Int(-1));
+        assert_eq!(t[4], Tok::Float(1.0));
+        assert_eq!(t[5], Tok::Float(0.5));
+        assert_eq!(t[6], Tok::Float(1e-6));
+        assert_eq!(t[7], Tok::Float(3.14159274));
+        assert_eq!(t[8], Tok::Float(0.078125));
+        assert_eq!(t[10], Tok::Float(33000.0));
+    }
+
+    #[test]
+    fn hex_float_rounding() {
+        assert_eq!(parse_hex_float(b"1.000001", "0"), 1.0);
+        assert_eq!(parse_hex_float(b"1.000003", "0"), 1.0 + 2.0 * f32::EPSILON);
+        assert_eq!(parse_hex_float(b"1.000002", "0"), 1.0 + f32::EPSILON);
+        assert_eq!(parse_hex_float(b"1", "-149"), f32::from_bits(1));
+        assert_eq!(parse_hex_float(b"1", "-150"), 0.0);
+        assert_eq!(parse_hex_float(b"1.8", "-150"), f32::from_bits(1));
+        assert_eq!(parse_hex_float(b"1.fffffffffffffffffff", "127"), f32::INFINITY);
+        assert_eq!(parse_hex_float(b"1.fffffe", "127"), f32::MAX);
+        assert_eq!(parse_hex_float(b"0.000000000000000000000000001", "100"), 2f32.powi(-8));
+    }
+
+    #[test]
+    fn errors() {
+        assert!(!toks("2147483649").1.is_empty());
+        assert!(!toks("0x100000000").1.is_empty());
+        assert!(!toks("09").1.is_empty());
+        assert!(!toks("1e").1.is_empty());
+        assert!(!toks("/* x").1.is_empty());
+        assert!(!toks("@").1.is_empty());
+        assert!(!toks("12abc").1.is_empty());
+    }
+}
+
+/// Lexes a string literal starting at the `"` at `start`; C escapes are decoded.
+fn lex_string(src: &[u8], start: usize, diags: &mut Diags) -> (Tok, usize) {
+    let mut out = Vec::new();
+    let mut i = start + 1;
+    while i < src.len() {
+        match src[i] {
+            b'"' => return (Tok::Str(out), i + 1),
+            b'\n' => break,
+            b'\\' if i + 1 < src.len() => {
+                let c = src[i + 1];
+                i += 2;
+                let v = match c {
+                    b'n' => b'\n',
+                    b't' => b'\t',
+                    b'r' => b'\r',
+                    b'a' => 7,
+                    b'b' => 8,
+                    b'f' => 12,
+                    b'v' => 11,
+                    b'0'..=b'7' => {
+                        let mut v = (c - b'0') as u32;
+                        let mut k = 0;
+                        while k < 2 && i < src.len() && (b'0'..=b'7').contains(&src[i]) {
+                            v = v * 8 + (src[i] - b'0') as u32;
+                            i += 1;
+                            k += 1;
+                        }
+                        v as u8
+                    }
+                    b'x' => {
+                        let mut v = 0u32;
+                        while i < src.len() && src[i].is_ascii_hexdigit() {
+                            v = (v * 16 + (src[i] as char).to_digit(16).unwrap_or(0)) & 0xFF;
+                            i += 1;
+                        }
+                        v as u8
+                    }
+                    other => other,
+                };
+                out.push(v);
+            }
+            b => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    diags.error(Span::new(start, start + 1), "unterminated string literal");
+    (Tok::Str(out), i)
+}

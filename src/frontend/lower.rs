@@ -1,0 +1,631 @@
+//! Lowering: `hir::Program` -> `ir::Module`.
+//!
+//! Module level (`lower_program`): every used runtime function and every program function is
+//! declared first (runtime functions keep their source names; `starttime`/`stoptime` are
+//! `_sysy_starttime/_sysy_stoptime(i32 line)`), then globals are created: program globals (const
+//! scalars are folded away and get none), one read-only global per local `const` array (so
+//! non-constant indexing has memory to read), one byte string per `putf` format, and `memset`
+//! is declared if some local array needs zero-filling. Then each body is built.
+//!
+//! Function level (`FnLower`): scalars (locals and parameters) live only in SSA values, built by
+//! `ssa::SsaBuilder` (Braun et al.); arrays are memory: local arrays are `alloca`s at the top of
+//! the entry block, globals are `gaddr`, array parameters are pointers. Element addresses are
+//! `gep`/`offset` chains (constant indices fold into `offset`). Conditions lower to branches
+//! (`cond_branch`: `&&`, `||`, `!` become control flow); in value context a condition becomes an
+//! i32 0/1 through a join block parameter. Code after `return`/`break`/`continue` is not lowered
+//! (`cur` is `None` until the next reachable join), and blocks without predecessors are never
+//! placed, so every placed block is reachable and ends in a terminator; falling off the end
+//! returns 0 (or nothing).
+//!
+//! Recursion follows the HIR (depth bounded by `ast::MAX_DEPTH`).
+
+use super::hir::{self, ArithOp, CmpOp, Const, ExprKind, Program, Scalar, StmtKind, Ty, VarInit, VarKind};
+use super::ssa::{Edge, SsaBuilder};
+use crate::ir::{
+    mk, Block, Builder, CmpCond, FuncId, Function, GlobalData, GlobalId, GlobalInit, Module, Opcode, Signature,
+    Type, Value,
+};
+use rustc_hash::FxHashMap;
+
+/// Local arrays up to this many elements are zero-filled by stores, larger ones by `memset`.
+const MAX_STORE_FILL: u64 = 16;
+
+fn scalar_type(s: Scalar) -> Type {
+    match s {
+        Scalar::Int => Type::I32,
+        Scalar::Float => Type::F32,
+    }
+}
+
+fn ty_type(t: &Ty) -> Type {
+    match t {
+        Ty::Int => Type::I32,
+        Ty::Float => Type::F32,
+        Ty::Ptr { .. } => Type::Ptr,
+        Ty::Void | Ty::Error => Type::Void,
+    }
+}
+
+fn cmp_cond(op: CmpOp) -> CmpCond {
+    match op {
+        CmpOp::Lt => CmpCond::Lt,
+        CmpOp::Gt => CmpCond::Gt,
+        CmpOp::Le => CmpCond::Le,
+        CmpOp::Ge => CmpCond::Ge,
+        CmpOp::Eq => CmpCond::Eq,
+        CmpOp::Ne => CmpCond::Ne,
+    }
+}
+
+/// Module-wide facts the function lowering reads.
+struct ModInfo {
+    funcs: FxHashMap<hir::FuncId, FuncId>,
+    globals: FxHashMap<hir::VarId, GlobalId>,
+    strings: FxHashMap<hir::ExprId, GlobalId>,
+    memset: Option<FuncId>,
+}
+
+/// Lowers a checked program to an IR module.
+pub fn lower_program(p: &Program) -> Module {
+    let mut m = Module::new();
+    let mut info = ModInfo {
+        funcs: FxHashMap::default(),
+        globals: FxHashMap::default(),
+        strings: FxHashMap::default(),
+        memset: None,
+    };
+    for (id, func) in p.funcs.iter() {
+        if func.is_external() && !func.used {
+            continue;
+        }
+        // `putf`'s format (a string literal) is its one fixed parameter.
+        let params = if func.variadic { vec![Type::Ptr] } else { func.param_tys.iter().map(ty_type).collect() };
+        let ret = func.ret.map_or(Type::Void, scalar_type);
+        let sig = Signature { params, ret, variadic: func.variadic };
+        let fid = m.declare_func(&func.name, sig, !func.is_external());
+        info.funcs.insert(id, fid);
+    }
+    // Globals: program globals, then local const arrays.
+    for (v, var) in p.vars.iter() {
+        let needs_global = match var.kind {
+            VarKind::Global => var.is_array() || !var.is_const,
+            VarKind::Local => var.is_const && var.is_array(),
+            VarKind::Param(_) => false,
+        };
+        if !needs_global {
+            continue;
+        }
+        let name = match var.kind {
+            VarKind::Global => var.name.clone(),
+            _ => format!("{}.{}", var.name, v.index()),
+        };
+        let init = match &var.init {
+            VarInit::Const(vals) if !vals.is_empty() => {
+                let len = vals.last().map_or(0, |&(i, _)| i as usize + 1);
+                let mut words = vec![0u32; len];
+                for &(i, c) in vals {
+                    words[i as usize] = match c {
+                        Const::Int(x) => x as u32,
+                        Const::Float(x) => x.to_bits(),
+                    };
+                }
+                GlobalInit::Words(words)
+            }
+            _ => GlobalInit::Zero,
+        };
+        let g = m.add_global(GlobalData {
+            name,
+            size: var.num_elems().max(1) * 4,
+            elem: scalar_type(var.elem),
+            init,
+            is_const: var.is_const,
+        });
+        info.globals.insert(v, g);
+    }
+    let mut nstr = 0;
+    for (x, e) in p.exprs.iter() {
+        if let ExprKind::Str(bytes) = &e.kind {
+            let g = m.add_global(GlobalData {
+                name: format!("str.{nstr}"),
+                size: bytes.len() as u64 + 1,
+                elem: Type::I1,
+                init: GlobalInit::Bytes(bytes.clone()),
+                is_const: true,
+            });
+            nstr += 1;
+            info.strings.insert(x, g);
+        }
+    }
+    let needs_memset = p.vars.values().any(|v| {
+        v.kind == VarKind::Local
+            && !v.is_const
+            && v.num_elems() > MAX_STORE_FILL
+            && matches!(&v.init, VarInit::Elems(e) if (e.len() as u64) < v.num_elems())
+    });
+    if needs_memset {
+        let sig = Signature { params: vec![Type::Ptr, Type::I32, Type::I64], ret: Type::Ptr, variadic: false };
+        info.memset = Some(m.declare_func("memset", sig, false));
+    }
+    for (id, func) in p.funcs.iter() {
+        let Some(body) = func.body else { continue };
+        let fid = info.funcs[&id];
+        let mut f = std::mem::replace(&mut m.funcs[fid], Function::new(fid, func.name.clone()));
+        FnLower::run(p, &info, &mut f, func, body);
+        m.funcs[fid] = f;
+    }
+    m
+}
+
+struct FnLower<'a> {
+    p: &'a Program,
+    info: &'a ModInfo,
+    f: &'a mut Function,
+    ssa: SsaBuilder,
+    entry: Block,
+    /// Where code goes; `None` in unreachable code.
+    cur: Option<Block>,
+    /// Array variables' base addresses (allocas and array parameters).
+    bases: FxHashMap<hir::VarId, Value>,
+    /// (continue target, break target) of the enclosing loops.
+    loops: Vec<(Block, Block)>,
+}
+
+impl<'a> FnLower<'a> {
+    fn run(p: &'a Program, info: &'a ModInfo, f: &'a mut Function, func: &hir::Func, body: hir::StmtId) {
+        let entry = f.make_block();
+        f.append_block(entry);
+        let ssa = SsaBuilder::new(entry);
+        let ret = func.ret.map_or(Type::Void, scalar_type);
+        let mut l = FnLower { p, info, f, ssa, entry, cur: Some(entry), bases: FxHashMap::default(), loops: Vec::new() };
+        for (&v, ty) in func.params.iter().zip(&func.param_tys) {
+            let val = l.f.append_block_param(entry, ty_type(ty));
+            if matches!(ty, Ty::Ptr { .. }) {
+                l.bases.insert(v, val);
+            } else {
+                l.ssa.declare(v.index() as u32, ty_type(ty));
+                l.ssa.write(v.index() as u32, entry, val);
+            }
+        }
+        l.stmt(body);
+        if l.cur.is_some() {
+            let v = match ret {
+                Type::Void => None,
+                t => Some(l.ssa.zero(l.f, t)),
+            };
+            l.builder().ret(v);
+        }
+        l.ssa.finish(l.f);
+    }
+
+    fn builder(&mut self) -> Builder<'_> {
+        let b = self.cur.expect("lowering in unreachable code");
+        Builder::at_end(self.f, b)
+    }
+
+    fn new_block(&mut self) -> Block {
+        self.f.make_block()
+    }
+
+    /// Continues in `b` if it is reachable (has predecessors); seals it.
+    fn enter(&mut self, b: Block) {
+        self.ssa.seal(self.f, b);
+        if self.ssa.preds(b).is_empty() {
+            self.cur = None;
+        } else {
+            self.f.append_block(b);
+            self.cur = Some(b);
+        }
+    }
+
+    fn jump(&mut self, to: Block, args: &[Value]) {
+        let from = self.cur.expect("reachable");
+        let inst = self.builder().jump(to, args);
+        self.ssa.add_edge(to, Edge { from, inst, which: 0 });
+        self.cur = None;
+    }
+
+    fn brif(&mut self, c: Value, t: Block, e: Block) {
+        let from = self.cur.expect("reachable");
+        let inst = self.builder().brif(c, t, &[], e, &[]);
+        self.ssa.add_edge(t, Edge { from, inst, which: 0 });
+        self.ssa.add_edge(e, Edge { from, inst, which: 1 });
+        self.cur = None;
+    }
+
+    fn var_key(v: hir::VarId) -> u32 {
+        v.index() as u32
+    }
+
+    // ------------------------------------------------------------------ statements
+
+    fn stmt(&mut self, s: hir::StmtId) {
+        if self.cur.is_none() {
+            return;
+        }
+        let p = self.p;
+        match &p.stmts[s].kind {
+            StmtKind::Decl(v) => self.decl(*v),
+            StmtKind::Assign { var, indices, value } => {
+                let val = self.expr(*value);
+                let info = &p.vars[*var];
+                if info.is_array() {
+                    let addr = self.address(*var, indices);
+                    self.builder().store(val, addr);
+                } else if info.kind == VarKind::Global {
+                    let g = self.info.globals[var];
+                    let mut b = self.builder();
+                    let a = b.gaddr(g);
+                    b.store(val, a);
+                } else {
+                    let b = self.cur.expect("reachable");
+                    self.ssa.write(Self::var_key(*var), b, val);
+                }
+            }
+            StmtKind::Expr(e) => match &p.exprs[*e].kind {
+                ExprKind::Call { func, args } => {
+                    self.call(*func, args, p.exprs[*e].ty.clone());
+                }
+                _ => {
+                    self.expr(*e);
+                }
+            },
+            StmtKind::Block(list) => {
+                for &s in list {
+                    if self.cur.is_none() {
+                        break;
+                    }
+                    self.stmt(s);
+                }
+            }
+            StmtKind::If { cond, then, els } => {
+                let tb = self.new_block();
+                let join = self.new_block();
+                let eb = if els.is_some() { self.new_block() } else { join };
+                self.cond_branch(*cond, tb, eb);
+                self.enter(tb);
+                self.stmt(*then);
+                if self.cur.is_some() {
+                    self.jump(join, &[]);
+                }
+                if let Some(e) = els {
+                    self.enter(eb);
+                    self.stmt(*e);
+                    if self.cur.is_some() {
+                        self.jump(join, &[]);
+                    }
+                }
+                self.enter(join);
+            }
+            StmtKind::While { cond, body } => {
+                let header = self.new_block();
+                let bb = self.new_block();
+                let exit = self.new_block();
+                self.jump(header, &[]);
+                // The header stays unsealed until the back edges (end of body, `continue`) exist.
+                self.f.append_block(header);
+                self.cur = Some(header);
+                self.cond_branch(*cond, bb, exit);
+                self.enter(bb);
+                self.loops.push((header, exit));
+                self.stmt(*body);
+                self.loops.pop();
+                if self.cur.is_some() {
+                    self.jump(header, &[]);
+                }
+                self.ssa.seal(self.f, header);
+                self.enter(exit);
+            }
+            StmtKind::Break => {
+                let (_, exit) = *self.loops.last().expect("sema checked");
+                self.jump(exit, &[]);
+            }
+            StmtKind::Continue => {
+                let (header, _) = *self.loops.last().expect("sema checked");
+                self.jump(header, &[]);
+            }
+            StmtKind::Return(v) => {
+                let val = v.map(|e| self.expr(e));
+                self.builder().ret(val);
+                self.cur = None;
+            }
+        }
+    }
+
+    fn decl(&mut self, v: hir::VarId) {
+        let var = &self.p.vars[v];
+        if var.is_const {
+            // Scalars are folded into their uses; arrays live in a read-only global.
+            return;
+        }
+        let key = Self::var_key(v);
+        let ty = scalar_type(var.elem);
+        if !var.is_array() {
+            self.ssa.declare(key, ty);
+            let val = match &var.init {
+                VarInit::Expr(e) => self.expr(*e),
+                // Reading an uninitialised local is undefined; 0 is as good as anything.
+                _ => self.ssa.zero(self.f, ty),
+            };
+            let b = self.cur.expect("reachable");
+            self.ssa.write(key, b, val);
+            return;
+        }
+        let base = match self.bases.get(&v) {
+            Some(&b) => b,
+            None => {
+                let size = var.num_elems() * 4;
+                let align = if size >= 16 { 16 } else { 4 };
+                let i = match self.f.layout().first_inst(self.entry) {
+                    Some(first) => self.f.insert_new_before(first, mk::alloca(size, align), &[]),
+                    None => self.f.append_new(self.entry, mk::alloca(size, align), &[]),
+                };
+                let a = self.f.res(i);
+                self.bases.insert(v, a);
+                a
+            }
+        };
+        let VarInit::Elems(elems) = &var.init else { return };
+        let n = var.num_elems();
+        let dense = elems.len() as u64 == n;
+        if !dense && n > MAX_STORE_FILL {
+            let memset = self.info.memset.expect("memset declared");
+            let mut b = self.builder();
+            let zero = b.iconst(0);
+            let len = b.iconst_ty(Type::I64, (n * 4) as i64);
+            b.call(memset, Type::Ptr, &[base, zero, len]);
+        }
+        let zero_val = match var.elem {
+            Scalar::Int => Const::Int(0),
+            Scalar::Float => Const::Float(0.0),
+        };
+        let mut next = 0u64;
+        for &(idx, e) in elems {
+            if !dense && n <= MAX_STORE_FILL {
+                while next < idx as u64 {
+                    let z = self.konst(zero_val);
+                    self.store_at(base, next, z);
+                    next += 1;
+                }
+            }
+            // Literal zeros are already there after `memset`.
+            let is_zero = matches!(&self.p.exprs[e].kind, ExprKind::Int(0))
+                || matches!(&self.p.exprs[e].kind, ExprKind::Float(x) if x.to_bits() == 0);
+            if dense || n <= MAX_STORE_FILL || !is_zero {
+                let val = self.expr(e);
+                self.store_at(base, idx as u64, val);
+            }
+            next = idx as u64 + 1;
+        }
+        if !dense && n <= MAX_STORE_FILL {
+            while next < n {
+                let z = self.konst(zero_val);
+                self.store_at(base, next, z);
+                next += 1;
+            }
+        }
+    }
+
+    fn store_at(&mut self, base: Value, elem: u64, val: Value) {
+        let mut b = self.builder();
+        let addr = if elem == 0 { base } else { b.offset(base, (elem * 4) as i64) };
+        b.store(val, addr);
+    }
+
+    fn konst(&mut self, c: Const) -> Value {
+        let mut b = self.builder();
+        match c {
+            Const::Int(x) => b.iconst(x),
+            Const::Float(x) => b.fconst(x),
+        }
+    }
+
+    // ------------------------------------------------------------------ addresses
+
+    /// The base address of array variable `v`.
+    fn base(&mut self, v: hir::VarId) -> Value {
+        if let Some(&b) = self.bases.get(&v) {
+            return b;
+        }
+        let g = self.info.globals[&v];
+        self.builder().gaddr(g)
+    }
+
+    /// Address of `v[indices...]` (an element or a sub-array).
+    fn address(&mut self, v: hir::VarId, indices: &[hir::ExprId]) -> Value {
+        let dims = self.p.vars[v].dims.clone();
+        let mut ptr = self.base(v);
+        let mut pending: i64 = 0;
+        for (k, &e) in indices.iter().enumerate() {
+            let stride: i64 = dims[k + 1..].iter().map(|&d| d as i64).product::<i64>() * 4;
+            match self.p.exprs[e].kind {
+                ExprKind::Int(c) => pending += c as i64 * stride,
+                _ => {
+                    let i = self.expr(e);
+                    let mut b = self.builder();
+                    if pending != 0 {
+                        ptr = b.offset(ptr, pending);
+                        pending = 0;
+                    }
+                    ptr = b.gep(ptr, i, stride);
+                }
+            }
+        }
+        if pending != 0 {
+            ptr = self.builder().offset(ptr, pending);
+        }
+        ptr
+    }
+
+    // ------------------------------------------------------------------ expressions
+
+    /// Lowers an expression in value context.
+    fn expr(&mut self, e: hir::ExprId) -> Value {
+        let p = self.p;
+        let x = &p.exprs[e];
+        match &x.kind {
+            ExprKind::Int(v) => self.builder().iconst(*v),
+            ExprKind::Float(v) => self.builder().fconst(*v),
+            ExprKind::Str(_) => {
+                let g = self.info.strings[&e];
+                self.builder().gaddr(g)
+            }
+            ExprKind::Var(v) => {
+                let var = &p.vars[*v];
+                if var.kind == VarKind::Global {
+                    let g = self.info.globals[v];
+                    let ty = scalar_type(var.elem);
+                    let mut b = self.builder();
+                    let a = b.gaddr(g);
+                    b.load(ty, a)
+                } else {
+                    let b = self.cur.expect("reachable");
+                    self.ssa.read(self.f, Self::var_key(*v), b)
+                }
+            }
+            ExprKind::Elem { var, indices } => {
+                let a = self.address(*var, indices);
+                let ty = scalar_type(p.vars[*var].elem);
+                self.builder().load(ty, a)
+            }
+            ExprKind::Addr { var, indices } => self.address(*var, indices),
+            ExprKind::Neg(a) => {
+                let v = self.expr(*a);
+                let mut b = self.builder();
+                if x.ty == Ty::Float {
+                    b.unary(Opcode::Fneg, Type::F32, v)
+                } else {
+                    let z = b.iconst(0);
+                    b.binary(Opcode::Sub, z, v)
+                }
+            }
+            ExprKind::Not(a) => {
+                let v = self.expr(*a);
+                let mut b = self.builder();
+                let z = b.iconst(0);
+                let c = b.icmp(CmpCond::Eq, v, z);
+                b.unary(Opcode::Zext, Type::I32, c)
+            }
+            ExprKind::Arith { op, lhs, rhs } => {
+                let l = self.expr(*lhs);
+                let r = self.expr(*rhs);
+                let float = x.ty == Ty::Float;
+                let opc = match (op, float) {
+                    (ArithOp::Add, false) => Opcode::Add,
+                    (ArithOp::Sub, false) => Opcode::Sub,
+                    (ArithOp::Mul, false) => Opcode::Mul,
+                    (ArithOp::Div, false) => Opcode::Sdiv,
+                    (ArithOp::Rem, _) => Opcode::Srem,
+                    (ArithOp::Add, true) => Opcode::Fadd,
+                    (ArithOp::Sub, true) => Opcode::Fsub,
+                    (ArithOp::Mul, true) => Opcode::Fmul,
+                    (ArithOp::Div, true) => Opcode::Fdiv,
+                };
+                self.builder().binary(opc, l, r)
+            }
+            ExprKind::Cmp { .. } => {
+                let c = self.cmp_value(e);
+                self.builder().unary(Opcode::Zext, Type::I32, c)
+            }
+            ExprKind::And(..) | ExprKind::Or(..) => {
+                // Short-circuit in value context: branches into a join with an i32 parameter.
+                let t = self.new_block();
+                let fl = self.new_block();
+                let join = self.new_block();
+                let res = self.f.append_block_param(join, Type::I32);
+                self.cond_branch(e, t, fl);
+                self.enter(t);
+                if self.cur.is_some() {
+                    let one = self.builder().iconst(1);
+                    self.jump(join, &[one]);
+                }
+                self.enter(fl);
+                if self.cur.is_some() {
+                    let zero = self.builder().iconst(0);
+                    self.jump(join, &[zero]);
+                }
+                self.enter(join);
+                res
+            }
+            ExprKind::Call { func, args } => {
+                // A void call's "value" is never used (sema forbids it); give a dummy.
+                self.call(*func, args, x.ty.clone()).unwrap_or_else(|| self.ssa.zero(self.f, Type::I32))
+            }
+            ExprKind::IntToFloat(a) => {
+                let v = self.expr(*a);
+                self.builder().unary(Opcode::Sitofp, Type::F32, v)
+            }
+            ExprKind::FloatToInt(a) => {
+                let v = self.expr(*a);
+                self.builder().unary(Opcode::Fptosi, Type::I32, v)
+            }
+        }
+    }
+
+    fn call(&mut self, func: hir::FuncId, args: &[hir::ExprId], ret: Ty) -> Option<Value> {
+        let fid = self.info.funcs[&func];
+        let variadic = self.p.funcs[func].variadic;
+        let mut vals = Vec::with_capacity(args.len());
+        for (k, &a) in args.iter().enumerate() {
+            let v = self.expr(a);
+            // C default argument promotion: variadic floats are passed as double.
+            if variadic && k > 0 && self.f.ty(v) == Type::F32 {
+                let w = self.builder().unary(Opcode::Fpext, Type::F64, v);
+                vals.push(w);
+            } else {
+                vals.push(v);
+            }
+        }
+        let rty = ty_type(&ret);
+        self.builder().call(fid, rty, &vals)
+    }
+
+    /// An i1 for a comparison node.
+    fn cmp_value(&mut self, e: hir::ExprId) -> Value {
+        let ExprKind::Cmp { op, operand, lhs, rhs } = &self.p.exprs[e].kind else { unreachable!() };
+        let l = self.expr(*lhs);
+        let r = self.expr(*rhs);
+        let mut b = self.builder();
+        match operand {
+            Scalar::Int => b.icmp(cmp_cond(*op), l, r),
+            Scalar::Float => b.fcmp(cmp_cond(*op), l, r),
+        }
+    }
+
+    /// Branches to `t` if the int condition `e` is non-zero, else to `f`.
+    fn cond_branch(&mut self, e: hir::ExprId, t: Block, f: Block) {
+        if self.cur.is_none() {
+            return;
+        }
+        let p = self.p;
+        match &p.exprs[e].kind {
+            ExprKind::Int(v) => self.jump(if *v != 0 { t } else { f }, &[]),
+            ExprKind::And(a, b) => {
+                let mid = self.new_block();
+                self.cond_branch(*a, mid, f);
+                self.enter(mid);
+                self.cond_branch(*b, t, f);
+            }
+            ExprKind::Or(a, b) => {
+                let mid = self.new_block();
+                self.cond_branch(*a, t, mid);
+                self.enter(mid);
+                self.cond_branch(*b, t, f);
+            }
+            ExprKind::Not(a) => self.cond_branch(*a, f, t),
+            ExprKind::Cmp { .. } => {
+                let c = self.cmp_value(e);
+                self.brif(c, t, f);
+            }
+            _ => {
+                let v = self.expr(e);
+                if self.cur.is_none() {
+                    return;
+                }
+                let mut b = self.builder();
+                let z = b.iconst(0);
+                let c = b.icmp(CmpCond::Ne, v, z);
+                self.brif(c, t, f);
+            }
+        }
+    }
+}

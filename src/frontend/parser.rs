@@ -1,0 +1,464 @@
+//! Parser: tokens -> `Ast`, by recursive descent.
+//!
+//! Binary expressions use precedence climbing (`||` < `&&` < `== !=` < `< > <= >=` < `+ -` <
+//! `* / %`, all left-associative); unary `+ - !` bind tighter. Assignment is a statement: an
+//! expression statement followed by `=` must be an lvalue.
+//!
+//! Depth: `depth` counts the active recursion (parenthesis, unary operator, call/index argument,
+//! nested statement or initialiser list) and `expr_depth` the height of each built expression
+//! (so a 10^5-term `a+a+...` chain, parsed by a loop, is still caught). Either exceeding
+//! `MAX_DEPTH` gives "nesting too deep" and stops, so no later tree walk recurses deeper.
+//!
+//! Error handling: the first syntax error stops parsing (it is reported with what was expected
+//! and what was found); later errors would mostly be noise.
+
+use super::ast::*;
+use super::diag::{Diags, Span};
+use super::lexer::{Interner, Sym, Tok, Token};
+
+pub struct Parser<'a> {
+    toks: &'a [Token],
+    pos: usize,
+    pub ast: Ast,
+    interner: &'a Interner,
+    diags: &'a mut Diags,
+    depth: u32,
+    /// Height of each expression tree, parallel to `ast.exprs`.
+    expr_depth: Vec<u32>,
+}
+
+/// A reported syntax error; parsing stops.
+pub struct Stop;
+
+type PResult<T> = Result<T, Stop>;
+
+/// Parses a whole token stream. On error the diagnostics are in `diags` and `None` returned.
+pub fn parse(toks: &[Token], interner: &Interner, diags: &mut Diags) -> Option<Ast> {
+    let mut p = Parser { toks, pos: 0, ast: Ast::default(), interner, diags, depth: 0, expr_depth: Vec::new() };
+    match p.comp_unit() {
+        Ok(()) => Some(p.ast),
+        Err(Stop) => None,
+    }
+}
+
+impl<'a> Parser<'a> {
+    fn peek(&self) -> &Tok {
+        &self.toks[self.pos].tok
+    }
+    fn peek_at(&self, k: usize) -> &Tok {
+        &self.toks[(self.pos + k).min(self.toks.len() - 1)].tok
+    }
+    fn span(&self) -> Span {
+        self.toks[self.pos].span
+    }
+    fn prev_span(&self) -> Span {
+        if self.pos == 0 {
+            self.toks[0].span
+        } else {
+            self.toks[self.pos - 1].span
+        }
+    }
+    fn bump(&mut self) -> Token {
+        let t = self.toks[self.pos].clone();
+        if self.pos + 1 < self.toks.len() {
+            self.pos += 1;
+        }
+        t
+    }
+    fn eat(&mut self, t: &Tok) -> bool {
+        if self.peek() == t {
+            self.bump();
+            true
+        } else {
+            false
+        }
+    }
+    fn error<T>(&mut self, expected: &str) -> PResult<T> {
+        let found = self.peek().describe(self.interner);
+        let span = self.span();
+        self.diags.error(span, format!("expected {expected}, found {found}"));
+        Err(Stop)
+    }
+    fn expect(&mut self, t: &Tok) -> PResult<Span> {
+        if self.peek() == t {
+            Ok(self.bump().span)
+        } else {
+            self.error(&format!("`{}`", t.text()))
+        }
+    }
+    fn ident(&mut self) -> PResult<(Sym, Span)> {
+        if let Tok::Ident(s) = *self.peek() {
+            let sp = self.bump().span;
+            Ok((s, sp))
+        } else {
+            self.error("identifier")
+        }
+    }
+    fn enter(&mut self) -> PResult<()> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            let span = self.span();
+            self.diags.error(span, format!("nesting too deep (more than {MAX_DEPTH} levels)"));
+            return Err(Stop);
+        }
+        Ok(())
+    }
+    fn leave(&mut self) {
+        self.depth -= 1;
+    }
+
+    fn make_expr(&mut self, kind: ExprKind, span: Span) -> PResult<ExprId> {
+        let d = 1 + match &kind {
+            ExprKind::LVal { indices: v, .. } | ExprKind::Call { args: v, .. } => {
+                v.iter().map(|e| self.expr_depth[e.index()]).max().unwrap_or(0)
+            }
+            ExprKind::Unary(_, e) => self.expr_depth[e.index()],
+            ExprKind::Binary(_, l, r) => self.expr_depth[l.index()].max(self.expr_depth[r.index()]),
+            _ => 0,
+        };
+        if d > MAX_DEPTH {
+            self.diags.error(span, format!("expression nesting too deep (more than {MAX_DEPTH} levels)"));
+            return Err(Stop);
+        }
+        self.expr_depth.push(d);
+        Ok(self.ast.exprs.push(Expr { kind, span }))
+    }
+
+    fn comp_unit(&mut self) -> PResult<()> {
+        while *self.peek() != Tok::Eof {
+            let start = self.span();
+            let is_const = self.eat(&Tok::KwConst);
+            let ty = match self.peek() {
+                Tok::KwInt => Some(BaseType::Int),
+                Tok::KwFloat => Some(BaseType::Float),
+                Tok::KwVoid if !is_const => None,
+                _ => return self.error(if is_const { "`int` or `float`" } else { "declaration or function definition" }),
+            };
+            self.bump();
+            if !is_const && matches!(self.peek(), Tok::Ident(_)) && *self.peek_at(1) == Tok::LParen {
+                let f = self.func_def(ty, start)?;
+                self.ast.items.push(Item::Func(f));
+            } else {
+                let Some(ty) = ty else {
+                    // `void x;`
+                    let (_, sp) = self.ident()?;
+                    self.diags.error(sp, "variable declared `void`");
+                    return Err(Stop);
+                };
+                let d = self.decl_rest(is_const, ty, start)?;
+                self.ast.items.push(Item::Decl(d));
+            }
+        }
+        Ok(())
+    }
+
+    fn func_def(&mut self, ret: Option<BaseType>, start: Span) -> PResult<FuncDef> {
+        let (name, name_span) = self.ident()?;
+        self.expect(&Tok::LParen)?;
+        let mut params = Vec::new();
+        if *self.peek() != Tok::RParen {
+            loop {
+                let pstart = self.span();
+                let ty = match self.peek() {
+                    Tok::KwInt => BaseType::Int,
+                    Tok::KwFloat => BaseType::Float,
+                    _ => return self.error("parameter type `int` or `float`"),
+                };
+                self.bump();
+                let (pname, _) = self.ident()?;
+                let dims = if self.eat(&Tok::LBracket) {
+                    self.expect(&Tok::RBracket)?;
+                    let mut dims = Vec::new();
+                    while self.eat(&Tok::LBracket) {
+                        dims.push(self.expr()?);
+                        self.expect(&Tok::RBracket)?;
+                    }
+                    Some(dims)
+                } else {
+                    None
+                };
+                params.push(Param { ty, name: pname, span: pstart.to(self.prev_span()), dims });
+                if !self.eat(&Tok::Comma) {
+                    break;
+                }
+            }
+        }
+        self.expect(&Tok::RParen)?;
+        if *self.peek() != Tok::LBrace {
+            return self.error("`{` (function body)");
+        }
+        let body = self.block()?;
+        Ok(FuncDef { ret, name, name_span, params, body, span: start.to(self.prev_span()) })
+    }
+
+    /// After `const? type`: `def, def, ...;`
+    fn decl_rest(&mut self, is_const: bool, ty: BaseType, start: Span) -> PResult<Decl> {
+        let mut defs = Vec::new();
+        loop {
+            let (name, nspan) = self.ident()?;
+            let mut dims = Vec::new();
+            while self.eat(&Tok::LBracket) {
+                dims.push(self.expr()?);
+                self.expect(&Tok::RBracket)?;
+            }
+            let init = if self.eat(&Tok::Assign) {
+                Some(self.init_val()?)
+            } else {
+                if is_const {
+                    return self.error("`=` (a constant needs an initialiser)");
+                }
+                None
+            };
+            defs.push(VarDef { name, span: nspan, dims, init });
+            if !self.eat(&Tok::Comma) {
+                break;
+            }
+        }
+        if *self.peek() != Tok::Semi {
+            return self.error("`,` or `;`");
+        }
+        self.bump();
+        Ok(Decl { is_const, ty, defs, span: start.to(self.prev_span()) })
+    }
+
+    fn init_val(&mut self) -> PResult<InitId> {
+        if *self.peek() == Tok::LBrace {
+            self.enter()?;
+            let start = self.bump().span;
+            let mut items = Vec::new();
+            if *self.peek() != Tok::RBrace {
+                loop {
+                    items.push(self.init_val()?);
+                    if !self.eat(&Tok::Comma) {
+                        break;
+                    }
+                    // Allow a trailing comma as C does.
+                    if *self.peek() == Tok::RBrace {
+                        break;
+                    }
+                }
+            }
+            if *self.peek() != Tok::RBrace {
+                return self.error("`,` or `}`");
+            }
+            let end = self.bump().span;
+            self.leave();
+            Ok(self.ast.inits.push(Init { kind: InitKind::List(items), span: start.to(end) }))
+        } else {
+            let e = self.expr()?;
+            let span = self.ast.exprs[e].span;
+            Ok(self.ast.inits.push(Init { kind: InitKind::Expr(e), span }))
+        }
+    }
+
+    fn block(&mut self) -> PResult<StmtId> {
+        self.enter()?;
+        let start = self.expect(&Tok::LBrace)?;
+        let mut items = Vec::new();
+        while *self.peek() != Tok::RBrace {
+            if *self.peek() == Tok::Eof {
+                return self.error("`}`");
+            }
+            items.push(self.stmt()?);
+        }
+        let end = self.bump().span;
+        self.leave();
+        Ok(self.ast.stmts.push(Stmt { kind: StmtKind::Block(items), span: start.to(end) }))
+    }
+
+    fn stmt(&mut self) -> PResult<StmtId> {
+        let start = self.span();
+        let kind = match self.peek().clone() {
+            Tok::LBrace => return self.block(),
+            Tok::KwConst | Tok::KwInt | Tok::KwFloat => {
+                let is_const = self.eat(&Tok::KwConst);
+                let ty = match self.peek() {
+                    Tok::KwInt => BaseType::Int,
+                    Tok::KwFloat => BaseType::Float,
+                    _ => return self.error("`int` or `float`"),
+                };
+                self.bump();
+                StmtKind::Decl(self.decl_rest(is_const, ty, start)?)
+            }
+            Tok::KwVoid => {
+                self.diags.error(start, "variable declared `void`");
+                return Err(Stop);
+            }
+            Tok::KwIf => {
+                self.bump();
+                self.expect(&Tok::LParen)?;
+                let cond = self.expr()?;
+                self.expect(&Tok::RParen)?;
+                self.enter()?;
+                let then = self.stmt()?;
+                let els = if self.eat(&Tok::KwElse) { Some(self.stmt()?) } else { None };
+                self.leave();
+                StmtKind::If { cond, then, els }
+            }
+            Tok::KwWhile => {
+                self.bump();
+                self.expect(&Tok::LParen)?;
+                let cond = self.expr()?;
+                self.expect(&Tok::RParen)?;
+                self.enter()?;
+                let body = self.stmt()?;
+                self.leave();
+                StmtKind::While { cond, body }
+            }
+            Tok::KwBreak => {
+                self.bump();
+                self.expect(&Tok::Semi)?;
+                StmtKind::Break
+            }
+            Tok::KwContinue => {
+                self.bump();
+                self.expect(&Tok::Semi)?;
+                StmtKind::Continue
+            }
+            Tok::KwReturn => {
+                self.bump();
+                let v = if *self.peek() == Tok::Semi { None } else { Some(self.expr()?) };
+                self.expect(&Tok::Semi)?;
+                StmtKind::Return(v)
+            }
+            Tok::Semi => {
+                self.bump();
+                StmtKind::Expr(None)
+            }
+            _ => {
+                let e = self.expr()?;
+                if *self.peek() == Tok::Assign {
+                    let eq = self.bump().span;
+                    if !matches!(self.ast.exprs[e].kind, ExprKind::LVal { .. }) {
+                        self.diags.error(eq, "left side of `=` is not assignable (expected a variable or array element)");
+                        return Err(Stop);
+                    }
+                    let value = self.expr()?;
+                    self.expect(&Tok::Semi)?;
+                    StmtKind::Assign { target: e, value }
+                } else {
+                    if *self.peek() != Tok::Semi {
+                        return self.error("`;`");
+                    }
+                    self.bump();
+                    StmtKind::Expr(Some(e))
+                }
+            }
+        };
+        Ok(self.ast.stmts.push(Stmt { kind, span: start.to(self.prev_span()) }))
+    }
+
+    /// Expression (`Exp` and `Cond` in the grammar are the same here; sema checks types).
+    pub fn expr(&mut self) -> PResult<ExprId> {
+        self.binary(0)
+    }
+
+    fn binop(t: &Tok) -> Option<(BinOp, u8)> {
+        Some(match t {
+            Tok::OrOr => (BinOp::Or, 1),
+            Tok::AndAnd => (BinOp::And, 2),
+            Tok::EqEq => (BinOp::Eq, 3),
+            Tok::Ne => (BinOp::Ne, 3),
+            Tok::Lt => (BinOp::Lt, 4),
+            Tok::Gt => (BinOp::Gt, 4),
+            Tok::Le => (BinOp::Le, 4),
+            Tok::Ge => (BinOp::Ge, 4),
+            Tok::Plus => (BinOp::Add, 5),
+            Tok::Minus => (BinOp::Sub, 5),
+            Tok::Star => (BinOp::Mul, 6),
+            Tok::Slash => (BinOp::Div, 6),
+            Tok::Percent => (BinOp::Rem, 6),
+            _ => return None,
+        })
+    }
+
+    /// Precedence climbing: parses operators binding at least as tight as `min_prec`.
+    fn binary(&mut self, min_prec: u8) -> PResult<ExprId> {
+        let mut lhs = self.unary()?;
+        while let Some((op, prec)) = Self::binop(self.peek()) {
+            if prec < min_prec {
+                break;
+            }
+            self.bump();
+            let rhs = self.binary(prec + 1)?;
+            let span = self.ast.exprs[lhs].span.to(self.ast.exprs[rhs].span);
+            lhs = self.make_expr(ExprKind::Binary(op, lhs, rhs), span)?;
+        }
+        Ok(lhs)
+    }
+
+    fn unary(&mut self) -> PResult<ExprId> {
+        let op = match self.peek() {
+            Tok::Plus => UnOp::Plus,
+            Tok::Minus => UnOp::Neg,
+            Tok::Not => UnOp::Not,
+            _ => return self.primary(),
+        };
+        self.enter()?;
+        let start = self.bump().span;
+        let e = self.unary()?;
+        self.leave();
+        let span = start.to(self.ast.exprs[e].span);
+        self.make_expr(ExprKind::Unary(op, e), span)
+    }
+
+    fn primary(&mut self) -> PResult<ExprId> {
+        self.enter()?;
+        let e = self.primary_inner()?;
+        self.leave();
+        Ok(e)
+    }
+
+    fn primary_inner(&mut self) -> PResult<ExprId> {
+        let t = self.peek().clone();
+        let start = self.span();
+        match t {
+            Tok::LParen => {
+                self.bump();
+                let e = self.expr()?;
+                self.expect(&Tok::RParen)?;
+                Ok(e)
+            }
+            Tok::Int(v) => {
+                self.bump();
+                self.make_expr(ExprKind::Int(v), start)
+            }
+            Tok::Float(v) => {
+                self.bump();
+                self.make_expr(ExprKind::Float(v), start)
+            }
+            Tok::Str(s) => {
+                self.bump();
+                self.make_expr(ExprKind::Str(s), start)
+            }
+            Tok::Ident(name) => {
+                self.bump();
+                if self.eat(&Tok::LParen) {
+                    let mut args = Vec::new();
+                    if *self.peek() != Tok::RParen {
+                        loop {
+                            args.push(self.expr()?);
+                            if !self.eat(&Tok::Comma) {
+                                break;
+                            }
+                        }
+                    }
+                    if *self.peek() != Tok::RParen {
+                        return self.error("`,` or `)`");
+                    }
+                    let end = self.bump().span;
+                    self.make_expr(ExprKind::Call { name, name_span: start, args }, start.to(end))
+                } else {
+                    let mut indices = Vec::new();
+                    while self.eat(&Tok::LBracket) {
+                        indices.push(self.expr()?);
+                        self.expect(&Tok::RBracket)?;
+                    }
+                    let span = start.to(self.prev_span());
+                    self.make_expr(ExprKind::LVal { name, name_span: start, indices }, span)
+                }
+            }
+            _ => self.error("expression"),
+        }
+    }
+}

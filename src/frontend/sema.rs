@@ -1,0 +1,1050 @@
+//! Semantic analysis: `Ast` -> `hir::Program`.
+//!
+//! One walk over the tree, in source order (SysY has no prototypes: a name is visible from its
+//! definition on). For each expression it resolves names through a stack of scopes, computes
+//! the type, inserts int<->float conversions, normalises conditions to int, and folds constants
+//! (`fold_*`; int arithmetic wraps, float arithmetic is f32, int division by zero is left
+//! unfolded and reported only where a constant is required). Declarations get their dimensions
+//! evaluated and initialisers flattened (`flatten_init`, C's brace-elision rules).
+//!
+//! Errors are collected in `Diags` (capped); an expression that failed gets `Ty::Error`, which is
+//! accepted everywhere, so one mistake gives one message. Recursion follows the tree, whose depth
+//! the parser bounded by `MAX_DEPTH`.
+
+use super::ast::{self, BaseType, BinOp, InitKind, Item, StmtKind as AStmt, UnOp};
+use super::diag::{line_of, Diagnostic, Diags, Span};
+use super::hir::*;
+use super::lexer::{Interner, Sym};
+use rustc_hash::FxHashMap;
+
+#[derive(Clone, Copy, Debug)]
+enum Binding {
+    Var(VarId),
+    Func(FuncId),
+}
+
+struct Sema<'a> {
+    ast: &'a ast::Ast,
+    interner: &'a Interner,
+    source: &'a [u8],
+    diags: &'a mut Diags,
+    p: Program,
+    /// Innermost scope last; `scopes[0]` is the global scope.
+    scopes: Vec<FxHashMap<Sym, Binding>>,
+    /// Runtime functions, visible behind the global scope.
+    prelude: FxHashMap<Sym, Binding>,
+    starttime: Option<(Sym, FuncId)>,
+    stoptime: Option<(Sym, FuncId)>,
+    putf: FuncId,
+    /// Current function: return type.
+    cur_ret: Option<Scalar>,
+    cur_func_name: String,
+    loop_depth: u32,
+    /// Span of the first `x / 0` met while folding (explains a non-constant expression).
+    div_zero: Option<Span>,
+}
+
+/// Runs semantic analysis. Errors go to `diags`; the program is meaningful only if none.
+pub fn check(ast: &ast::Ast, interner: &mut Interner, source: &[u8], diags: &mut Diags) -> Program {
+    // Intern the runtime names first (needs `&mut`), then analyse with a shared borrow.
+    let runtime = runtime_functions();
+    let syms: Vec<Sym> = runtime.iter().map(|f| interner.intern(&f.0)).collect();
+    let start_sym = interner.intern("starttime");
+    let stop_sym = interner.intern("stoptime");
+    let interner: &Interner = interner;
+    let mut s = Sema {
+        ast,
+        interner,
+        source,
+        diags,
+        p: Program::default(),
+        scopes: vec![FxHashMap::default()],
+        prelude: FxHashMap::default(),
+        starttime: None,
+        stoptime: None,
+        putf: FuncId::new(0),
+        cur_ret: None,
+        cur_func_name: String::new(),
+        loop_depth: 0,
+        div_zero: None,
+    };
+    for ((name, ret, params, variadic), sym) in runtime.into_iter().zip(syms) {
+        let id = s.p.funcs.push(Func {
+            name: name.clone(),
+            span: Span::default(),
+            ret,
+            param_tys: params,
+            params: Vec::new(),
+            body: None,
+            variadic,
+            used: false,
+        });
+        match name.as_str() {
+            "_sysy_starttime" => s.starttime = Some((start_sym, id)),
+            "_sysy_stoptime" => s.stoptime = Some((stop_sym, id)),
+            "putf" => {
+                s.putf = id;
+                s.prelude.insert(sym, Binding::Func(id));
+            }
+            _ => {
+                s.prelude.insert(sym, Binding::Func(id));
+            }
+        }
+    }
+    for item in &ast.items {
+        if s.diags.is_full() {
+            break;
+        }
+        match item {
+            Item::Decl(d) => s.decl(d, true, &mut Vec::new()),
+            Item::Func(f) => s.func(f),
+        }
+    }
+    // `main`
+    let main_sym = s.interner_lookup("main");
+    match main_sym.and_then(|m| s.scopes[0].get(&m).copied()) {
+        Some(Binding::Func(f)) => {
+            let func = &s.p.funcs[f];
+            if func.ret != Some(Scalar::Int) || !func.param_tys.is_empty() {
+                let span = func.span;
+                s.diags.error(span, "`main` must be declared as `int main()`");
+            }
+            s.p.main = Some(f);
+        }
+        Some(Binding::Var(v)) => {
+            let span = s.p.vars[v].span;
+            s.diags.error(span, "`main` must be a function, declared as `int main()`");
+        }
+        None => s.diags.error(Span::new(0, 0), "no `main` function defined"),
+    }
+    s.p
+}
+
+type RuntimeFn = (String, Option<Scalar>, Vec<Ty>, bool);
+
+/// The SysY runtime library (`sylib.h`), pre-declared.
+fn runtime_functions() -> Vec<RuntimeFn> {
+    let int_arr = Ty::Ptr { elem: Scalar::Int, dims: vec![] };
+    let float_arr = Ty::Ptr { elem: Scalar::Float, dims: vec![] };
+    let i = Some(Scalar::Int);
+    let f = Some(Scalar::Float);
+    vec![
+        ("getint".into(), i, vec![], false),
+        ("getch".into(), i, vec![], false),
+        ("getfloat".into(), f, vec![], false),
+        ("getarray".into(), i, vec![int_arr.clone()], false),
+        ("getfarray".into(), i, vec![float_arr.clone()], false),
+        ("putint".into(), None, vec![Ty::Int], false),
+        ("putch".into(), None, vec![Ty::Int], false),
+        ("putarray".into(), None, vec![Ty::Int, int_arr], false),
+        ("putfloat".into(), None, vec![Ty::Float], false),
+        ("putfarray".into(), None, vec![Ty::Int, float_arr], false),
+        // The format is checked specially (a string literal); parameter list left empty.
+        ("putf".into(), None, vec![], true),
+        ("_sysy_starttime".into(), None, vec![Ty::Int], false),
+        ("_sysy_stoptime".into(), None, vec![Ty::Int], false),
+    ]
+}
+
+fn scalar_of(t: BaseType) -> Scalar {
+    match t {
+        BaseType::Int => Scalar::Int,
+        BaseType::Float => Scalar::Float,
+    }
+}
+
+impl<'a> Sema<'a> {
+    fn interner_lookup(&self, name: &str) -> Option<Sym> {
+        // The interner has no reverse lookup without `&mut`; scan the global scope instead.
+        self.scopes[0].keys().copied().find(|&k| self.interner.get(k) == name)
+    }
+    fn name(&self, s: Sym) -> String {
+        let n = self.interner.get(s);
+        if n.len() > 60 {
+            format!("{}...", &n[..60])
+        } else {
+            n.to_string()
+        }
+    }
+    fn error(&mut self, span: Span, msg: impl Into<String>) {
+        self.diags.error(span, msg);
+    }
+
+    fn lookup(&self, s: Sym) -> Option<Binding> {
+        for scope in self.scopes.iter().rev() {
+            if let Some(&b) = scope.get(&s) {
+                return Some(b);
+            }
+        }
+        self.prelude.get(&s).copied()
+    }
+
+    fn binding_span(&self, b: Binding) -> Span {
+        match b {
+            Binding::Var(v) => self.p.vars[v].span,
+            Binding::Func(f) => self.p.funcs[f].span,
+        }
+    }
+
+    /// Declares `s` in the innermost scope; reports a redefinition.
+    fn declare(&mut self, s: Sym, b: Binding, span: Span) {
+        let scope = self.scopes.last_mut().expect("scope");
+        if let Some(&old) = scope.get(&s) {
+            let old_span = self.binding_span(old);
+            let d = Diagnostic::new(span, format!("redefinition of `{}`", self.name(s)))
+                .with_note(Some(old_span), "previous definition is here");
+            self.diags.push(d);
+            return;
+        }
+        scope.insert(s, b);
+    }
+
+    // ---------------------------------------------------------------- expressions
+
+    fn mk(&mut self, kind: ExprKind, ty: Ty, span: Span) -> ExprId {
+        self.p.exprs.push(Expr { kind, ty, span })
+    }
+    fn error_expr(&mut self, span: Span) -> ExprId {
+        self.mk(ExprKind::Int(0), Ty::Error, span)
+    }
+    fn const_of(&self, e: ExprId) -> Option<Const> {
+        match self.p.exprs[e].kind {
+            ExprKind::Int(v) if self.p.exprs[e].ty == Ty::Int => Some(Const::Int(v)),
+            ExprKind::Float(v) => Some(Const::Float(v)),
+            _ => None,
+        }
+    }
+    fn convert_const_zero(&mut self, elem: Scalar, span: Span) -> ExprId {
+        match elem {
+            Scalar::Int => self.mk_const(Const::Int(0), span),
+            Scalar::Float => self.mk_const(Const::Float(0.0), span),
+        }
+    }
+    fn mk_const(&mut self, c: Const, span: Span) -> ExprId {
+        match c {
+            Const::Int(v) => self.mk(ExprKind::Int(v), Ty::Int, span),
+            Const::Float(v) => self.mk(ExprKind::Float(v), Ty::Float, span),
+        }
+    }
+
+    /// Converts a scalar expression to `to` (no-op if it already has that type).
+    fn convert(&mut self, e: ExprId, to: Scalar) -> ExprId {
+        let span = self.p.exprs[e].span;
+        match (&self.p.exprs[e].ty, to) {
+            (Ty::Int, Scalar::Float) => match self.const_of(e) {
+                Some(Const::Int(v)) => self.mk_const(Const::Float(v as f32), span),
+                _ => self.mk(ExprKind::IntToFloat(e), Ty::Float, span),
+            },
+            (Ty::Float, Scalar::Int) => match self.const_of(e) {
+                Some(Const::Float(v)) => self.mk_const(Const::Int(v as i32), span),
+                _ => self.mk(ExprKind::FloatToInt(e), Ty::Int, span),
+            },
+            _ => e,
+        }
+    }
+
+    /// Checks that `e` is a scalar value (not void, not an array).
+    fn require_scalar(&mut self, e: ExprId) -> Option<Scalar> {
+        let span = self.p.exprs[e].span;
+        match &self.p.exprs[e].ty {
+            Ty::Int => Some(Scalar::Int),
+            Ty::Float => Some(Scalar::Float),
+            Ty::Error => None,
+            Ty::Void => {
+                self.error(span, "void value used in an expression");
+                None
+            }
+            Ty::Ptr { .. } => {
+                let msg = match &self.p.exprs[e].kind {
+                    ExprKind::Str(_) => "string literal is only allowed as the format argument of `putf`".to_string(),
+                    _ => format!("array (of type `{}`) used where a scalar value is expected", self.p.exprs[e].ty.describe()),
+                };
+                self.error(span, msg);
+                None
+            }
+        }
+    }
+
+    /// A scalar expression converted to `to`; error expression if not scalar.
+    fn scalar_expr(&mut self, e: &ast::ExprId, to: Scalar) -> ExprId {
+        let x = self.expr(*e);
+        match self.require_scalar(x) {
+            Some(_) => self.convert(x, to),
+            None => self.error_expr(self.p.exprs[x].span),
+        }
+    }
+
+    /// A condition: int, where a float `x` becomes `x != 0.0`.
+    fn cond(&mut self, e: ast::ExprId) -> ExprId {
+        let x = self.expr(e);
+        self.truth(x)
+    }
+    fn truth(&mut self, x: ExprId) -> ExprId {
+        let span = self.p.exprs[x].span;
+        match self.require_scalar(x) {
+            Some(Scalar::Int) => x,
+            Some(Scalar::Float) => {
+                let zero = self.mk_const(Const::Float(0.0), span);
+                self.cmp(CmpOp::Ne, Scalar::Float, x, zero, span)
+            }
+            None => self.error_expr(span),
+        }
+    }
+
+    fn cmp(&mut self, op: CmpOp, operand: Scalar, lhs: ExprId, rhs: ExprId, span: Span) -> ExprId {
+        if let (Some(a), Some(b)) = (self.const_of(lhs), self.const_of(rhs)) {
+            let r = match (a, b) {
+                (Const::Int(a), Const::Int(b)) => cmp_fold(op, a, b),
+                (Const::Float(a), Const::Float(b)) => cmp_fold(op, a, b),
+                _ => unreachable!("operands converted"),
+            };
+            return self.mk_const(Const::Int(r as i32), span);
+        }
+        self.mk(ExprKind::Cmp { op, operand, lhs, rhs }, Ty::Int, span)
+    }
+
+    /// Checks an expression. The result may have any type; callers needing a scalar check it.
+    fn expr(&mut self, id: ast::ExprId) -> ExprId {
+        let e = &self.ast.exprs[id];
+        let span = e.span;
+        match &e.kind {
+            ast::ExprKind::Int(v) => self.mk_const(Const::Int(*v), span),
+            ast::ExprKind::Float(v) => self.mk_const(Const::Float(*v), span),
+            ast::ExprKind::Str(s) => {
+                // Typed as a char array so misuse is caught by the scalar/argument checks.
+                let s = s.clone();
+                self.mk(ExprKind::Str(s), Ty::Ptr { elem: Scalar::Int, dims: vec![] }, span)
+            }
+            ast::ExprKind::LVal { name, name_span, indices } => self.lval_read(*name, *name_span, indices, span),
+            ast::ExprKind::Call { name, name_span, args } => self.call(*name, *name_span, args, span),
+            ast::ExprKind::Unary(op, inner) => {
+                let x = self.expr(*inner);
+                let Some(ty) = self.require_scalar(x) else { return self.error_expr(span) };
+                match op {
+                    UnOp::Plus => x,
+                    UnOp::Neg => match self.const_of(x) {
+                        Some(Const::Int(v)) => self.mk_const(Const::Int(v.wrapping_neg()), span),
+                        Some(Const::Float(v)) => self.mk_const(Const::Float(-v), span),
+                        None => self.mk(ExprKind::Neg(x), Ty::scalar(ty), span),
+                    },
+                    UnOp::Not => match ty {
+                        Scalar::Float => {
+                            let zero = self.mk_const(Const::Float(0.0), span);
+                            self.cmp(CmpOp::Eq, Scalar::Float, x, zero, span)
+                        }
+                        Scalar::Int => match self.const_of(x) {
+                            Some(Const::Int(v)) => self.mk_const(Const::Int((v == 0) as i32), span),
+                            _ => self.mk(ExprKind::Not(x), Ty::Int, span),
+                        },
+                    },
+                }
+            }
+            ast::ExprKind::Binary(op, l, r) => self.binary(*op, *l, *r, span),
+        }
+    }
+
+    fn binary(&mut self, op: BinOp, l: ast::ExprId, r: ast::ExprId, span: Span) -> ExprId {
+        if matches!(op, BinOp::And | BinOp::Or) {
+            let lhs = self.cond(l);
+            let rhs = self.cond(r);
+            let (lc, rc) = (self.const_of(lhs), self.const_of(rhs));
+            let is_and = op == BinOp::And;
+            // A constant left side decides alone when it short-circuits.
+            match lc {
+                Some(c) if c.is_zero() == is_and => return self.mk_const(Const::Int((!is_and) as i32), span),
+                Some(_) => {
+                    if let Some(rc) = rc {
+                        return self.mk_const(Const::Int((!rc.is_zero()) as i32), span);
+                    }
+                }
+                None => {}
+            }
+            let kind = if is_and { ExprKind::And(lhs, rhs) } else { ExprKind::Or(lhs, rhs) };
+            return self.mk(kind, Ty::Int, span);
+        }
+        let lhs = self.expr(l);
+        let rhs = self.expr(r);
+        let (Some(lt), Some(rt)) = (self.require_scalar(lhs), self.require_scalar(rhs)) else {
+            return self.error_expr(span);
+        };
+        let ty = if lt == Scalar::Float || rt == Scalar::Float { Scalar::Float } else { Scalar::Int };
+        if op == BinOp::Rem && ty == Scalar::Float {
+            self.error(span, "invalid operands to `%`: both must be `int`, found `float`");
+            return self.error_expr(span);
+        }
+        let lhs = self.convert(lhs, ty);
+        let rhs = self.convert(rhs, ty);
+        let cmp = match op {
+            BinOp::Lt => Some(CmpOp::Lt),
+            BinOp::Gt => Some(CmpOp::Gt),
+            BinOp::Le => Some(CmpOp::Le),
+            BinOp::Ge => Some(CmpOp::Ge),
+            BinOp::Eq => Some(CmpOp::Eq),
+            BinOp::Ne => Some(CmpOp::Ne),
+            _ => None,
+        };
+        if let Some(c) = cmp {
+            return self.cmp(c, ty, lhs, rhs, span);
+        }
+        let aop = match op {
+            BinOp::Add => ArithOp::Add,
+            BinOp::Sub => ArithOp::Sub,
+            BinOp::Mul => ArithOp::Mul,
+            BinOp::Div => ArithOp::Div,
+            _ => ArithOp::Rem,
+        };
+        if let (Some(a), Some(b)) = (self.const_of(lhs), self.const_of(rhs)) {
+            let folded = match (a, b) {
+                (Const::Int(a), Const::Int(b)) => match aop {
+                    ArithOp::Add => Some(a.wrapping_add(b)),
+                    ArithOp::Sub => Some(a.wrapping_sub(b)),
+                    ArithOp::Mul => Some(a.wrapping_mul(b)),
+                    ArithOp::Div if b != 0 => Some(a.wrapping_div(b)),
+                    ArithOp::Rem if b != 0 => Some(a.wrapping_rem(b)),
+                    _ => {
+                        let rspan = self.p.exprs[rhs].span;
+                        self.div_zero.get_or_insert(rspan);
+                        None
+                    }
+                }
+                .map(Const::Int),
+                (Const::Float(a), Const::Float(b)) => Some(Const::Float(match aop {
+                    ArithOp::Add => a + b,
+                    ArithOp::Sub => a - b,
+                    ArithOp::Mul => a * b,
+                    _ => a / b,
+                })),
+                _ => unreachable!("operands converted"),
+            };
+            if let Some(c) = folded {
+                return self.mk_const(c, span);
+            }
+        }
+        self.mk(ExprKind::Arith { op: aop, lhs, rhs }, Ty::scalar(ty), span)
+    }
+
+    /// Resolves `name` to a variable, reporting functions and undefined names.
+    fn var_of(&mut self, name: Sym, name_span: Span) -> Option<VarId> {
+        match self.lookup(name) {
+            Some(Binding::Var(v)) => Some(v),
+            Some(Binding::Func(_)) => {
+                self.error(name_span, format!("`{}` is a function, not a variable", self.name(name)));
+                None
+            }
+            None => {
+                if self.starttime.is_some_and(|(s, _)| s == name) || self.stoptime.is_some_and(|(s, _)| s == name) {
+                    self.error(name_span, format!("`{}` is a function, not a variable", self.name(name)));
+                } else {
+                    self.error(name_span, format!("undefined name `{}`", self.name(name)));
+                }
+                None
+            }
+        }
+    }
+
+    /// Checks the indices of `var[indices]`; returns them (as int expressions) or `None`.
+    fn indices(&mut self, v: VarId, name: Sym, indices: &[ast::ExprId], span: Span) -> Option<Vec<ExprId>> {
+        let ndims = self.p.vars[v].dims.len();
+        let mut out = Vec::with_capacity(indices.len());
+        let mut ok = true;
+        for &ix in indices {
+            let x = self.expr(ix);
+            match self.require_scalar(x) {
+                Some(Scalar::Int) => out.push(x),
+                Some(Scalar::Float) => {
+                    let sp = self.p.exprs[x].span;
+                    self.error(sp, "array index must be an `int`, found `float`");
+                    ok = false;
+                }
+                None => ok = false,
+            }
+        }
+        if indices.len() > ndims {
+            if ndims == 0 {
+                self.error(span, format!("subscripted value `{}` is not an array", self.name(name)));
+            } else {
+                self.error(
+                    span,
+                    format!("too many indices for array `{}` ({} given, it has {} dimensions)", self.name(name), indices.len(), ndims),
+                );
+            }
+            return None;
+        }
+        ok.then_some(out)
+    }
+
+    /// A variable or array element (or sub-array) used as a value.
+    fn lval_read(&mut self, name: Sym, name_span: Span, indices: &[ast::ExprId], span: Span) -> ExprId {
+        let Some(v) = self.var_of(name, name_span) else {
+            // Still check the indices for their own errors.
+            for &ix in indices {
+                self.expr(ix);
+            }
+            return self.error_expr(span);
+        };
+        let Some(idx) = self.indices(v, name, indices, span) else { return self.error_expr(span) };
+        let var = &self.p.vars[v];
+        let elem = var.elem;
+        if idx.len() == var.dims.len() {
+            // Constant folding of `const` scalars and constant-indexed `const` arrays.
+            if var.is_const {
+                let consts: Option<Vec<i32>> = idx
+                    .iter()
+                    .map(|&x| match self.const_of(x) {
+                        Some(Const::Int(c)) => Some(c),
+                        _ => None,
+                    })
+                    .collect();
+                if let Some(cs) = consts {
+                    let var = &self.p.vars[v];
+                    let mut flat: i64 = 0;
+                    let mut in_range = true;
+                    for (c, &d) in cs.iter().zip(&var.dims) {
+                        in_range &= *c >= 0 && (*c as u32) < d;
+                        flat = flat * d as i64 + *c as i64;
+                    }
+                    if in_range {
+                        if let Some(c) = var.const_elem(flat as u32) {
+                            return self.mk_const(c, span);
+                        }
+                    }
+                }
+            }
+            if idx.is_empty() {
+                self.mk(ExprKind::Var(v), Ty::scalar(elem), span)
+            } else {
+                self.mk(ExprKind::Elem { var: v, indices: idx }, Ty::scalar(elem), span)
+            }
+        } else {
+            let dims = var.dims[idx.len() + 1..].to_vec();
+            self.mk(ExprKind::Addr { var: v, indices: idx }, Ty::Ptr { elem, dims }, span)
+        }
+    }
+
+    fn call(&mut self, name: Sym, name_span: Span, args: &[ast::ExprId], span: Span) -> ExprId {
+        // `starttime()` / `stoptime()` become `_sysy_*time(__LINE__)`.
+        for timer in [self.starttime, self.stoptime].into_iter().flatten() {
+            if timer.0 == name && self.lookup(name).is_none() {
+                if !args.is_empty() {
+                    self.error(span, format!("function `{}` expects 0 arguments, but {} were given", self.name(name), args.len()));
+                    return self.error_expr(span);
+                }
+                let line = line_of(self.source, span.lo) as i32;
+                let arg = self.mk_const(Const::Int(line), span);
+                self.p.funcs[timer.1].used = true;
+                return self.mk(ExprKind::Call { func: timer.1, args: vec![arg] }, Ty::Void, span);
+            }
+        }
+        let f = match self.lookup(name) {
+            Some(Binding::Func(f)) => f,
+            Some(Binding::Var(_)) => {
+                self.error(name_span, format!("called object `{}` is not a function", self.name(name)));
+                for &a in args {
+                    self.expr(a);
+                }
+                return self.error_expr(span);
+            }
+            None => {
+                self.error(name_span, format!("undefined function `{}`", self.name(name)));
+                for &a in args {
+                    self.expr(a);
+                }
+                return self.error_expr(span);
+            }
+        };
+        self.p.funcs[f].used = true;
+        let ret = match self.p.funcs[f].ret {
+            Some(s) => Ty::scalar(s),
+            None => Ty::Void,
+        };
+        let fname = self.name(name);
+        if f == self.putf {
+            return self.putf_call(f, args, span);
+        }
+        let param_tys = self.p.funcs[f].param_tys.clone();
+        let is_runtime = self.p.funcs[f].is_external();
+        if args.len() != param_tys.len() {
+            self.error(
+                span,
+                format!(
+                    "function `{}` expects {} argument{}, but {} {} given",
+                    fname,
+                    param_tys.len(),
+                    if param_tys.len() == 1 { "" } else { "s" },
+                    args.len(),
+                    if args.len() == 1 { "was" } else { "were" }
+                ),
+            );
+            for &a in args {
+                self.expr(a);
+            }
+            return self.error_expr(span);
+        }
+        let mut out = Vec::with_capacity(args.len());
+        let mut ok = true;
+        for (i, (&a, pty)) in args.iter().zip(&param_tys).enumerate() {
+            let x = self.expr(a);
+            let aty = self.p.exprs[x].ty.clone();
+            let aspan = self.p.exprs[x].span;
+            match (pty, &aty) {
+                (_, Ty::Error) => ok = false,
+                (Ty::Int | Ty::Float, Ty::Int | Ty::Float) => {
+                    let to = pty.as_scalar().expect("scalar");
+                    out.push(self.convert(x, to));
+                }
+                (Ty::Ptr { elem: pe, .. }, Ty::Ptr { elem: ae, .. })
+                    if !matches!(self.p.exprs[x].kind, ExprKind::Str(_))
+                        && (*pty == aty || (is_runtime && pe == ae)) =>
+                {
+                    // Runtime functions take `int*`/`float*`: like C, any array of the element
+                    // type is accepted there (`getarray(m)` for `int m[N][N]`).
+                    out.push(x)
+                }
+                _ => {
+                    if matches!(self.p.exprs[x].kind, ExprKind::Str(_)) {
+                        self.error(aspan, "string literal is only allowed as the format argument of `putf`");
+                    } else if aty == Ty::Void {
+                        self.error(aspan, "void value used in an expression");
+                    } else {
+                        self.error(
+                            aspan,
+                            format!(
+                                "argument {} of `{}` has type `{}`, but the parameter has type `{}`",
+                                i + 1,
+                                fname,
+                                aty.describe(),
+                                pty.describe()
+                            ),
+                        );
+                    }
+                    ok = false;
+                }
+            }
+        }
+        if !ok {
+            return self.error_expr(span);
+        }
+        self.mk(ExprKind::Call { func: f, args: out }, ret, span)
+    }
+
+    fn putf_call(&mut self, f: FuncId, args: &[ast::ExprId], span: Span) -> ExprId {
+        let mut out = Vec::new();
+        let Some((&fmt, rest)) = args.split_first() else {
+            self.error(span, "`putf` needs a format string literal as its first argument");
+            return self.error_expr(span);
+        };
+        let x = self.expr(fmt);
+        let mut ok = true;
+        if !matches!(self.p.exprs[x].kind, ExprKind::Str(_)) {
+            let sp = self.p.exprs[x].span;
+            if self.p.exprs[x].ty != Ty::Error {
+                self.error(sp, "the first argument of `putf` must be a string literal");
+            }
+            ok = false;
+        }
+        out.push(x);
+        for &a in rest {
+            let x = self.expr(a);
+            if self.require_scalar(x).is_none() {
+                ok = false;
+            }
+            out.push(x);
+        }
+        if !ok {
+            return self.error_expr(span);
+        }
+        self.mk(ExprKind::Call { func: f, args: out }, Ty::Void, span)
+    }
+
+    /// An expression that must be a compile-time constant (`what` names the context).
+    fn const_expr(&mut self, e: ast::ExprId, to: Scalar, what: &str) -> Option<Const> {
+        let saved = self.div_zero.take();
+        let x = self.expr(e);
+        let r = self.const_value(x, to, what);
+        self.div_zero = saved;
+        r
+    }
+
+    /// The constant value of the checked `x`, converted to `to`, or an error.
+    fn const_value(&mut self, x: ExprId, to: Scalar, what: &str) -> Option<Const> {
+        self.require_scalar(x)?;
+        let x = self.convert(x, to);
+        match self.const_of(x) {
+            Some(c) => Some(c),
+            None => {
+                if let Some(sp) = self.div_zero {
+                    self.error(sp, "division by zero in constant expression");
+                } else {
+                    let sp = self.p.exprs[x].span;
+                    self.error(sp, format!("{what} is not a constant expression"));
+                }
+                None
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- declarations
+
+    /// Evaluates array dimensions.
+    fn dims(&mut self, dims: &[ast::ExprId]) -> Option<Vec<u32>> {
+        let mut out = Vec::with_capacity(dims.len());
+        let mut total: u64 = 1;
+        for &d in dims {
+            let span = self.ast.exprs[d].span;
+            let saved = self.div_zero.take();
+            let x = self.expr(d);
+            let c = if self.p.exprs[x].ty == Ty::Float {
+                self.error(span, "array size must be an `int`, found `float`");
+                None
+            } else {
+                self.const_value(x, Scalar::Int, "array size")
+            };
+            self.div_zero = saved;
+            let Some(Const::Int(n)) = c else { return None };
+            if n < 0 {
+                self.error(span, format!("negative array size ({n})"));
+                return None;
+            }
+            if n == 0 {
+                self.error(span, "array size must be greater than zero");
+                return None;
+            }
+            total = total.saturating_mul(n as u64);
+            if total > (1 << 31) / 4 {
+                self.error(span, "array is too large");
+                return None;
+            }
+            out.push(n as u32);
+        }
+        Some(out)
+    }
+
+    fn decl(&mut self, d: &ast::Decl, global: bool, out: &mut Vec<StmtId>) {
+        let elem = scalar_of(d.ty);
+        for def in &d.defs {
+            if self.diags.is_full() {
+                return;
+            }
+            let Some(dims) = self.dims(&def.dims) else { continue };
+            let kind = if global { VarKind::Global } else { VarKind::Local };
+            let const_needed = global || d.is_const;
+            let init = match def.init {
+                None => VarInit::None,
+                Some(init) => match self.init(init, elem, &dims, const_needed, def) {
+                    Some(i) => i,
+                    None => VarInit::None,
+                },
+            };
+            // A constant without a valid initialiser still gets declared (as zero) to avoid
+            // follow-on "undefined" errors.
+            let init = match (d.is_const, init) {
+                (true, VarInit::None) => VarInit::Const(Vec::new()),
+                (_, i) => i,
+            };
+            let v = self.p.vars.push(Var {
+                name: self.interner.get(def.name).to_string(),
+                span: def.span,
+                elem,
+                dims,
+                kind,
+                is_const: d.is_const,
+                init,
+            });
+            // Declared after the initialiser: `int x = x;` refers to an outer `x`.
+            self.declare(def.name, Binding::Var(v), def.span);
+            if global {
+                self.p.globals.push(v);
+            } else {
+                let span = def.span;
+                out.push(self.p.stmts.push(Stmt { kind: StmtKind::Decl(v), span }));
+            }
+        }
+    }
+
+    /// Checks an initialiser against `dims`; constant (`VarInit::Const`) if `const_needed`.
+    fn init(&mut self, init: ast::InitId, elem: Scalar, dims: &[u32], const_needed: bool, def: &ast::VarDef) -> Option<VarInit> {
+        let node = &self.ast.inits[init];
+        if dims.is_empty() {
+            if let InitKind::Expr(e) = node.kind {
+                return if const_needed {
+                    let what = "initializer";
+                    self.const_expr(e, elem, what).map(|c| VarInit::Const(if c.is_zero() { vec![] } else { vec![(0, c)] }))
+                } else {
+                    Some(VarInit::Expr(self.scalar_expr(&e, elem)))
+                };
+            }
+        } else if let InitKind::Expr(_) = node.kind {
+            self.error(node.span, format!("array `{}` must be initialized with a brace-enclosed list", self.name(def.name)));
+            return None;
+        }
+        let mut flat = Vec::new();
+        let total: u64 = dims.iter().map(|&d| d as u64).product();
+        let mut sizes = vec![1u64; dims.len() + 1];
+        for k in (0..dims.len()).rev() {
+            sizes[k] = sizes[k + 1] * dims[k] as u64;
+        }
+        if !self.flatten_init(init, 0, 0, &sizes, &mut flat, def) {
+            return None;
+        }
+        debug_assert!(flat.iter().all(|&(i, _)| (i as u64) < total));
+        if const_needed {
+            let mut vals = Vec::with_capacity(flat.len());
+            let mut ok = true;
+            for (i, e) in flat {
+                match self.const_expr(e, elem, "initializer element") {
+                    Some(c) if !c.is_zero() => vals.push((i, c)),
+                    Some(_) => {}
+                    None => ok = false,
+                }
+            }
+            ok.then_some(VarInit::Const(vals))
+        } else {
+            let vals: Vec<(u32, ExprId)> = flat.into_iter().map(|(i, e)| (i, self.scalar_expr(&e, elem))).collect();
+            if dims.is_empty() {
+                // `int x = {1};` or `int x = {};`
+                let span = self.ast.inits[init].span;
+                let e = match vals.first() {
+                    Some(&(_, e)) => e,
+                    None => self.convert_const_zero(elem, span),
+                };
+                return Some(VarInit::Expr(e));
+            }
+            Some(VarInit::Elems(vals))
+        }
+    }
+
+    /// Flattens the brace list `init` filling the sub-aggregate of level `level` (element count
+    /// `sizes[level]`) that starts at flat index `base`. A scalar takes the next element; a
+    /// nested list takes the largest sub-aggregate the current position is aligned to (C's
+    /// rule). Returns false after reporting an error.
+    fn flatten_init(
+        &mut self,
+        init: ast::InitId,
+        level: usize,
+        base: u64,
+        sizes: &[u64],
+        out: &mut Vec<(u32, ast::ExprId)>,
+        def: &ast::VarDef,
+    ) -> bool {
+        let ast = self.ast;
+        let InitKind::List(items) = &ast.inits[init].kind else { unreachable!("list") };
+        let n = sizes.len() - 1;
+        let end = base + sizes[level];
+        let mut pos = base;
+        for &item in items {
+            let node = &ast.inits[item];
+            if pos >= end {
+                self.error(node.span, format!("too many initializers for `{}`", self.name(def.name)));
+                return false;
+            }
+            match &node.kind {
+                InitKind::Expr(e) => {
+                    out.push((pos as u32, *e));
+                    pos += 1;
+                }
+                InitKind::List(_) => {
+                    // The largest sub-aggregate (below `level`) aligned at `pos`; at the scalar
+                    // level, braces around a scalar.
+                    let sub = (level + 1..=n).find(|&j| (pos - base) % sizes[j] == 0).unwrap_or(n);
+                    if !self.flatten_init(item, sub, pos, sizes, out, def) {
+                        return false;
+                    }
+                    pos += sizes[sub];
+                }
+            }
+        }
+        true
+    }
+
+    // ---------------------------------------------------------------- functions and statements
+
+    fn func(&mut self, f: &ast::FuncDef) {
+        let ret = f.ret.map(scalar_of);
+        let mut param_tys = Vec::with_capacity(f.params.len());
+        let mut param_dims = Vec::with_capacity(f.params.len());
+        for p in &f.params {
+            let elem = scalar_of(p.ty);
+            match &p.dims {
+                None => {
+                    param_tys.push(Ty::scalar(elem));
+                    param_dims.push(Vec::new());
+                }
+                Some(ds) => {
+                    let dims = self.dims(ds).unwrap_or_default();
+                    param_tys.push(Ty::Ptr { elem, dims: dims.clone() });
+                    let mut all = vec![0];
+                    all.extend(dims);
+                    param_dims.push(all);
+                }
+            }
+        }
+        let fid = self.p.funcs.push(Func {
+            name: self.interner.get(f.name).to_string(),
+            span: f.name_span,
+            ret,
+            param_tys,
+            params: Vec::new(),
+            body: None,
+            variadic: false,
+            used: true,
+        });
+        self.declare(f.name, Binding::Func(fid), f.name_span);
+        // Parameters and the body's outermost declarations share one scope, as in C.
+        self.scopes.push(FxHashMap::default());
+        let mut params = Vec::with_capacity(f.params.len());
+        for (i, (p, dims)) in f.params.iter().zip(param_dims).enumerate() {
+            let v = self.p.vars.push(Var {
+                name: self.interner.get(p.name).to_string(),
+                span: p.span,
+                elem: scalar_of(p.ty),
+                dims,
+                kind: VarKind::Param(i as u32),
+                is_const: false,
+                init: VarInit::None,
+            });
+            self.declare(p.name, Binding::Var(v), p.span);
+            params.push(v);
+        }
+        self.p.funcs[fid].params = params;
+        self.cur_ret = ret;
+        self.cur_func_name = self.name(f.name);
+        self.loop_depth = 0;
+        let AStmt::Block(items) = &self.ast.stmts[f.body].kind else { unreachable!("body is a block") };
+        let mut body = Vec::with_capacity(items.len());
+        for &s in items {
+            self.stmt(s, &mut body);
+        }
+        self.scopes.pop();
+        let span = self.ast.stmts[f.body].span;
+        let b = self.p.stmts.push(Stmt { kind: StmtKind::Block(body), span });
+        self.p.funcs[fid].body = Some(b);
+    }
+
+    /// Checks one statement, appending its checked form(s) to `out`.
+    fn stmt(&mut self, id: ast::StmtId, out: &mut Vec<StmtId>) {
+        if self.diags.is_full() {
+            return;
+        }
+        let s = &self.ast.stmts[id];
+        let span = s.span;
+        let kind = match &s.kind {
+            AStmt::Decl(d) => {
+                self.decl(d, false, out);
+                return;
+            }
+            AStmt::Assign { target, value } => {
+                let ast::ExprKind::LVal { name, name_span, indices } = &self.ast.exprs[*target].kind else {
+                    unreachable!("parser checked")
+                };
+                let tspan = self.ast.exprs[*target].span;
+                let Some(v) = self.var_of(*name, *name_span) else {
+                    self.expr(*value);
+                    return;
+                };
+                let Some(idx) = self.indices(v, *name, indices, tspan) else {
+                    self.expr(*value);
+                    return;
+                };
+                let var = &self.p.vars[v];
+                if var.is_const {
+                    let msg = format!("cannot assign to constant `{}`", var.name);
+                    self.error(tspan, msg);
+                    return;
+                }
+                if idx.len() < var.dims.len() {
+                    let msg = format!("cannot assign to array `{}`", var.name);
+                    self.error(tspan, msg);
+                    return;
+                }
+                let elem = var.elem;
+                let value = self.scalar_expr(value, elem);
+                StmtKind::Assign { var: v, indices: idx, value }
+            }
+            AStmt::Expr(None) => return,
+            AStmt::Expr(Some(e)) => {
+                let x = self.expr(*e);
+                if let ExprKind::Str(_) = self.p.exprs[x].kind {
+                    self.error(span, "string literal is only allowed as the format argument of `putf`");
+                }
+                StmtKind::Expr(x)
+            }
+            AStmt::Block(items) => {
+                self.scopes.push(FxHashMap::default());
+                let mut body = Vec::with_capacity(items.len());
+                for &s in items {
+                    self.stmt(s, &mut body);
+                }
+                self.scopes.pop();
+                StmtKind::Block(body)
+            }
+            AStmt::If { cond, then, els } => {
+                let c = self.cond(*cond);
+                let t = self.sub_stmt(*then);
+                let e = els.map(|e| self.sub_stmt(e));
+                StmtKind::If { cond: c, then: t, els: e }
+            }
+            AStmt::While { cond, body } => {
+                let c = self.cond(*cond);
+                self.loop_depth += 1;
+                let b = self.sub_stmt(*body);
+                self.loop_depth -= 1;
+                StmtKind::While { cond: c, body: b }
+            }
+            AStmt::Break | AStmt::Continue => {
+                if self.loop_depth == 0 {
+                    let what = if matches!(s.kind, AStmt::Break) { "break" } else { "continue" };
+                    self.error(span, format!("`{what}` statement not within a loop"));
+                    return;
+                }
+                if matches!(s.kind, AStmt::Break) {
+                    StmtKind::Break
+                } else {
+                    StmtKind::Continue
+                }
+            }
+            AStmt::Return(v) => match (v, self.cur_ret) {
+                (None, None) => StmtKind::Return(None),
+                (Some(e), Some(t)) => StmtKind::Return(Some(self.scalar_expr(e, t))),
+                (Some(e), None) => {
+                    let x = self.expr(*e);
+                    if self.p.exprs[x].ty != Ty::Error {
+                        let msg = format!("void function `{}` should not return a value", self.cur_func_name);
+                        self.error(span, msg);
+                    }
+                    return;
+                }
+                (None, Some(_)) => {
+                    let msg = format!("non-void function `{}` should return a value", self.cur_func_name);
+                    self.error(span, msg);
+                    return;
+                }
+            },
+        };
+        out.push(self.p.stmts.push(Stmt { kind, span }));
+    }
+
+    /// The body of an `if`/`while`: its own scope (a declaration there is local to it).
+    fn sub_stmt(&mut self, id: ast::StmtId) -> StmtId {
+        let span = self.ast.stmts[id].span;
+        let mut v = Vec::new();
+        self.scopes.push(FxHashMap::default());
+        self.stmt(id, &mut v);
+        self.scopes.pop();
+        if v.len() == 1 {
+            v[0]
+        } else {
+            self.p.stmts.push(Stmt { kind: StmtKind::Block(v), span })
+        }
+    }
+}
+
+fn cmp_fold<T: PartialOrd>(op: CmpOp, a: T, b: T) -> bool {
+    match op {
+        CmpOp::Lt => a < b,
+        CmpOp::Gt => a > b,
+        CmpOp::Le => a <= b,
+        CmpOp::Ge => a >= b,
+        CmpOp::Eq => a == b,
+        CmpOp::Ne => a != b,
+    }
+}

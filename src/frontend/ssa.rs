@@ -1,0 +1,276 @@
+//! SSA construction for scalar variables while lowering, after Braun et al., "Simple and
+//! Efficient Construction of Static Single Assignment Form" (CC 2013).
+//!
+//! Lowering calls `write(var, block, value)` for every assignment and `read(var, block)` for every
+//! use, `add_edge` for every CFG edge it emits and `seal(block)` once a block's predecessors are
+//! all known. A phi is a block parameter of the IR; while the function is built its operands live
+//! in a side table (one per incoming edge, in `preds` order), and branches carry no phi
+//! arguments yet.
+//!
+//! Phases:
+//! 1. During lowering: `read` walks up single-predecessor chains (a loop, not recursion); at a
+//!    join it creates a phi, records it as the block's definition and queues it; in an unsealed
+//!    block it creates an "incomplete" phi that `seal` queues. Queued phis get their operands
+//!    in `fill_pending`, which only `read`s again (queueing more phis): no recursion at all, so
+//!    long chains of blocks cannot overflow the stack.
+//! 2. `finish`: trivial-phi removal to a fixpoint with a worklist. A phi whose operands are all
+//!    itself or one other value `v` is replaced by `v` everywhere (`replace_all_uses`, plus the
+//!    phi operand table through a forwarding map); the phis that used it are re-checked. A phi
+//!    with no operand other than itself (unreachable or undefined) becomes a zero constant.
+//! 3. Dead phis are removed from their blocks' parameter lists and the live ones' operands are
+//!    appended to the branch arguments of each incoming edge (after any arguments the lowering
+//!    passed explicitly, for its own block parameters).
+//!
+//! Cost: O((reads + phis × preds) · α) with hashing; the worklist visits a phi once per change
+//! of one of its operands.
+
+use crate::ir::{mk, Block, Function, Inst, Type, Value};
+use rustc_hash::FxHashMap;
+
+/// An incoming CFG edge: target `which` (0 or 1) of the terminator `inst` in block `from`.
+#[derive(Clone, Copy, Debug)]
+pub struct Edge {
+    pub from: Block,
+    pub inst: Inst,
+    pub which: u8,
+}
+
+struct Phi {
+    block: Block,
+    var: u32,
+    value: Value,
+    /// One operand per entry of `preds[block]` once filled.
+    ops: Vec<Value>,
+    removed: bool,
+}
+
+/// The SSA builder for one function. Variables are dense `u32` ids chosen by the caller.
+#[derive(Default)]
+pub struct SsaBuilder {
+    defs: FxHashMap<(u32, Block), Value>,
+    var_ty: FxHashMap<u32, Type>,
+    preds: FxHashMap<Block, Vec<Edge>>,
+    sealed: FxHashMap<Block, bool>,
+    incomplete: FxHashMap<Block, Vec<usize>>,
+    phis: Vec<Phi>,
+    phi_of: FxHashMap<Value, usize>,
+    /// Phis created but without operands yet.
+    pending: Vec<usize>,
+    /// Zero constants in the entry block, per type, for undefined values.
+    zeros: FxHashMap<Type, Value>,
+    entry: Option<Block>,
+}
+
+impl SsaBuilder {
+    pub fn new(entry: Block) -> SsaBuilder {
+        let mut s = SsaBuilder { entry: Some(entry), ..Default::default() };
+        s.sealed.insert(entry, true);
+        s
+    }
+
+    pub fn declare(&mut self, var: u32, ty: Type) {
+        self.var_ty.insert(var, ty);
+    }
+
+    pub fn add_edge(&mut self, to: Block, e: Edge) {
+        debug_assert!(!self.is_sealed(to), "edge into sealed {to}");
+        self.preds.entry(to).or_default().push(e);
+    }
+
+    pub fn preds(&self, b: Block) -> &[Edge] {
+        self.preds.get(&b).map_or(&[], |v| v.as_slice())
+    }
+
+    pub fn is_sealed(&self, b: Block) -> bool {
+        self.sealed.get(&b).copied().unwrap_or(false)
+    }
+
+    pub fn write(&mut self, var: u32, block: Block, v: Value) {
+        self.defs.insert((var, block), v);
+    }
+
+    /// A zero of `ty` defined at the top of the entry block.
+    pub fn zero(&mut self, f: &mut Function, ty: Type) -> Value {
+        if let Some(&z) = self.zeros.get(&ty) {
+            return z;
+        }
+        let data = match ty {
+            Type::F32 => mk::fconst(0.0),
+            t => mk::iconst(t, 0),
+        };
+        let entry = self.entry.expect("entry");
+        let i = match f.layout().first_inst(entry) {
+            Some(first) => f.insert_new_before(first, data, &[]),
+            None => f.append_new(entry, data, &[]),
+        };
+        let z = f.res(i);
+        self.zeros.insert(ty, z);
+        z
+    }
+
+    fn new_phi(&mut self, f: &mut Function, var: u32, block: Block) -> usize {
+        let ty = self.var_ty[&var];
+        let value = f.append_block_param(block, ty);
+        let k = self.phis.len();
+        self.phis.push(Phi { block, var, value, ops: Vec::new(), removed: false });
+        self.phi_of.insert(value, k);
+        k
+    }
+
+    /// The value of `var` at the end of `block` (so far).
+    pub fn read(&mut self, f: &mut Function, var: u32, block: Block) -> Value {
+        let v = self.read_no_fill(f, var, block);
+        self.fill_pending(f);
+        v
+    }
+
+    fn read_no_fill(&mut self, f: &mut Function, var: u32, block: Block) -> Value {
+        let mut chain = Vec::new();
+        let mut b = block;
+        let v = loop {
+            if let Some(&v) = self.defs.get(&(var, b)) {
+                break v;
+            }
+            if !self.is_sealed(b) {
+                let k = self.new_phi(f, var, b);
+                self.incomplete.entry(b).or_default().push(k);
+                break self.phis[k].value;
+            }
+            let preds = self.preds(b);
+            match preds.len() {
+                0 => {
+                    // Entry (undefined variable) or unreachable code.
+                    let ty = self.var_ty[&var];
+                    break self.zero(f, ty);
+                }
+                1 => {
+                    chain.push(b);
+                    b = preds[0].from;
+                }
+                _ => {
+                    let k = self.new_phi(f, var, b);
+                    self.pending.push(k);
+                    break self.phis[k].value;
+                }
+            }
+        };
+        self.defs.insert((var, b), v);
+        for c in chain {
+            self.defs.insert((var, c), v);
+        }
+        v
+    }
+
+    fn fill_pending(&mut self, f: &mut Function) {
+        while let Some(k) = self.pending.pop() {
+            let (block, var) = (self.phis[k].block, self.phis[k].var);
+            let froms: Vec<Block> = self.preds(block).iter().map(|e| e.from).collect();
+            let mut ops = Vec::with_capacity(froms.len());
+            for from in froms {
+                ops.push(self.read_no_fill(f, var, from));
+            }
+            self.phis[k].ops = ops;
+        }
+    }
+
+    /// All predecessors of `block` are known.
+    pub fn seal(&mut self, f: &mut Function, block: Block) {
+        if self.is_sealed(block) {
+            return;
+        }
+        self.sealed.insert(block, true);
+        if let Some(list) = self.incomplete.remove(&block) {
+            self.pending.extend(list);
+        }
+        self.fill_pending(f);
+    }
+
+    /// Phases 2 and 3: removes trivial phis and adds the remaining phi operands to the branches.
+    /// Every block must be sealed.
+    pub fn finish(mut self, f: &mut Function) {
+        self.fill_pending(f);
+        let n = self.phis.len();
+        let mut forward: FxHashMap<Value, Value> = FxHashMap::default();
+        let resolve = |forward: &FxHashMap<Value, Value>, mut v: Value| {
+            while let Some(&w) = forward.get(&v) {
+                v = w;
+            }
+            v
+        };
+        let mut users: FxHashMap<Value, Vec<usize>> = FxHashMap::default();
+        for (k, p) in self.phis.iter().enumerate() {
+            for &op in &p.ops {
+                users.entry(op).or_default().push(k);
+            }
+        }
+        let mut work: Vec<usize> = (0..n).rev().collect();
+        while let Some(k) = work.pop() {
+            if self.phis[k].removed {
+                continue;
+            }
+            let me = self.phis[k].value;
+            let mut same: Option<Value> = None;
+            let mut trivial = true;
+            for &op in &self.phis[k].ops {
+                let op = resolve(&forward, op);
+                if op == me || Some(op) == same {
+                    continue;
+                }
+                if same.is_some() {
+                    trivial = false;
+                    break;
+                }
+                same = Some(op);
+            }
+            if !trivial {
+                continue;
+            }
+            let v = match same {
+                Some(v) => v,
+                None => {
+                    let ty = f.ty(me);
+                    self.zero(f, ty)
+                }
+            };
+            self.phis[k].removed = true;
+            forward.insert(me, v);
+            f.replace_all_uses(me, v);
+            if let Some(us) = users.remove(&me) {
+                work.extend(us.iter().copied().filter(|&u| u != k));
+                users.entry(v).or_default().extend(us);
+            }
+        }
+        // Phase 3a: drop removed phis from the parameter lists (highest index first).
+        let mut by_block: FxHashMap<Block, Vec<usize>> = FxHashMap::default();
+        for (k, p) in self.phis.iter().enumerate() {
+            by_block.entry(p.block).or_default().push(k);
+        }
+        let mut blocks: Vec<Block> = by_block.keys().copied().collect();
+        blocks.sort();
+        for &b in &blocks {
+            for pos in (0..f.blocks.params[b].len()).rev() {
+                let p = f.blocks.params[b][pos];
+                if let Some(&k) = self.phi_of.get(&p) {
+                    if self.phis[k].removed {
+                        f.remove_block_param(b, pos);
+                    }
+                }
+            }
+        }
+        // Phase 3b: live phi operands become branch arguments, in parameter order.
+        for &b in &blocks {
+            let live: Vec<usize> = f.blocks.params[b].iter().filter_map(|p| self.phi_of.get(p).copied()).collect();
+            if live.is_empty() {
+                continue;
+            }
+            let edges = self.preds(b).to_vec();
+            for (e_idx, e) in edges.iter().enumerate() {
+                let mut args = f.branch_args(e.inst, e.which as usize).to_vec();
+                for &k in &live {
+                    args.push(resolve(&forward, self.phis[k].ops[e_idx]));
+                }
+                f.set_branch_target(e.inst, e.which as usize, b, &args);
+            }
+        }
+    }
+}

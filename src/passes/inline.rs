@@ -1,0 +1,251 @@
+//! Function inlining (a module pass), followed by removal of functions nobody calls.
+//!
+//! Order: callers are visited in call-graph post-order, so a callee has already received its own
+//! inlining when it is copied. Recursive functions (in a call-graph cycle) are never inlined.
+//! A call site is inlined when the callee is small (`SMALL` instructions), or is called from
+//! exactly one place and is not huge (`SINGLE_SITE`), as long as the caller stays under `CAP`.
+//!
+//! Mechanics: the caller's block is split after the call; the continuation gets a parameter for
+//! the result. The callee's reachable blocks are copied in reverse post-order (so definitions
+//! are copied before uses), its entry block becomes an ordinary block whose parameters receive
+//! the call's arguments, `ret v` becomes `jump cont(v)`, and copied allocas move to the caller's
+//! entry block so that a call inside a loop does not grow the stack.
+//! Cost: O(size of the copies).
+
+use crate::ir::analysis::Cfg;
+use crate::ir::func::{brif_targets, pack_targets};
+use crate::ir::{mk, Block, FuncId, Function, IdVec, Inst, Module, Opcode, Type, Value};
+
+const SMALL: usize = 40;
+const SINGLE_SITE: usize = 400;
+const CAP: usize = 6000;
+
+fn size(f: &Function) -> usize {
+    f.layout().blocks().map(|b| f.layout().block_insts(b).count()).sum()
+}
+
+fn call_sites(f: &Function) -> Vec<Inst> {
+    let mut out = Vec::new();
+    for b in f.layout().blocks() {
+        for i in f.layout().block_insts(b) {
+            if f.op(i) == Opcode::Call {
+                out.push(i);
+            }
+        }
+    }
+    out
+}
+
+/// Functions in a call-graph cycle (including self-recursion), by Tarjan's SCC algorithm.
+fn recursive_funcs(m: &Module, callees: &IdVec<FuncId, Vec<FuncId>>) -> Vec<bool> {
+    let n = m.cx.decls.len();
+    let mut index = vec![u32::MAX; n];
+    let mut low = vec![0u32; n];
+    let mut on_stack = vec![false; n];
+    let mut stack: Vec<usize> = Vec::new();
+    let mut rec = vec![false; n];
+    let mut next = 0u32;
+    for root in 0..n {
+        if index[root] != u32::MAX {
+            continue;
+        }
+        // Iterative Tarjan: (node, next callee position).
+        let mut work: Vec<(usize, usize)> = vec![(root, 0)];
+        index[root] = next;
+        low[root] = next;
+        next += 1;
+        stack.push(root);
+        on_stack[root] = true;
+        while let Some(&mut (v, ref mut k)) = work.last_mut() {
+            let cs = &callees[FuncId::new(v)];
+            if let Some(&c) = cs.get(*k) {
+                *k += 1;
+                let w = c.index();
+                if index[w] == u32::MAX {
+                    index[w] = next;
+                    low[w] = next;
+                    next += 1;
+                    stack.push(w);
+                    on_stack[w] = true;
+                    work.push((w, 0));
+                } else if on_stack[w] {
+                    low[v] = low[v].min(index[w]);
+                }
+            } else {
+                work.pop();
+                if let Some(&(p, _)) = work.last() {
+                    low[p] = low[p].min(low[v]);
+                }
+                if low[v] == index[v] {
+                    let mut comp = Vec::new();
+                    loop {
+                        let w = stack.pop().unwrap();
+                        on_stack[w] = false;
+                        comp.push(w);
+                        if w == v {
+                            break;
+                        }
+                    }
+                    let self_loop = callees[FuncId::new(v)].contains(&FuncId::new(v));
+                    if comp.len() > 1 || self_loop {
+                        for w in comp {
+                            rec[w] = true;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    rec
+}
+
+pub fn run_module(m: &mut Module) -> bool {
+    let ids = m.defined_funcs();
+    let mut callees: IdVec<FuncId, Vec<FuncId>> = IdVec::filled(m.cx.decls.len(), Vec::new());
+    let mut site_count = vec![0usize; m.cx.decls.len()];
+    for &id in &ids {
+        let f = &m.funcs[id];
+        for i in call_sites(f) {
+            let c = f.callee(i);
+            site_count[c.index()] += 1;
+            if !callees[id].contains(&c) {
+                callees[id].push(c);
+            }
+        }
+    }
+    let rec = recursive_funcs(m, &callees);
+
+    // Post-order over the call graph from every defined function.
+    let mut order = Vec::new();
+    let mut seen = vec![false; m.cx.decls.len()];
+    for &root in &ids {
+        if seen[root.index()] {
+            continue;
+        }
+        let mut work: Vec<(FuncId, usize)> = vec![(root, 0)];
+        seen[root.index()] = true;
+        while let Some(&mut (v, ref mut k)) = work.last_mut() {
+            if let Some(&c) = callees[v].get(*k) {
+                *k += 1;
+                if !seen[c.index()] && m.cx.decls[c].defined {
+                    seen[c.index()] = true;
+                    work.push((c, 0));
+                }
+            } else {
+                order.push(v);
+                work.pop();
+            }
+        }
+    }
+
+    let mut changed = false;
+    for caller in order {
+        let sites = call_sites(&m.funcs[caller]);
+        for i in sites {
+            let c = m.funcs[caller].callee(i);
+            if !m.cx.decls[c].defined || rec[c.index()] || c == caller {
+                continue;
+            }
+            let csize = size(&m.funcs[c]);
+            let ok = csize <= SMALL || (site_count[c.index()] == 1 && csize <= SINGLE_SITE);
+            if !ok || size(&m.funcs[caller]) + csize > CAP {
+                continue;
+            }
+            let callee = m.funcs[c].clone();
+            inline_call(&mut m.funcs[caller], i, &callee);
+            site_count[c.index()] -= 1;
+            changed = true;
+        }
+    }
+
+    // Functions no longer called (except main) become declarations without bodies.
+    let mut called = vec![false; m.cx.decls.len()];
+    for &id in &ids {
+        for i in call_sites(&m.funcs[id]) {
+            called[m.funcs[id].callee(i).index()] = true;
+        }
+    }
+    for &id in &ids {
+        if !called[id.index()] && m.cx.decls[id].name != "main" {
+            m.cx.decls[id].defined = false;
+            let name = m.funcs[id].name.clone();
+            m.funcs[id] = Function::new(id, name);
+            changed = true;
+        }
+    }
+    changed
+}
+
+/// Replaces call `call` in `f` by a copy of `callee`'s body.
+pub fn inline_call(f: &mut Function, call: Inst, callee: &Function) {
+    let b = f.layout().inst_block(call).unwrap();
+    let args = f.args(call).to_vec();
+    let ret_ty = f.data(call).ty;
+    let result = f.result(call);
+
+    // Continuation block: everything after the call.
+    let cont = f.make_block();
+    f.insert_block_after(cont, b);
+    if let Some(next) = f.layout().next_inst(call) {
+        f.split_tail(next, cont);
+    }
+    if let Some(r) = result {
+        let p = f.append_block_param(cont, ret_ty);
+        f.replace_all_uses(r, p);
+    }
+    f.remove_inst(call);
+
+    let cfg = Cfg::compute(callee);
+    let mut bmap: IdVec<Block, Option<Block>> = IdVec::filled(callee.num_blocks(), None);
+    let mut vmap: IdVec<Value, Option<Value>> = IdVec::filled(callee.num_values(), None);
+    // Insert copies between the call block and the continuation, in callee RPO.
+    let mut prev = b;
+    for &cb in &cfg.rpo {
+        let nb = f.make_block();
+        f.insert_block_after(nb, prev);
+        prev = nb;
+        bmap[cb] = Some(nb);
+        for &p in &callee.blocks.params[cb] {
+            let np = f.append_block_param(nb, callee.ty(p));
+            vmap[p] = Some(np);
+        }
+    }
+    let entry_copy = bmap[callee.entry()].unwrap();
+    f.append_new(b, mk::jump(entry_copy), &args);
+    let caller_entry = f.entry();
+    let map_block = |bm: &IdVec<Block, Option<Block>>, x: Block| bm[x].expect("branch to unreachable block");
+    for &cb in &cfg.rpo {
+        let nb = bmap[cb].unwrap();
+        for i in callee.layout().block_insts(cb) {
+            let mut d = *callee.data(i);
+            let new_args: Vec<Value> =
+                callee.args(i).iter().map(|&a| vmap[a].expect("use before definition in RPO copy")).collect();
+            match d.op {
+                Opcode::Ret => {
+                    f.append_new(nb, mk::jump(cont), &new_args);
+                    continue;
+                }
+                Opcode::Jump => d.imm = map_block(&bmap, Block::new(d.imm as usize)).index() as i64,
+                Opcode::Brif => {
+                    let (t, e) = brif_targets(&d);
+                    d.imm = pack_targets(map_block(&bmap, t), map_block(&bmap, e));
+                }
+                _ => {}
+            }
+            let ni = if d.op == Opcode::Alloca {
+                let ni = f.make_inst(d, &[]);
+                match f.layout().first_inst(caller_entry) {
+                    Some(first) => f.insert_inst_before(ni, first),
+                    None => f.append_inst(ni, caller_entry),
+                }
+                ni
+            } else {
+                f.append_new(nb, d, &new_args)
+            };
+            if let (Some(r), Some(nr)) = (callee.result(i), f.result(ni)) {
+                vmap[r] = Some(nr);
+            }
+        }
+    }
+    debug_assert!(ret_ty == Type::Void || !f.blocks.params[cont].is_empty());
+}

@@ -1,0 +1,223 @@
+//! Memory optimizations: store-to-load forwarding, redundant load elimination and dead store
+//! elimination.
+//!
+//! A pointer is described as `root + constant offset` (following `offset` and constant-index
+//! `gep`), and the root's base object (`alias`). Two accesses certainly touch the same word when
+//! they have the same root and offset; they certainly do not when their bases cannot alias or
+//! their roots are equal and their offsets differ.
+//!
+//! Forwarding walks blocks in reverse post-order carrying a table of known memory contents
+//! (`(root, offset, type) -> value`). A block with one predecessor starts from that
+//! predecessor's final table (extended basic blocks); others start empty. A load with a known
+//! value is replaced; a store records its value after invalidating what it may overwrite; a call
+//! that may write memory forgets all but non-escaping allocas.
+//!
+//! Dead stores: within a block, a store overwritten by a later store to the same word with no
+//! possible read in between is removed; stores into a non-escaping alloca that is never loaded
+//! from are removed everywhere. Needs: CFG (computed here). Cost: O(instructions * table size).
+
+use super::alias::{base_of, escapes, may_alias, Base};
+use crate::ir::analysis::Cfg;
+use crate::ir::{Block, Function, IdVec, Inst, ModuleCx, Opcode, Type, Value, ValueDef};
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+struct Addr {
+    root: Value,
+    off: i64,
+    base: Base,
+}
+
+fn addr_of(f: &Function, cfg: &Cfg, ptr: Value) -> Addr {
+    let mut root = ptr;
+    let mut off = 0i64;
+    loop {
+        let ValueDef::Result(i) = f.values.def[root] else { break };
+        match f.op(i) {
+            Opcode::Offset => {
+                off = off.wrapping_add(f.data(i).imm);
+                root = f.arg(i, 0);
+            }
+            Opcode::Gep => match f.as_iconst(f.arg(i, 1)) {
+                Some(k) => {
+                    off = off.wrapping_add(k.wrapping_mul(f.data(i).imm));
+                    root = f.arg(i, 0);
+                }
+                None => break,
+            },
+            _ => break,
+        }
+    }
+    Addr { root, off, base: base_of(f, cfg, root) }
+}
+
+/// Whether a write of `wsize` bytes at `w` may change the `rsize` bytes at `r`.
+fn may_overlap(w: &Addr, wsize: i64, r: &Addr, rsize: i64) -> bool {
+    if !may_alias(w.base, r.base) {
+        return false;
+    }
+    if w.root == r.root {
+        return w.off < r.off + rsize && r.off < w.off + wsize;
+    }
+    true
+}
+
+#[derive(Clone)]
+struct Entry {
+    addr: Addr,
+    ty: Type,
+    value: Value,
+}
+
+pub fn run(f: &mut Function, cx: &ModuleCx) -> bool {
+    let cfg = Cfg::compute(f);
+    let mut changed = forward(f, cx, &cfg);
+    changed |= dead_stores_local(f, cx, &cfg);
+    changed |= dead_alloca_stores(f);
+    changed
+}
+
+fn call_writes(f: &Function, cx: &ModuleCx, i: Inst) -> bool {
+    let e = cx.decls[f.callee(i)].effects;
+    !e.pure && (e.writes_memory || !cx.decls[f.callee(i)].defined)
+}
+
+fn call_reads(f: &Function, cx: &ModuleCx, i: Inst) -> bool {
+    let e = cx.decls[f.callee(i)].effects;
+    !e.pure
+}
+
+fn forward(f: &mut Function, cx: &ModuleCx, cfg: &Cfg) -> bool {
+    let mut changed = false;
+    let mut out: IdVec<Block, Option<Vec<Entry>>> = IdVec::filled(f.num_blocks(), None);
+    let mut escape_cache: Vec<(Inst, bool)> = Vec::new();
+    for &b in &cfg.rpo {
+        let mut table: Vec<Entry> = match cfg.preds[b].as_slice() {
+            [p] => out[*p].clone().unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        let insts: Vec<Inst> = f.layout().block_insts(b).collect();
+        for i in insts {
+            match f.op(i) {
+                Opcode::Load => {
+                    let ty = f.data(i).ty;
+                    let a = addr_of(f, cfg, f.arg(i, 0));
+                    let r = f.res(i);
+                    if let Some(e) = table.iter().find(|e| e.addr == a && e.ty == ty) {
+                        let v = e.value;
+                        f.replace_all_uses(r, v);
+                        f.remove_inst(i);
+                        changed = true;
+                    } else {
+                        table.push(Entry { addr: a, ty, value: r });
+                    }
+                }
+                Opcode::Store => {
+                    let v = f.arg(i, 0);
+                    let ty = f.ty(v);
+                    let a = addr_of(f, cfg, f.arg(i, 1));
+                    let size = ty.bytes() as i64;
+                    table.retain(|e| !may_overlap(&a, size, &e.addr, e.ty.bytes() as i64));
+                    table.push(Entry { addr: a, ty, value: v });
+                }
+                Opcode::Call => {
+                    if call_writes(f, cx, i) {
+                        table.retain(|e| match e.addr.base {
+                            Base::Alloca(al) => {
+                                let esc = match escape_cache.iter().find(|x| x.0 == al) {
+                                    Some(x) => x.1,
+                                    None => {
+                                        let x = escapes(f, al);
+                                        escape_cache.push((al, x));
+                                        x
+                                    }
+                                };
+                                !esc
+                            }
+                            _ => false,
+                        });
+                    }
+                }
+                _ => {}
+            }
+            if table.len() > 256 {
+                table.drain(..128);
+            }
+        }
+        out[b] = Some(table);
+    }
+    changed
+}
+
+fn dead_stores_local(f: &mut Function, cx: &ModuleCx, cfg: &Cfg) -> bool {
+    let mut changed = false;
+    let blocks: Vec<Block> = f.layout().blocks().collect();
+    for b in blocks {
+        // Stores not yet known to be read, newest last.
+        let mut pending: Vec<(Inst, Addr, i64)> = Vec::new();
+        let insts: Vec<Inst> = f.layout().block_insts(b).collect();
+        for i in insts {
+            match f.op(i) {
+                Opcode::Store => {
+                    let size = f.ty(f.arg(i, 0)).bytes() as i64;
+                    let a = addr_of(f, cfg, f.arg(i, 1));
+                    if let Some(k) = pending.iter().position(|(_, pa, ps)| *pa == a && *ps == size) {
+                        let (dead, _, _) = pending.remove(k);
+                        f.remove_inst(dead);
+                        changed = true;
+                    }
+                    pending.push((i, a, size));
+                }
+                Opcode::Load => {
+                    let size = f.data(i).ty.bytes() as i64;
+                    let a = addr_of(f, cfg, f.arg(i, 0));
+                    pending.retain(|(_, pa, ps)| !may_overlap(pa, *ps, &a, size));
+                }
+                Opcode::Call => {
+                    if call_reads(f, cx, i) {
+                        pending.clear();
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    changed
+}
+
+/// Removes every store into a non-escaping alloca from which nothing is ever loaded.
+fn dead_alloca_stores(f: &mut Function) -> bool {
+    let mut changed = false;
+    let entry = f.entry();
+    let allocas: Vec<Inst> = f.layout().block_insts(entry).filter(|&i| f.op(i) == Opcode::Alloca).collect();
+    for al in allocas {
+        // Collect every instruction reachable through address arithmetic.
+        let mut work = vec![f.res(al)];
+        let mut stores = Vec::new();
+        let mut read = false;
+        let mut seen: Vec<Value> = Vec::new();
+        while let Some(v) = work.pop() {
+            if seen.contains(&v) {
+                continue;
+            }
+            seen.push(v);
+            for u in f.uses_of(v) {
+                let user = f.uses().user[u];
+                match f.op(user) {
+                    Opcode::Gep | Opcode::Offset => work.push(f.res(user)),
+                    Opcode::Store if f.arg(user, 1) == v && f.arg(user, 0) != v => stores.push(user),
+                    _ => read = true,
+                }
+            }
+            if read {
+                break;
+            }
+        }
+        if !read && !stores.is_empty() {
+            for s in stores {
+                f.remove_inst(s);
+            }
+            changed = true;
+        }
+    }
+    changed
+}

@@ -1,0 +1,179 @@
+//! End-to-end tests: every case of the shared suites and of `fixtures/sysy/` compiled by sysyc,
+//! linked with our runtime and run, at -O0 and -O2 on RISC-V under qemu and through
+//! `--emit-llvm` + clang natively; plus a determinism test (1 vs 8 threads) and a check of
+//! the harness itself with gcc as the compiler.
+//!
+//! The suites live in `$SYSY_SUITES` (default `<repo>/../shared/suites`); without them the
+//! suite tests pass with a loud notice. One test per (suite, mode) runs all its cases in parallel
+//! and fails listing every failing case with its diff. `SYSY_KEEP=1` keeps failing work dirs.
+
+use std::path::PathBuf;
+use sysyc::driver::suite::{self, runner, toolchain, Compiler, RunConfig};
+use sysyc::driver::{CompileOptions, Emit};
+
+fn suites_root() -> PathBuf {
+    match std::env::var_os("SYSY_SUITES") {
+        Some(p) => PathBuf::from(p),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/suites"),
+    }
+}
+
+fn loud_skip(what: &str, dir: &std::path::Path) {
+    eprintln!(
+        "\n{bar}\n!!! SKIPPED {what}: {} not found.\n!!! Set SYSY_SUITES to the suites folder (default ../shared/suites).\n{bar}\n",
+        dir.display(),
+        bar = "!".repeat(78)
+    );
+}
+
+fn sysyc(opt_level: u8, emit: Emit) -> Compiler {
+    Compiler::Sysyc(CompileOptions { opt_level, emit, verify_each: true, ..CompileOptions::default() })
+}
+
+/// Runs every case under `dir` with `compiler`; panics listing all failures.
+fn check_dir(dir: PathBuf, compiler: Compiler) {
+    if !dir.is_dir() {
+        return loud_skip(&format!("{} ({})", dir.display(), compiler.label()), &dir);
+    }
+    let cases = suite::discover(&[dir.clone()], std::env::var("SYSY_FILTER").ok().as_deref())
+        .expect("listing cases");
+    if cases.is_empty() {
+        eprintln!("note: no cases under {}", dir.display());
+        return;
+    }
+    // The runtime and tools must exist before anything runs: fail once, clearly, if not.
+    toolchain::require_tools(&compiler.tools()).unwrap_or_else(|e| panic!("{e}"));
+    toolchain::runtime(compiler.arch()).unwrap_or_else(|e| panic!("{e}"));
+    let mut cfg = RunConfig::new(compiler);
+    // Debug builds of the compiler and two shared cores: be generous.
+    cfg.timeout = std::time::Duration::from_secs(if cfg!(debug_assertions) { 60 } else { 30 });
+    let results = suite::run_cases(&cases, &cfg, 0, &|_| {});
+    let failed: Vec<_> = results.iter().filter(|r| !r.outcome.is_pass()).collect();
+    let label = format!("{} with {}", dir.display(), cfg.compiler.label());
+    if failed.is_empty() {
+        eprintln!("{label}: all {} cases passed", results.len());
+        return;
+    }
+    let names: Vec<String> =
+        failed.iter().map(|r| format!("  {} ({})", r.name, r.outcome.kind())).collect();
+    panic!(
+        "{}{}\n{label}: {} of {} cases failed:\n{}\n",
+        runner::failure_report(&results),
+        suite::cli::summary_table(&results),
+        failed.len(),
+        results.len(),
+        names.join("\n")
+    );
+}
+
+fn shared(name: &str) -> PathBuf {
+    suites_root().join(name)
+}
+
+fn fixtures() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/sysy")
+}
+
+#[test]
+fn functional_o0() {
+    check_dir(shared("functional"), sysyc(0, Emit::Asm));
+}
+
+#[test]
+fn functional_o2() {
+    check_dir(shared("functional"), sysyc(2, Emit::Asm));
+}
+
+#[test]
+fn functional_llvm() {
+    check_dir(shared("functional"), sysyc(2, Emit::Llvm));
+}
+
+#[test]
+fn hidden_functional_o0() {
+    check_dir(shared("hidden_functional"), sysyc(0, Emit::Asm));
+}
+
+#[test]
+fn hidden_functional_o2() {
+    check_dir(shared("hidden_functional"), sysyc(2, Emit::Asm));
+}
+
+#[test]
+fn hidden_functional_llvm() {
+    check_dir(shared("hidden_functional"), sysyc(2, Emit::Llvm));
+}
+
+#[test]
+fn fixtures_o0() {
+    check_dir(fixtures(), sysyc(0, Emit::Asm));
+}
+
+#[test]
+fn fixtures_o2() {
+    check_dir(fixtures(), sysyc(2, Emit::Asm));
+}
+
+#[test]
+fn fixtures_llvm() {
+    check_dir(fixtures(), sysyc(2, Emit::Llvm));
+}
+
+/// The harness and runtime themselves: the functional suites compiled as C by gcc must pass.
+/// A failure here is a bug in runtime/sylib.c or the runner, not in sysyc.
+#[test]
+fn harness_with_gcc_reference() {
+    check_dir(shared("functional"), Compiler::Gcc);
+    check_dir(shared("hidden_functional"), Compiler::Gcc);
+}
+
+/// Output must be byte-identical whatever the number of threads.
+#[test]
+fn deterministic_across_thread_counts() {
+    let root = suites_root();
+    if !root.is_dir() {
+        return loud_skip("determinism test", &root);
+    }
+    // A handful of varied programs: many functions, floats, big arrays, long sources.
+    let picks = [
+        "functional/95_float",
+        "functional/86_long_code2",
+        "hidden_functional/13_LCA",
+        "hidden_functional/39_fp_params",
+        "hidden_functional/30_many_dimensions",
+        "performance/fft0",
+        "performance/dead-code-elimination-1",
+    ];
+    let mut problems = Vec::new();
+    let mut checked = 0;
+    for name in picks {
+        let path = root.join(format!("{name}.sy"));
+        let Ok(source) = std::fs::read(&path) else { continue };
+        for (opt_level, emit) in [(2, Emit::Asm), (0, Emit::Asm), (2, Emit::Llvm)] {
+            let opts =
+                CompileOptions { opt_level, emit, verify_each: false, ..CompileOptions::default() };
+            let file = path.to_string_lossy().into_owned();
+            let outputs: Vec<Result<String, String>> = [1, 8]
+                .iter()
+                .map(|&n| {
+                    let pool = rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap();
+                    pool.install(|| sysyc::driver::compile(&source, &file, &opts))
+                })
+                .collect();
+            checked += 1;
+            let what = format!("{name} -O{opt_level} {emit:?}");
+            match (&outputs[0], &outputs[1]) {
+                (Ok(a), Ok(b)) if a == b => {}
+                (Ok(a), Ok(b)) => {
+                    let d = suite::compare::diff(a.as_bytes(), b.as_bytes(), 2, 10);
+                    problems.push(format!("{what}: 1 vs 8 threads differ:\n{d}"));
+                }
+                (Err(e), _) | (_, Err(e)) => {
+                    problems.push(format!("{what}: does not compile:\n{}", runner::truncate(e, 1000)))
+                }
+            }
+        }
+    }
+    assert!(checked > 0, "no determinism inputs found under {}", root.display());
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
