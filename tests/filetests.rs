@@ -268,3 +268,89 @@ fn filetests() {
         panic!("{} filetest failure(s):\n\n{}", failures.len(), failures.join("\n\n"));
     }
 }
+
+// ---- the functional suites through the interpreter ---------------------------------------
+
+fn suites_root() -> PathBuf {
+    match std::env::var_os("SYSY_SUITES") {
+        Some(p) => PathBuf::from(p),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/suites"),
+    }
+}
+
+/// Instructions one suite case may execute in the interpreter (about 10 s in a debug build);
+/// longer cases are skipped with a note (two hidden cases run ~2e9 steps).
+const SUITE_STEP_LIMIT: u64 = 300_000_000;
+
+/// Lowers every case of the functional suites, interprets it at `opt_level` (the pass pipeline
+/// first when above 0) and compares with its `.out`. Returns the failures.
+fn interp_suites(opt_level: u8) -> Vec<String> {
+    use rayon::prelude::*;
+    use sysyc::driver::suite::{self, compare};
+    let dirs: Vec<PathBuf> =
+        ["functional", "hidden_functional"].iter().map(|d| suites_root().join(d)).filter(|d| d.is_dir()).collect();
+    if dirs.is_empty() {
+        eprintln!("\n!!! SKIPPED interpreter suite run: {} not found (set SYSY_SUITES)\n", suites_root().display());
+        return Vec::new();
+    }
+    let filter = std::env::var("SYSY_FILTER").ok();
+    let cases = suite::discover(&dirs, filter.as_deref()).expect("listing cases");
+    let results: Vec<Option<String>> = cases
+        .par_iter()
+        .map(|case| {
+            let t = std::time::Instant::now();
+            let src = std::fs::read(&case.sy).unwrap();
+            let input = case.input.as_ref().map(|p| std::fs::read(p).unwrap()).unwrap_or_default();
+            let expected = std::fs::read(case.expected.as_ref()?).unwrap();
+            let run = std::panic::catch_unwind(|| {
+                let mut m = sysyc::frontend::compile_to_ir(&src, &case.name)?;
+                verify::module(&m)?;
+                if opt_level > 0 {
+                    let opts = passes::PassOptions { opt_level, verify_each: true, ..Default::default() };
+                    passes::optimize(&mut m, &opts);
+                }
+                interp::run(&m, &input, SUITE_STEP_LIMIT)
+            });
+            let secs = t.elapsed().as_secs_f64();
+            if secs > 5.0 {
+                eprintln!("slow: {} took {secs:.1}s", case.name);
+            }
+            match run {
+                Err(e) => {
+                    let msg = e
+                        .downcast_ref::<String>()
+                        .cloned()
+                        .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+                        .unwrap_or_default();
+                    Some(format!("{}: panicked: {}", case.name, msg.lines().next().unwrap_or("")))
+                }
+                Ok(Err(e)) if e.starts_with("step limit") => {
+                    eprintln!("skipped {}: more than {SUITE_STEP_LIMIT} steps", case.name);
+                    None
+                }
+                Ok(Err(e)) => Some(format!("{}: {}", case.name, e.lines().next().unwrap_or(""))),
+                Ok(Ok((out, code))) => {
+                    let actual = compare::actual_text(&out, code);
+                    (!compare::matches(&expected, &actual))
+                        .then(|| format!("{}: wrong output\n{}", case.name, compare::diff(&expected, &actual, 2, 10)))
+                }
+            }
+        })
+        .collect();
+    let failures: Vec<String> = results.into_iter().flatten().collect();
+    eprintln!("interpreter at -O{opt_level}: {} cases, {} failures", cases.len(), failures.len());
+    failures
+}
+
+#[test]
+fn interp_functional_suites_o0() {
+    let failures = interp_suites(0);
+    assert!(failures.is_empty(), "{} failure(s):\n{}", failures.len(), failures.join("\n"));
+}
+
+/// The pipeline must not change what programs print: `-O2` then interpret, against the `.out`.
+#[test]
+fn interp_functional_suites_o2() {
+    let failures = interp_suites(2);
+    assert!(failures.is_empty(), "{} failure(s):\n{}", failures.len(), failures.join("\n"));
+}
