@@ -21,6 +21,7 @@ pub const ALL_FUNC_PASSES: &[Pass] = &[
     Pass { name: "gvn", run: super::gvn::run },
     Pass { name: "instcombine", run: super::instcombine::run },
     Pass { name: "licm", run: super::licm::run },
+    Pass { name: "mem2reg", run: super::mem2reg::run },
     Pass { name: "memopt", run: super::memopt::run },
     Pass { name: "sccp", run: super::sccp::run },
     Pass { name: "simplify_cfg", run: super::simplify_cfg::run },
@@ -45,7 +46,9 @@ pub const O2: &[Step] = &[
     pass!(gvn),
     pass!(dce),           // callees shrink before inlining judges their size
     module_pass!(inline), // callees first (post-order), small or single-site ones
-    module_pass!(effects), // inlining changes what callers do
+    module_pass!(globalopt), // after inlining: more globals are used by main alone
+    module_pass!(effects),   // inlining and localized globals change what functions do
+    pass!(mem2reg),          // globals moved into main become SSA values
     pass!(simplify_cfg),
     pass!(sccp),        // before gvn: folded constants make more expressions equal
     pass!(instcombine), // canonical operand order and constants on the right feed gvn

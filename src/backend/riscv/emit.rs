@@ -1,0 +1,229 @@
+//! From allocated machine IR to assembly text.
+//!
+//! `rewrite` replaces virtual registers by their allocation, inserting spill code (a spilled
+//! value is reloaded into a reserved scratch register right before each instruction that reads
+//! it, and stored right after the one that writes it: `t0`/`t1` and `ft0`/`ft1`), resolves
+//! symbolic stack addresses with the frame layout, and adds labels, prologue and epilogues.
+//! The result is physical-register code that `peephole` may still clean up.
+//!
+//! `print` writes GNU as syntax. Immediates that do not fit 12 bits (big frames, far stack
+//! slots) are expanded here with `t2`, which nothing else uses.
+//!
+//! `data` writes globals: `.bss` when zero, `.data` or `.rodata` (constants) otherwise, with
+//! zero runs compressed into `.zero`.
+
+use super::frame::Frame;
+use super::minst::*;
+use super::regalloc::Allocation;
+use crate::ir::{global_symbol, GlobalInit, ModuleCx};
+use std::fmt::Write;
+
+/// Rewrites `mf` onto physical registers. Returns the code with `Label` pseudo-instructions.
+pub fn rewrite(mf: &MFunc, alloc: &Allocation, frame: &Frame, out: &mut Vec<MInst>) {
+    out.clear();
+    for (n, &b) in mf.order.iter().enumerate() {
+        out.push(MInst::new(MOp::Label, Reg::NONE, Reg::NONE, Reg::NONE, b as i64));
+        if n == 0 {
+            frame.prologue(out);
+        }
+        let blk = &mf.blocks[b as usize];
+        for mi in &mf.insts[blk.start as usize..blk.end as usize] {
+            let mut mi = *mi;
+            if mi.fref != FrameRef::None {
+                mi.imm = frame.offset(mi.fref, mi.aux, mi.imm);
+                mi.fref = FrameRef::None;
+            }
+            // Uses: reload spilled values into scratch registers.
+            let mut int_scratch = [Reg::T0, Reg::T1].into_iter();
+            let mut float_scratch = [Reg::FT0, Reg::FT1].into_iter();
+            let mut loaded: [(Reg, Reg); 2] = [(Reg::NONE, Reg::NONE); 2];
+            for k in 0..2 {
+                let r = if k == 0 { mi.rs1 } else { mi.rs2 };
+                if !r.is_virt() {
+                    continue;
+                }
+                let p = if alloc.is_spilled(r) {
+                    if let Some(&(_, p)) = loaded.iter().find(|(v, _)| *v == r) {
+                        p
+                    } else {
+                        let (p, op) = match mf.vclass[r.vindex()] {
+                            RegClass::Int => (int_scratch.next().unwrap(), MOp::Ld),
+                            RegClass::Float => (float_scratch.next().unwrap(), MOp::Fld),
+                        };
+                        let off = frame.offset(FrameRef::Spill, alloc.slot[r.vindex()], 0);
+                        out.push(MInst::load(op, p, Reg::SP, off));
+                        loaded[k] = (r, p);
+                        p
+                    }
+                } else {
+                    alloc.reg[r.vindex()]
+                };
+                if k == 0 {
+                    mi.rs1 = p;
+                } else {
+                    mi.rs2 = p;
+                }
+            }
+            let mut store_after = None;
+            if mi.rd.is_virt() {
+                let r = mi.rd;
+                if alloc.is_spilled(r) {
+                    let (p, op) = match mf.vclass[r.vindex()] {
+                        RegClass::Int => (Reg::T0, MOp::Sd),
+                        RegClass::Float => (Reg::FT0, MOp::Fsd),
+                    };
+                    let off = frame.offset(FrameRef::Spill, alloc.slot[r.vindex()], 0);
+                    store_after = Some(MInst::store(op, p, Reg::SP, off));
+                    mi.rd = p;
+                } else {
+                    mi.rd = alloc.reg[r.vindex()];
+                }
+            }
+            if mi.op == MOp::Ret {
+                frame.epilogue(out);
+            }
+            out.push(mi);
+            if let Some(st) = store_after {
+                out.push(st);
+            }
+        }
+    }
+}
+
+fn mnemonic(op: MOp) -> &'static str {
+    use MOp::*;
+    match op {
+        Add => "add", Addw => "addw", Sub => "sub", Subw => "subw", Mul => "mul", Mulw => "mulw",
+        Mulh => "mulh", Div => "div", Divw => "divw", Rem => "rem", Remw => "remw", Sll => "sll",
+        Sllw => "sllw", Sra => "sra", Sraw => "sraw", Srl => "srl", Srlw => "srlw", And => "and",
+        Or => "or", Xor => "xor", Slt => "slt", Sltu => "sltu", Addi => "addi", Addiw => "addiw",
+        Slli => "slli", Slliw => "slliw", Srai => "srai", Sraiw => "sraiw", Srli => "srli",
+        Srliw => "srliw", Andi => "andi", Ori => "ori", Xori => "xori", Slti => "slti",
+        Sltiu => "sltiu", Mv => "mv", Neg => "neg", Seqz => "seqz", Snez => "snez", Li => "li",
+        Lla => "lla", Lw => "lw", Ld => "ld", Flw => "flw", Fld => "fld", Sw => "sw", Sd => "sd",
+        Fsw => "fsw", Fsd => "fsd", FaddS => "fadd.s", FsubS => "fsub.s", FmulS => "fmul.s",
+        FdivS => "fdiv.s", FaddD => "fadd.d", FsubD => "fsub.d", FmulD => "fmul.d",
+        FdivD => "fdiv.d", FnegS => "fneg.s", FnegD => "fneg.d", FmvD => "fmv.d", FeqS => "feq.s",
+        FltS => "flt.s", FleS => "fle.s", FeqD => "feq.d", FltD => "flt.d", FleD => "fle.d",
+        FcvtSW => "fcvt.s.w", FcvtSL => "fcvt.s.l", FcvtDW => "fcvt.d.w", FcvtDL => "fcvt.d.l",
+        FcvtWS => "fcvt.w.s", FcvtLS => "fcvt.l.s", FcvtWD => "fcvt.w.d", FcvtLD => "fcvt.l.d",
+        FcvtDS => "fcvt.d.s", FcvtSD => "fcvt.s.d", FmvWX => "fmv.w.x", FmvXW => "fmv.x.w",
+        FmvDX => "fmv.d.x", FmvXD => "fmv.x.d", Beq => "beq", Bne => "bne", Blt => "blt",
+        Bge => "bge", J => "j", Call => "call", Ret => "ret", Label => "",
+    }
+}
+
+/// Writes one function's allocated code as assembly.
+pub fn print(mf: &MFunc, code: &[MInst], s: &mut String) {
+    let _ = writeln!(s, "\t.text\n\t.align 2\n\t.globl {0}\n\t.type {0}, @function\n{0}:", mf.sym);
+    let label = |b: i64| format!(".L{}_{}", mf.label, b);
+    for mi in code {
+        let m = mnemonic(mi.op);
+        let (rd, r1, r2) = (mi.rd.name(), mi.rs1.name(), mi.rs2.name());
+        use MOp::*;
+        match mi.op {
+            Label => {
+                let _ = writeln!(s, "{}:", label(mi.imm));
+            }
+            Add | Addw | Sub | Subw | Mul | Mulw | Mulh | Div | Divw | Rem | Remw | Sll | Sllw
+            | Sra | Sraw | Srl | Srlw | And | Or | Xor | Slt | Sltu | FaddS | FsubS | FmulS
+            | FdivS | FaddD | FsubD | FmulD | FdivD | FeqS | FltS | FleS | FeqD | FltD | FleD => {
+                let _ = writeln!(s, "\t{m}\t{rd}, {r1}, {r2}");
+            }
+            Addi | Addiw | Andi | Ori | Xori | Slti | Sltiu if !fits12(mi.imm) => {
+                // Only frame addresses and stack adjustments get here.
+                debug_assert!(matches!(mi.op, Addi));
+                let t = if mi.rd == mi.rs1 || mi.rd == Reg::SP { "t2" } else { rd };
+                let _ = writeln!(s, "\tli\t{t}, {}\n\tadd\t{rd}, {r1}, {t}", mi.imm);
+            }
+            Addi | Addiw | Slli | Slliw | Srai | Sraiw | Srli | Srliw | Andi | Ori | Xori | Slti
+            | Sltiu => {
+                let _ = writeln!(s, "\t{m}\t{rd}, {r1}, {}", mi.imm);
+            }
+            Mv | Neg | Seqz | Snez | FnegS | FnegD | FmvD | FcvtSW | FcvtSL | FcvtDW | FcvtDL
+            | FcvtDS | FcvtSD | FmvWX | FmvXW | FmvDX | FmvXD => {
+                let _ = writeln!(s, "\t{m}\t{rd}, {r1}");
+            }
+            FcvtWS | FcvtLS | FcvtWD | FcvtLD => {
+                let _ = writeln!(s, "\t{m}\t{rd}, {r1}, rtz");
+            }
+            Li => {
+                let _ = writeln!(s, "\tli\t{rd}, {}", mi.imm);
+            }
+            Lla => {
+                let _ = writeln!(s, "\tlla\t{rd}, {}", mf.syms[mi.imm as usize]);
+            }
+            Lw | Ld | Flw | Fld | Sw | Sd | Fsw | Fsd => {
+                let val = if mi.op.is_load() { rd } else { r2 };
+                if fits12(mi.imm) {
+                    let _ = writeln!(s, "\t{m}\t{val}, {}({r1})", mi.imm);
+                } else {
+                    let _ = writeln!(s, "\tli\tt2, {}\n\tadd\tt2, {r1}, t2\n\t{m}\t{val}, 0(t2)", mi.imm);
+                }
+            }
+            Beq | Bne | Blt | Bge => {
+                let l = label(mi.imm);
+                if mi.rs2 == Reg::ZERO && matches!(mi.op, Beq | Bne) {
+                    let _ = writeln!(s, "\t{m}z\t{r1}, {l}");
+                } else {
+                    let _ = writeln!(s, "\t{m}\t{r1}, {r2}, {l}");
+                }
+            }
+            J => {
+                let _ = writeln!(s, "\tj\t{}", label(mi.imm));
+            }
+            Call => {
+                let _ = writeln!(s, "\tcall\t{}", mf.calls[mi.imm as usize].sym);
+            }
+            Ret => {
+                let _ = writeln!(s, "\tret");
+            }
+        }
+    }
+    let _ = writeln!(s, "\t.size {0}, .-{0}\n", mf.sym);
+}
+
+/// Writes the module's globals.
+pub fn data(cx: &ModuleCx, s: &mut String) {
+    for (_, g) in cx.globals_sorted() {
+        let sym = global_symbol(g);
+        let section = match (&g.init, g.is_const) {
+            (GlobalInit::Zero, false) => ".bss",
+            (_, true) => ".section .rodata",
+            _ => ".data",
+        };
+        let _ = writeln!(s, "\t{section}\n\t.align 3\n\t.type {sym}, @object\n{sym}:");
+        let mut written = 0u64;
+        match &g.init {
+            GlobalInit::Zero => {}
+            GlobalInit::Words(w) => {
+                let mut k = 0;
+                while k < w.len() {
+                    if w[k] == 0 {
+                        let run = w[k..].iter().take_while(|&&x| x == 0).count();
+                        let _ = writeln!(s, "\t.zero {}", 4 * run);
+                        k += run;
+                    } else {
+                        let run = w[k..].iter().take_while(|&&x| x != 0).count().min(16);
+                        let items: Vec<String> = w[k..k + run].iter().map(|x| format!("{:#x}", x)).collect();
+                        let _ = writeln!(s, "\t.word {}", items.join(", "));
+                        k += run;
+                    }
+                }
+                written = 4 * w.len() as u64;
+            }
+            GlobalInit::Bytes(b) => {
+                for chunk in b.chunks(32) {
+                    let items: Vec<String> = chunk.iter().map(|x| x.to_string()).collect();
+                    let _ = writeln!(s, "\t.byte {}", items.join(", "));
+                }
+                written = b.len() as u64;
+            }
+        }
+        let size = g.size.max(1);
+        if size > written {
+            let _ = writeln!(s, "\t.zero {}", size - written);
+        }
+        let _ = writeln!(s, "\t.size {sym}, {size}\n");
+    }
+}

@@ -1,0 +1,895 @@
+//! Instruction selection: IR function -> machine IR over virtual registers.
+//!
+//! Phases:
+//! 1. Number the reachable blocks (layout order) and give every non-rematerializable IR value a
+//!    virtual register; collect allocas as stack objects.
+//! 2. Walk the blocks; for each IR instruction emit machine instructions. Constants, global and
+//!    stack addresses and stack-passed parameters are *rematerialized*: emitted right before
+//!    each use instead of occupying a register from their definition on. Immediate forms,
+//!    `x0` for zero, address offsets folded into loads/stores, and compares fused into branches.
+//! 3. Block arguments become parallel copies (see `phi`): before a `jump`, or in a new edge
+//!    block for each `brif` edge that passes arguments (this splits every critical edge that
+//!    needs copies; the edge block is placed right after its source block).
+//! 4. Calls follow lp64d: see `classify_args`. Arguments move into fixed registers right before
+//!    the call, results out of `a0`/`fa0` right after it, parameters out of their registers at
+//!    the top of the entry block; so physical registers are live only inside one block.
+//! 5. Dead machine instructions (pure, result unused: e.g. an `offset` folded into every load)
+//!    are swept.
+//!
+//! Cost: O(instructions + operands) plus the O(n^2) copy sequencing per edge.
+
+use super::minst::*;
+use super::phi;
+use crate::ir::analysis::{Cfg, DomTree, LoopForest};
+use crate::ir::{func_symbol, global_symbol, Block, CmpCond, FuncId, Function, Inst, ModuleCx, Opcode, Type, Value};
+use rustc_hash::FxHashMap;
+
+/// Where an argument travels under lp64d.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArgLoc {
+    /// Integer register `a{n}`.
+    Int(u32),
+    /// Float register `fa{n}`.
+    Float(u32),
+    /// A float in integer register `a{n}` (float registers exhausted, or variadic).
+    FloatInInt(u32),
+    /// Stack slot `n` (8 bytes each) of the outgoing area.
+    Stack(u32),
+}
+
+/// Assigns argument locations under lp64d: floating-point arguments go in `fa0-fa7` while
+/// available, then in `a0-a7` like integers, then on the stack; integers in `a0-a7`, then on
+/// the stack; each stack argument takes 8 bytes in order. Variadic arguments (index >=
+/// `fixed`) always follow the integer convention.
+pub fn classify_args(tys: &[Type], fixed: usize) -> Vec<ArgLoc> {
+    let (mut ni, mut nf, mut ns) = (0u32, 0u32, 0u32);
+    tys.iter()
+        .enumerate()
+        .map(|(k, &ty)| {
+            if ty.is_float() && k < fixed && nf < 8 {
+                nf += 1;
+                ArgLoc::Float(nf - 1)
+            } else if ni < 8 {
+                ni += 1;
+                if ty.is_float() {
+                    ArgLoc::FloatInInt(ni - 1)
+                } else {
+                    ArgLoc::Int(ni - 1)
+                }
+            } else {
+                ns += 1;
+                ArgLoc::Stack(ns - 1)
+            }
+        })
+        .collect()
+}
+
+/// A value that is recomputed at each use instead of living in a register.
+#[derive(Clone, Copy, Debug)]
+enum Remat {
+    Iconst(i64),
+    Fconst(Type, u64),
+    Gaddr(u32),
+    Object(u32),
+    /// Stack parameter: byte offset in the incoming area, type.
+    Incoming(i64, Type),
+}
+
+struct Isel<'a> {
+    f: &'a Function,
+    cx: &'a ModuleCx,
+    mf: MFunc,
+    vmap: Vec<Reg>,
+    remat: Vec<Option<Remat>>,
+    block_map: Vec<u32>,
+    sym_ids: FxHashMap<String, u32>,
+    /// Compares fused into the branch that reads them (not emitted on their own).
+    fused: Vec<bool>,
+    /// Edge blocks waiting to be emitted after the current block: (id, copies, target).
+    pending_edges: Vec<(u32, Block, Vec<Value>)>,
+    cur_depth: u32,
+}
+
+fn class_of(ty: Type) -> RegClass {
+    if ty.is_float() {
+        RegClass::Float
+    } else {
+        RegClass::Int
+    }
+}
+
+/// Selects machine instructions for a defined function.
+pub fn select(f: &Function, cx: &ModuleCx) -> MFunc {
+    let decl = &cx.decls[f.id];
+    let sym = func_symbol(decl);
+    let cfg = Cfg::compute(f);
+    let dt = DomTree::compute(f, &cfg);
+    let loops = LoopForest::compute(&cfg, &dt);
+    let nb = f.num_blocks();
+    let mut s = Isel {
+        f,
+        cx,
+        mf: MFunc { label: sym.replace('.', "_"), sym, ..Default::default() },
+        vmap: vec![Reg::NONE; f.num_values()],
+        remat: vec![None; f.num_values()],
+        block_map: vec![u32::MAX; nb],
+        sym_ids: FxHashMap::default(),
+        fused: vec![false; f.num_insts()],
+        pending_edges: Vec::new(),
+        cur_depth: 0,
+    };
+    // Phase 1: blocks, registers, stack objects.
+    let blocks: Vec<Block> = f.layout().blocks().filter(|&b| cfg.is_reachable(b)).collect();
+    for (k, &b) in blocks.iter().enumerate() {
+        s.block_map[b.index()] = k as u32;
+        s.mf.blocks.push(MBlock { depth: loops.depth(b), ..Default::default() });
+    }
+    s.number_values(&blocks);
+    // Phase 2-4.
+    for &b in &blocks {
+        s.cur_depth = loops.depth(b);
+        s.start_block(s.block_map[b.index()]);
+        if b == f.entry() {
+            s.entry_params();
+        }
+        for i in f.layout().block_insts(b) {
+            s.inst(i);
+        }
+        s.finish_block();
+        let edges = std::mem::take(&mut s.pending_edges);
+        for (id, target, args) in edges {
+            s.start_block(id);
+            s.copies(target, &args);
+            s.push(MInst::jump(s.block_map[target.index()]));
+            s.finish_block();
+        }
+    }
+    sweep_dead(&mut s.mf);
+    s.mf
+}
+
+impl<'a> Isel<'a> {
+    fn number_values(&mut self, blocks: &[Block]) {
+        let f = self.f;
+        for &b in blocks {
+            for &p in &f.blocks.params[b] {
+                self.vmap[p.index()] = self.mf.new_vreg(class_of(f.ty(p)));
+            }
+            for i in f.layout().block_insts(b) {
+                let Some(v) = f.result(i) else { continue };
+                let d = f.data(i);
+                let rm = match d.op {
+                    Opcode::Iconst => Some(Remat::Iconst(d.imm)),
+                    Opcode::Fconst => Some(Remat::Fconst(d.ty, d.imm as u64)),
+                    Opcode::Gaddr => {
+                        let g = &self.cx.globals[f.global(i)];
+                        Some(Remat::Gaddr(self.intern(global_symbol(g))))
+                    }
+                    Opcode::Alloca => {
+                        let obj = self.mf.objects.len() as u32;
+                        self.mf.objects.push(StackObject { size: d.imm as u64, align: (d.aux as u64).max(1) });
+                        Some(Remat::Object(obj))
+                    }
+                    _ => None,
+                };
+                match rm {
+                    Some(r) => self.remat[v.index()] = Some(r),
+                    None => self.vmap[v.index()] = self.mf.new_vreg(class_of(d.ty)),
+                }
+            }
+        }
+        // Stack-passed parameters are reloaded from the caller's frame at each use.
+        let entry = f.entry();
+        let tys: Vec<Type> = f.params().iter().map(|&p| f.ty(p)).collect();
+        for (k, loc) in classify_args(&tys, tys.len()).into_iter().enumerate() {
+            if let ArgLoc::Stack(n) = loc {
+                let p = f.blocks.params[entry][k];
+                self.remat[p.index()] = Some(Remat::Incoming(8 * n as i64, tys[k]));
+                self.vmap[p.index()] = Reg::NONE;
+            }
+        }
+        // Compares read only by the branch right after them become compare-and-branch.
+        for &b in blocks {
+            let Some(t) = f.terminator(b) else { continue };
+            if f.op(t) != Opcode::Brif {
+                continue;
+            }
+            let c = f.arg(t, 0);
+            if let Some(ci) = f.def_inst(c) {
+                if f.op(ci) == Opcode::Icmp && f.num_uses(c) == 1 && f.layout().inst_block(ci) == Some(b) {
+                    self.fused[ci.index()] = true;
+                }
+            }
+        }
+    }
+
+    fn intern(&mut self, s: String) -> u32 {
+        if let Some(&k) = self.sym_ids.get(&s) {
+            return k;
+        }
+        let k = self.mf.syms.len() as u32;
+        self.mf.syms.push(s.clone());
+        self.sym_ids.insert(s, k);
+        k
+    }
+
+    fn start_block(&mut self, id: u32) {
+        let start = self.mf.insts.len() as u32;
+        self.mf.blocks[id as usize].start = start;
+        self.mf.order.push(id);
+    }
+
+    fn finish_block(&mut self) {
+        let id = *self.mf.order.last().unwrap() as usize;
+        self.mf.blocks[id].end = self.mf.insts.len() as u32;
+        // Successors from the terminating branches.
+        let (s, e) = (self.mf.blocks[id].start as usize, self.mf.insts.len());
+        let mut succs = Vec::new();
+        for mi in &self.mf.insts[s..e] {
+            if mi.op.is_branch() || mi.op == MOp::J {
+                succs.push(mi.imm as u32);
+            }
+        }
+        self.mf.blocks[id].succs = succs;
+    }
+
+    fn new_edge_block(&mut self) -> u32 {
+        self.mf.blocks.push(MBlock { depth: self.cur_depth, ..Default::default() });
+        (self.mf.blocks.len() - 1) as u32
+    }
+
+    #[inline]
+    fn push(&mut self, mi: MInst) {
+        self.mf.insts.push(mi);
+    }
+
+    fn vreg(&mut self, c: RegClass) -> Reg {
+        self.mf.new_vreg(c)
+    }
+
+    /// The register holding `v` here, rematerializing it if needed.
+    fn reg(&mut self, v: Value) -> Reg {
+        let r = self.vmap[v.index()];
+        if r.is_some() {
+            return r;
+        }
+        match self.remat[v.index()] {
+            Some(Remat::Iconst(0)) => Reg::ZERO,
+            Some(rm) => {
+                let d = self.vreg(class_of(self.f.ty(v)));
+                self.materialize(rm, d);
+                d
+            }
+            None => panic!("{}: {v} used but never defined", self.f.name),
+        }
+    }
+
+    fn materialize(&mut self, rm: Remat, d: Reg) {
+        match rm {
+            Remat::Iconst(c) => self.push(MInst::li(d, c)),
+            Remat::Fconst(ty, bits) => {
+                let (op, bits) = if ty == Type::F32 {
+                    (MOp::FmvWX, bits as u32 as i32 as i64)
+                } else {
+                    (MOp::FmvDX, bits as i64)
+                };
+                let t = if bits == 0 {
+                    Reg::ZERO
+                } else {
+                    let t = self.vreg(RegClass::Int);
+                    self.push(MInst::li(t, bits));
+                    t
+                };
+                self.push(MInst::unary(op, d, t));
+            }
+            Remat::Gaddr(sym) => self.push(MInst::new(MOp::Lla, d, Reg::NONE, Reg::NONE, sym as i64)),
+            Remat::Object(obj) => {
+                self.push(MInst::i(MOp::Addi, d, Reg::SP, 0).with_frame(FrameRef::Object, obj))
+            }
+            Remat::Incoming(off, ty) => {
+                let op = load_op(ty);
+                self.push(MInst::load(op, d, Reg::SP, off).with_frame(FrameRef::Incoming, 0))
+            }
+        }
+    }
+
+    /// A register holding `v`, written into `d` (used for fixed registers).
+    fn move_into(&mut self, d: Reg, v: Value) {
+        if self.vmap[v.index()].is_none() {
+            if let Some(rm) = self.remat[v.index()] {
+                if let Remat::Iconst(0) = rm {
+                    self.push(MInst::unary(MOp::Mv, d, Reg::ZERO));
+                } else {
+                    self.materialize(rm, d);
+                }
+                return;
+            }
+        }
+        let s = self.reg(v);
+        self.push(mov(self.mf.class(d), d, s));
+    }
+
+    fn entry_params(&mut self) {
+        let f = self.f;
+        let params = f.params().to_vec();
+        let tys: Vec<Type> = params.iter().map(|&p| f.ty(p)).collect();
+        for (k, loc) in classify_args(&tys, tys.len()).into_iter().enumerate() {
+            let p = params[k];
+            let d = self.vmap[p.index()];
+            if d.is_none() || !f.has_uses(p) {
+                continue;
+            }
+            match loc {
+                ArgLoc::Int(n) => self.push(MInst::unary(MOp::Mv, d, Reg::a(n))),
+                ArgLoc::Float(n) => self.push(MInst::unary(MOp::FmvD, d, Reg::fa(n))),
+                ArgLoc::FloatInInt(n) => {
+                    let op = if tys[k] == Type::F32 { MOp::FmvWX } else { MOp::FmvDX };
+                    self.push(MInst::unary(op, d, Reg::a(n)))
+                }
+                ArgLoc::Stack(_) => unreachable!(),
+            }
+        }
+    }
+
+    /// Memory address of `p` as (base, offset, frame ref, aux).
+    fn addr(&mut self, p: Value) -> (Reg, i64, FrameRef, u32) {
+        if self.vmap[p.index()].is_none() {
+            if let Some(Remat::Object(obj)) = self.remat[p.index()] {
+                return (Reg::SP, 0, FrameRef::Object, obj);
+            }
+        }
+        if let Some(i) = self.f.def_inst(p) {
+            if self.f.op(i) == Opcode::Offset {
+                let c = self.f.data(i).imm;
+                let base = self.f.arg(i, 0);
+                let (b, off, fr, aux) = self.addr(base);
+                let total = off.wrapping_add(c);
+                if fr != FrameRef::None || fits12(total) {
+                    return (b, total, fr, aux);
+                }
+            }
+        }
+        (self.reg(p), 0, FrameRef::None, 0)
+    }
+
+    fn inst(&mut self, i: Inst) {
+        let f = self.f;
+        let d = *f.data(i);
+        let args = f.args(i);
+        let res = f.result(i);
+        // Pure instructions with unused results are skipped.
+        if let Some(v) = res {
+            if !f.has_uses(v) && d.op != Opcode::Call {
+                return;
+            }
+            if self.vmap[v.index()].is_none() {
+                return; // rematerialized at its uses
+            }
+        }
+        if self.fused[i.index()] {
+            return;
+        }
+        let rd = res.map(|v| self.vmap[v.index()]).unwrap_or(Reg::NONE);
+        use Opcode::*;
+        match d.op {
+            Iconst | Fconst | Gaddr | Alloca => unreachable!(),
+            op if op.is_int_binary() => self.int_binary(op, d.ty, rd, args[0], args[1]),
+            Fadd | Fsub | Fmul | Fdiv => {
+                let dbl = d.ty == Type::F64;
+                let mop = match (d.op, dbl) {
+                    (Fadd, false) => MOp::FaddS,
+                    (Fsub, false) => MOp::FsubS,
+                    (Fmul, false) => MOp::FmulS,
+                    (Fdiv, false) => MOp::FdivS,
+                    (Fadd, true) => MOp::FaddD,
+                    (Fsub, true) => MOp::FsubD,
+                    (Fmul, true) => MOp::FmulD,
+                    _ => MOp::FdivD,
+                };
+                let (a, b) = (self.reg(args[0]), self.reg(args[1]));
+                self.push(MInst::r(mop, rd, a, b));
+            }
+            Fneg => {
+                let a = self.reg(args[0]);
+                let op = if d.ty == Type::F64 { MOp::FnegD } else { MOp::FnegS };
+                self.push(MInst::unary(op, rd, a));
+            }
+            Icmp => self.icmp(d.cond(), rd, args[0], args[1]),
+            Fcmp => {
+                let dbl = f.ty(args[0]) == Type::F64;
+                let (a, b) = (self.reg(args[0]), self.reg(args[1]));
+                let (eq, lt, le) =
+                    if dbl { (MOp::FeqD, MOp::FltD, MOp::FleD) } else { (MOp::FeqS, MOp::FltS, MOp::FleS) };
+                match d.cond() {
+                    CmpCond::Eq => self.push(MInst::r(eq, rd, a, b)),
+                    CmpCond::Ne => {
+                        let t = self.vreg(RegClass::Int);
+                        self.push(MInst::r(eq, t, a, b));
+                        self.push(MInst::i(MOp::Xori, rd, t, 1));
+                    }
+                    CmpCond::Lt => self.push(MInst::r(lt, rd, a, b)),
+                    CmpCond::Le => self.push(MInst::r(le, rd, a, b)),
+                    CmpCond::Gt => self.push(MInst::r(lt, rd, b, a)),
+                    CmpCond::Ge => self.push(MInst::r(le, rd, b, a)),
+                }
+            }
+            Select => self.select(d.ty, rd, args[0], args[1], args[2]),
+            Zext => {
+                let a = self.reg(args[0]);
+                let from = f.ty(args[0]);
+                if from == Type::I32 && d.ty == Type::I64 {
+                    let t = self.vreg(RegClass::Int);
+                    self.push(MInst::i(MOp::Slli, t, a, 32));
+                    self.push(MInst::i(MOp::Srli, rd, t, 32));
+                } else {
+                    self.push(MInst::unary(MOp::Mv, rd, a));
+                }
+            }
+            Sext => {
+                let a = self.reg(args[0]);
+                if f.ty(args[0]) == Type::I1 {
+                    self.push(MInst::unary(MOp::Neg, rd, a));
+                } else {
+                    self.push(MInst::unary(MOp::Mv, rd, a));
+                }
+            }
+            Trunc => {
+                let a = self.reg(args[0]);
+                if d.ty == Type::I1 {
+                    self.push(MInst::i(MOp::Andi, rd, a, 1));
+                } else {
+                    self.push(MInst::i(MOp::Addiw, rd, a, 0));
+                }
+            }
+            Sitofp => {
+                let a = self.reg(args[0]);
+                let op = match (f.ty(args[0]), d.ty) {
+                    (Type::I64, Type::F32) => MOp::FcvtSL,
+                    (Type::I64, _) => MOp::FcvtDL,
+                    (_, Type::F32) => MOp::FcvtSW,
+                    _ => MOp::FcvtDW,
+                };
+                self.push(MInst::unary(op, rd, a));
+            }
+            Fptosi => {
+                let a = self.reg(args[0]);
+                let op = match (f.ty(args[0]), d.ty) {
+                    (Type::F64, Type::I64) => MOp::FcvtLD,
+                    (Type::F64, _) => MOp::FcvtWD,
+                    (_, Type::I64) => MOp::FcvtLS,
+                    _ => MOp::FcvtWS,
+                };
+                self.push(MInst::unary(op, rd, a));
+            }
+            Fpext => {
+                let a = self.reg(args[0]);
+                self.push(MInst::unary(MOp::FcvtDS, rd, a));
+            }
+            Gep => self.gep(rd, args[0], args[1], d.imm),
+            Offset => {
+                let base = self.reg(args[0]);
+                self.add_imm(rd, base, d.imm);
+            }
+            Load => {
+                let (base, off, fr, aux) = self.addr(args[0]);
+                self.push(MInst::load(load_op(d.ty), rd, base, off).with_frame(fr, aux));
+            }
+            Store => {
+                let ty = f.ty(args[0]);
+                let val = self.reg(args[0]);
+                let (base, off, fr, aux) = self.addr(args[1]);
+                self.push(MInst::store(store_op(ty), val, base, off).with_frame(fr, aux));
+            }
+            Call => self.call(i, rd),
+            Jump => {
+                let t = Block::new(d.imm as usize);
+                let args = args.to_vec();
+                self.copies(t, &args);
+                self.push(MInst::jump(self.block_map[t.index()]));
+            }
+            Brif => self.brif(i),
+            Ret | Unreachable => {
+                let mut r = Reg::NONE;
+                if let Some(&v) = args.first() {
+                    r = if f.ty(v).is_float() { Reg::FA0 } else { Reg::A0 };
+                    self.move_into(r, v);
+                }
+                self.push(MInst::new(MOp::Ret, Reg::NONE, r, Reg::NONE, 0));
+            }
+            op => panic!("riscv isel: unhandled opcode {}", op.name()),
+        }
+    }
+
+    /// `d = a + imm` for 64-bit values (addresses).
+    fn add_imm(&mut self, d: Reg, a: Reg, imm: i64) {
+        if fits12(imm) {
+            self.push(MInst::i(MOp::Addi, d, a, imm));
+        } else {
+            let t = self.vreg(RegClass::Int);
+            self.push(MInst::li(t, imm));
+            self.push(MInst::r(MOp::Add, d, a, t));
+        }
+    }
+
+    fn int_binary(&mut self, op: Opcode, ty: Type, rd: Reg, mut a: Value, mut b: Value) {
+        use Opcode::*;
+        let f = self.f;
+        let w = ty == Type::I32;
+        if op.is_commutative() && f.as_iconst(a).is_some() && f.as_iconst(b).is_none() {
+            std::mem::swap(&mut a, &mut b);
+        }
+        if let Some(c) = f.as_iconst(b) {
+            let imm: Option<(MOp, i64)> = match op {
+                Add if fits12(c) => Some((if w { MOp::Addiw } else { MOp::Addi }, c)),
+                Sub if fits12(-c) => Some((if w { MOp::Addiw } else { MOp::Addi }, -c)),
+                And if fits12(c) => Some((MOp::Andi, c)),
+                Or if fits12(c) => Some((MOp::Ori, c)),
+                Xor if fits12(c) => Some((MOp::Xori, c)),
+                Shl => Some(if w { (MOp::Slliw, c & 31) } else { (MOp::Slli, c & 63) }),
+                Ashr => Some(if w { (MOp::Sraiw, c & 31) } else { (MOp::Srai, c & 63) }),
+                Lshr => Some(if w { (MOp::Srliw, c & 31) } else { (MOp::Srli, c & 63) }),
+                Mul if c > 0 && (c as u64).is_power_of_two() => {
+                    let k = c.trailing_zeros() as i64;
+                    Some(if w { (MOp::Slliw, k) } else { (MOp::Slli, k) })
+                }
+                _ => None,
+            };
+            if let Some((mop, imm)) = imm {
+                let ra = self.reg(a);
+                self.push(MInst::i(mop, rd, ra, imm));
+                return;
+            }
+        }
+        let (ra, rb) = (self.reg(a), self.reg(b));
+        let mop = match (op, w) {
+            (Add, true) => MOp::Addw,
+            (Add, false) => MOp::Add,
+            (Sub, true) => MOp::Subw,
+            (Sub, false) => MOp::Sub,
+            (Mul, true) => MOp::Mulw,
+            (Mul, false) => MOp::Mul,
+            (Sdiv, true) => MOp::Divw,
+            (Sdiv, false) => MOp::Div,
+            (Srem, true) => MOp::Remw,
+            (Srem, false) => MOp::Rem,
+            (Shl, true) => MOp::Sllw,
+            (Shl, false) => MOp::Sll,
+            (Ashr, true) => MOp::Sraw,
+            (Ashr, false) => MOp::Sra,
+            (Lshr, true) => MOp::Srlw,
+            (Lshr, false) => MOp::Srl,
+            (And, _) => MOp::And,
+            (Or, _) => MOp::Or,
+            (Xor, _) => MOp::Xor,
+            (Mulhs, true) => {
+                let t = self.vreg(RegClass::Int);
+                self.push(MInst::r(MOp::Mul, t, ra, rb));
+                self.push(MInst::i(MOp::Srai, rd, t, 32));
+                return;
+            }
+            (Mulhs, false) => MOp::Mulh,
+            _ => unreachable!(),
+        };
+        self.push(MInst::r(mop, rd, ra, rb));
+    }
+
+    fn icmp(&mut self, c: CmpCond, rd: Reg, a: Value, b: Value) {
+        let f = self.f;
+        let ra = self.reg(a);
+        let bc = f.as_iconst(b);
+        match c {
+            CmpCond::Eq | CmpCond::Ne => {
+                let t = match bc {
+                    Some(0) => ra,
+                    Some(k) if fits12(-k) => {
+                        let t = self.vreg(RegClass::Int);
+                        self.push(MInst::i(MOp::Addi, t, ra, -k));
+                        t
+                    }
+                    _ => {
+                        let rb = self.reg(b);
+                        let t = self.vreg(RegClass::Int);
+                        self.push(MInst::r(MOp::Xor, t, ra, rb));
+                        t
+                    }
+                };
+                let op = if c == CmpCond::Eq { MOp::Seqz } else { MOp::Snez };
+                self.push(MInst::unary(op, rd, t));
+            }
+            CmpCond::Lt => match bc {
+                Some(k) if fits12(k) => self.push(MInst::i(MOp::Slti, rd, ra, k)),
+                _ => {
+                    let rb = self.reg(b);
+                    self.push(MInst::r(MOp::Slt, rd, ra, rb));
+                }
+            },
+            CmpCond::Ge => {
+                let t = self.vreg(RegClass::Int);
+                match bc {
+                    Some(k) if fits12(k) => self.push(MInst::i(MOp::Slti, t, ra, k)),
+                    _ => {
+                        let rb = self.reg(b);
+                        self.push(MInst::r(MOp::Slt, t, ra, rb));
+                    }
+                }
+                self.push(MInst::i(MOp::Xori, rd, t, 1));
+            }
+            CmpCond::Gt => {
+                let rb = self.reg(b);
+                self.push(MInst::r(MOp::Slt, rd, rb, ra));
+            }
+            CmpCond::Le => {
+                let rb = self.reg(b);
+                let t = self.vreg(RegClass::Int);
+                self.push(MInst::r(MOp::Slt, t, rb, ra));
+                self.push(MInst::i(MOp::Xori, rd, t, 1));
+            }
+        }
+    }
+
+    /// Branch-free select: `d = b ^ ((a ^ b) & -c)`; floats go through integer registers.
+    fn select(&mut self, ty: Type, rd: Reg, c: Value, a: Value, b: Value) {
+        let rc = self.reg(c);
+        let (mut ra, mut rb) = (self.reg(a), self.reg(b));
+        let float = ty.is_float();
+        if float {
+            let (ia, ib) = (self.vreg(RegClass::Int), self.vreg(RegClass::Int));
+            self.push(MInst::unary(MOp::FmvXD, ia, ra));
+            self.push(MInst::unary(MOp::FmvXD, ib, rb));
+            ra = ia;
+            rb = ib;
+        }
+        let m = self.vreg(RegClass::Int);
+        let x = self.vreg(RegClass::Int);
+        let y = self.vreg(RegClass::Int);
+        self.push(MInst::unary(MOp::Neg, m, rc));
+        self.push(MInst::r(MOp::Xor, x, ra, rb));
+        self.push(MInst::r(MOp::And, y, x, m));
+        if float {
+            let z = self.vreg(RegClass::Int);
+            self.push(MInst::r(MOp::Xor, z, rb, y));
+            self.push(MInst::unary(MOp::FmvDX, rd, z));
+        } else {
+            self.push(MInst::r(MOp::Xor, rd, rb, y));
+        }
+    }
+
+    fn gep(&mut self, rd: Reg, base: Value, idx: Value, stride: i64) {
+        let rb = self.reg(base);
+        if let Some(c) = self.f.as_iconst(idx) {
+            self.add_imm(rd, rb, c.wrapping_mul(stride));
+            return;
+        }
+        let ri = self.reg(idx);
+        let scaled = if stride == 1 {
+            ri
+        } else if stride > 0 && (stride as u64).is_power_of_two() {
+            let t = self.vreg(RegClass::Int);
+            self.push(MInst::i(MOp::Slli, t, ri, stride.trailing_zeros() as i64));
+            t
+        } else {
+            let s = self.vreg(RegClass::Int);
+            let t = self.vreg(RegClass::Int);
+            self.push(MInst::li(s, stride));
+            self.push(MInst::r(MOp::Mul, t, ri, s));
+            t
+        };
+        self.push(MInst::r(MOp::Add, rd, rb, scaled));
+    }
+
+    fn call(&mut self, i: Inst, rd: Reg) {
+        let f = self.f;
+        let callee: FuncId = f.callee(i);
+        let decl = &self.cx.decls[callee];
+        let args = f.args(i).to_vec();
+        let tys: Vec<Type> = args.iter().map(|&a| f.ty(a)).collect();
+        let locs = classify_args(&tys, decl.sig.params.len());
+        // Stack arguments first: computing them must not disturb argument registers.
+        let mut nstack = 0u64;
+        for (k, loc) in locs.iter().enumerate() {
+            if let ArgLoc::Stack(n) = *loc {
+                let r = self.reg(args[k]);
+                let op = match tys[k] {
+                    Type::F32 => MOp::Fsw,
+                    Type::F64 => MOp::Fsd,
+                    _ => MOp::Sd,
+                };
+                self.push(MInst::store(op, r, Reg::SP, 8 * n as i64).with_frame(FrameRef::Outgoing, 0));
+                nstack = nstack.max(8 * (n as u64 + 1));
+            }
+        }
+        self.mf.outgoing = self.mf.outgoing.max(nstack);
+        let mut regs = Vec::new();
+        for (k, loc) in locs.iter().enumerate() {
+            match *loc {
+                ArgLoc::Int(n) => {
+                    self.move_into(Reg::a(n), args[k]);
+                    regs.push(Reg::a(n));
+                }
+                ArgLoc::Float(n) => {
+                    self.move_into(Reg::fa(n), args[k]);
+                    regs.push(Reg::fa(n));
+                }
+                ArgLoc::FloatInInt(n) => {
+                    let r = self.reg(args[k]);
+                    let op = if tys[k] == Type::F32 { MOp::FmvXW } else { MOp::FmvXD };
+                    self.push(MInst::unary(op, Reg::a(n), r));
+                    regs.push(Reg::a(n));
+                }
+                ArgLoc::Stack(_) => {}
+            }
+        }
+        let ci = self.mf.calls.len() as i64;
+        self.mf.calls.push(CallInfo { sym: func_symbol(decl), args: regs });
+        self.push(MInst::new(MOp::Call, Reg::NONE, Reg::NONE, Reg::NONE, ci));
+        if rd.is_some() {
+            let ret_ty = decl.sig.ret;
+            if ret_ty.is_float() {
+                self.push(MInst::unary(MOp::FmvD, rd, Reg::FA0));
+            } else {
+                self.push(MInst::unary(MOp::Mv, rd, Reg::A0));
+            }
+        }
+    }
+
+    fn brif(&mut self, i: Inst) {
+        let f = self.f;
+        let targets: Vec<(Block, Vec<Value>)> =
+            f.branch_targets(i).iter().map(|t| (t.block, t.args.to_vec())).collect();
+        let mut labels = [0u32; 2];
+        for (k, (b, args)) in targets.iter().enumerate() {
+            labels[k] = if args.is_empty() {
+                self.block_map[b.index()]
+            } else {
+                let e = self.new_edge_block();
+                self.pending_edges.push((e, *b, args.clone()));
+                e
+            };
+        }
+        let c = f.arg(i, 0);
+        let ci = f.def_inst(c).filter(|ci| self.fused[ci.index()]);
+        match ci {
+            Some(ci) => {
+                let (a, b) = (f.arg(ci, 0), f.arg(ci, 1));
+                let (ra, rb) = (self.reg(a), self.reg(b));
+                let (op, x, y) = match f.data(ci).cond() {
+                    CmpCond::Eq => (MOp::Beq, ra, rb),
+                    CmpCond::Ne => (MOp::Bne, ra, rb),
+                    CmpCond::Lt => (MOp::Blt, ra, rb),
+                    CmpCond::Ge => (MOp::Bge, ra, rb),
+                    CmpCond::Gt => (MOp::Blt, rb, ra),
+                    CmpCond::Le => (MOp::Bge, rb, ra),
+                };
+                self.push(MInst::branch(op, x, y, labels[0]));
+            }
+            None => {
+                let rc = self.reg(c);
+                self.push(MInst::branch(MOp::Bne, rc, Reg::ZERO, labels[0]));
+            }
+        }
+        self.push(MInst::jump(labels[1]));
+    }
+
+    /// Parallel copies of `args` into the parameters of `target`.
+    fn copies(&mut self, target: Block, args: &[Value]) {
+        let params = self.f.blocks.params[target].clone();
+        let mut regs: Vec<(Reg, Reg)> = Vec::new();
+        let mut remats: Vec<(Reg, Value)> = Vec::new();
+        for (&p, &a) in params.iter().zip(args) {
+            let d = self.vmap[p.index()];
+            if self.vmap[a.index()].is_some() {
+                regs.push((d, self.vmap[a.index()]));
+            } else {
+                remats.push((d, a));
+            }
+        }
+        let mut seq = Vec::new();
+        let mf = &mut self.mf;
+        phi::sequentialize(&regs, |d| { let c = mf.class(d); mf.new_vreg(c) }, |d, s| seq.push((d, s)));
+        for (d, s) in seq {
+            let c = self.mf.class(d);
+            self.push(mov(c, d, s));
+        }
+        for (d, a) in remats {
+            self.move_into(d, a);
+        }
+    }
+}
+
+fn mov(c: RegClass, d: Reg, s: Reg) -> MInst {
+    match c {
+        RegClass::Int => MInst::unary(MOp::Mv, d, s),
+        RegClass::Float => MInst::unary(MOp::FmvD, d, s),
+    }
+}
+
+pub fn load_op(ty: Type) -> MOp {
+    match ty {
+        Type::I32 => MOp::Lw,
+        Type::F32 => MOp::Flw,
+        Type::F64 => MOp::Fld,
+        _ => MOp::Ld,
+    }
+}
+
+pub fn store_op(ty: Type) -> MOp {
+    match ty {
+        Type::I32 => MOp::Sw,
+        Type::F32 => MOp::Fsw,
+        Type::F64 => MOp::Fsd,
+        _ => MOp::Sd,
+    }
+}
+
+/// Removes pure instructions whose virtual result is never read, transitively.
+fn sweep_dead(mf: &mut MFunc) {
+    let mut uses = vec![0u32; mf.num_vregs()];
+    for mi in &mf.insts {
+        for r in mi.uses() {
+            if r.is_virt() {
+                uses[r.vindex()] += 1;
+            }
+        }
+    }
+    let pure = |mi: &MInst| mi.rd.is_virt() && !mi.op.is_store() && mi.op != MOp::Call;
+    let mut dead = vec![false; mf.insts.len()];
+    // Backward sweeps until stable; each sweep removes chains defined in order.
+    loop {
+        let mut changed = false;
+        for k in (0..mf.insts.len()).rev() {
+            let mi = mf.insts[k];
+            if dead[k] || !pure(&mi) || uses[mi.rd.vindex()] != 0 {
+                continue;
+            }
+            dead[k] = true;
+            changed = true;
+            for r in mi.uses() {
+                if r.is_virt() {
+                    uses[r.vindex()] -= 1;
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    if !dead.iter().any(|&d| d) {
+        return;
+    }
+    let mut new_index = vec![0u32; mf.insts.len() + 1];
+    let mut out = Vec::with_capacity(mf.insts.len());
+    for k in 0..mf.insts.len() {
+        new_index[k] = out.len() as u32;
+        if !dead[k] {
+            out.push(mf.insts[k]);
+        }
+    }
+    new_index[mf.insts.len()] = out.len() as u32;
+    for b in &mut mf.blocks {
+        b.start = new_index[b.start as usize];
+        b.end = new_index[b.end as usize];
+    }
+    mf.insts = out;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lp64d_argument_classes() {
+        use ArgLoc::*;
+        let mut tys = vec![Type::F32; 10];
+        tys.extend(vec![Type::I32; 10]);
+        let l = classify_args(&tys, 20);
+        assert_eq!(l[7], Float(7));
+        assert_eq!(l[8], FloatInInt(0));
+        assert_eq!(l[9], FloatInInt(1));
+        assert_eq!(l[10], Int(2));
+        assert_eq!(l[15], Int(7));
+        assert_eq!(l[16], Stack(0));
+        // Variadic doubles use integer registers.
+        let l = classify_args(&[Type::Ptr, Type::F64], 1);
+        assert_eq!(l[1], FloatInInt(1));
+    }
+}

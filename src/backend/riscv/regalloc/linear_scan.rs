@@ -1,0 +1,125 @@
+//! Linear-scan register allocation (Poletto and Sarkar) over interval hulls, with fixed
+//! physical-register ranges, move hints and spill weights.
+//!
+//! Phases:
+//! 1. Collect move hints: a copy between a virtual and a physical register (arguments, results,
+//!    parameters) hints that register; a virtual-to-virtual copy (block arguments) hints the
+//!    other side's register once it is allocated, coalescing most phi copies.
+//! 2. Visit intervals by increasing start. Expire active intervals that ended. Take a register
+//!    of the right class that no active interval holds and that has no fixed range inside the
+//!    interval (so values live across a call only get callee-saved registers), hints first,
+//!    then in `ALLOC_*` preference order.
+//! 3. If none is free: among active intervals whose register would suit the new one, the one
+//!    with the lowest spill weight is spilled if it weighs less than the new interval;
+//!    otherwise the new interval is spilled. A spilled interval lives in a stack slot for its
+//!    whole life; each use reloads it into a reserved scratch register (see `emit`), so
+//!    allocation succeeds under any register pressure.
+//! 4. Spill slots are shared between spilled intervals that do not overlap (greedy interval
+//!    colouring by start).
+//!
+//! Cost: O(n log n + n * (active + registers * log fixed)) for n intervals.
+
+use super::super::liveness::Intervals;
+use super::super::minst::*;
+use super::Allocation;
+
+pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
+    let nv = mf.num_vregs();
+    // Phase 1: hints.
+    let mut hint_p = vec![Reg::NONE; nv];
+    let mut hint_v: Vec<Reg> = vec![Reg::NONE; nv];
+    for mi in &mf.insts {
+        if !mi.op.is_move() {
+            continue;
+        }
+        let (d, s) = (mi.rd, mi.rs1);
+        match (d.is_virt(), s.is_virt()) {
+            (true, false) if is_allocatable(s) => hint_p[d.vindex()] = s,
+            (false, true) if is_allocatable(d) => hint_p[s.vindex()] = d,
+            (true, true) => {
+                hint_v[d.vindex()] = s;
+                hint_v[s.vindex()] = d;
+            }
+            _ => {}
+        }
+    }
+    // Phase 2-3.
+    let mut order: Vec<u32> = (0..nv as u32).filter(|&v| iv.start[v as usize] != u32::MAX).collect();
+    order.sort_unstable_by_key(|&v| (iv.start[v as usize], v));
+    let mut alloc = Allocation { reg: vec![Reg::NONE; nv], slot: vec![u32::MAX; nv], num_slots: 0 };
+    let mut spilled: Vec<u32> = Vec::new();
+    let mut active: Vec<u32> = Vec::new();
+    let mut owner: [u32; 64] = [u32::MAX; 64];
+    for &v in &order {
+        let vi = v as usize;
+        let (s, e) = (iv.start[vi], iv.end[vi]);
+        active.retain(|&a| {
+            if iv.end[a as usize] < s {
+                owner[alloc.reg[a as usize].0 as usize] = u32::MAX;
+                false
+            } else {
+                true
+            }
+        });
+        let class = mf.vclass[vi];
+        let pool: &[Reg] = match class {
+            RegClass::Int => &ALLOC_INT,
+            RegClass::Float => &ALLOC_FLOAT,
+        };
+        let usable = |r: Reg| !iv.fixed_conflict(r, s, e);
+        let free = |r: Reg, owner: &[u32; 64]| owner[r.0 as usize] == u32::MAX && usable(r);
+        let mut pick = Reg::NONE;
+        let hv = hint_v[vi];
+        let hints = [hint_p[vi], if hv.is_some() { alloc.reg[hv.vindex()] } else { Reg::NONE }];
+        for h in hints {
+            if h.is_some() && h.phys_class() == class && is_allocatable(h) && free(h, &owner) {
+                pick = h;
+                break;
+            }
+        }
+        if pick.is_none() {
+            pick = pool.iter().copied().find(|&r| free(r, &owner)).unwrap_or(Reg::NONE);
+        }
+        if pick.is_none() {
+            // Spill the cheapest of the new interval and the active ones it could replace.
+            let victim = active
+                .iter()
+                .copied()
+                .filter(|&a| mf.vclass[a as usize] == class && usable(alloc.reg[a as usize]))
+                .min_by(|&a, &b| iv.weight[a as usize].total_cmp(&iv.weight[b as usize]).then(a.cmp(&b)));
+            match victim {
+                Some(a) if iv.weight[a as usize] < iv.weight[vi] => {
+                    let r = alloc.reg[a as usize];
+                    alloc.reg[a as usize] = Reg::NONE;
+                    spilled.push(a);
+                    active.retain(|&x| x != a);
+                    pick = r;
+                }
+                _ => {
+                    spilled.push(v);
+                    continue;
+                }
+            }
+        }
+        alloc.reg[vi] = pick;
+        owner[pick.0 as usize] = v;
+        active.push(v);
+    }
+    // Phase 4: slots.
+    spilled.sort_unstable_by_key(|&v| (iv.start[v as usize], v));
+    let mut slot_end: Vec<u32> = Vec::new();
+    for v in spilled {
+        let vi = v as usize;
+        let k = match slot_end.iter().position(|&e| e < iv.start[vi]) {
+            Some(k) => k,
+            None => {
+                slot_end.push(0);
+                slot_end.len() - 1
+            }
+        };
+        slot_end[k] = iv.end[vi];
+        alloc.slot[vi] = k as u32;
+    }
+    alloc.num_slots = slot_end.len() as u32;
+    alloc
+}

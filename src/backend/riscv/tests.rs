@@ -1,0 +1,357 @@
+//! End-to-end tests: hand-built IR compiled, assembled and linked with a small C runtime by
+//! `riscv64-linux-gnu-gcc -static`, run under `qemu-riscv64`, output compared. Skipped (with a
+//! message on stderr) when the cross tools are missing.
+
+use super::*;
+use crate::ir::{Block, Builder, CmpCond, FuncId, GlobalData, GlobalInit, Module, Opcode, Signature, Type, Value};
+use std::path::PathBuf;
+use std::process::Command;
+
+const RUNTIME: &str = r#"
+#include <stdio.h>
+#include <stdlib.h>
+int getint(void) { int x; if (scanf("%d", &x) != 1) return -1; return x; }
+int getch(void) { return getchar(); }
+void putint(int x) { printf("%d", x); }
+void putch(int c) { putchar(c); }
+void putfloat(float f) { printf("%a", (double)f); }
+void putf(char *fmt, ...);
+"#;
+
+fn tools_present() -> bool {
+    let ok = |c: &str| Command::new(c).arg("--version").output().is_ok();
+    if ok("riscv64-linux-gnu-gcc") && ok("qemu-riscv64") {
+        true
+    } else {
+        eprintln!("SKIPPED: riscv64-linux-gnu-gcc or qemu-riscv64 missing");
+        false
+    }
+}
+
+/// Compiles `m`, links with the runtime plus `extra_c`, runs, returns (stdout, exit code).
+pub(super) fn run(name: &str, m: &Module, extra_c: &str, stdin: &str) -> Option<(String, i32)> {
+    if !tools_present() {
+        return None;
+    }
+    crate::ir::verify::module(m).unwrap_or_else(|e| panic!("bad test IR: {e}"));
+    let asm = compile_module(m, &RiscvOptions { opt_level: 2, check_regalloc: true });
+    let dir: PathBuf = std::env::temp_dir().join(format!("sysyc-rv-{}-{}", name, std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let s = dir.join("out.s");
+    let c = dir.join("rt.c");
+    let exe = dir.join("a.out");
+    std::fs::write(&s, &asm).unwrap();
+    std::fs::write(&c, format!("{RUNTIME}\n{extra_c}")).unwrap();
+    let o = Command::new("riscv64-linux-gnu-gcc")
+        .args(["-static", "-O1", "-o"])
+        .arg(&exe)
+        .arg(&s)
+        .arg(&c)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "link failed:\n{}\n--- asm ---\n{asm}", String::from_utf8_lossy(&o.stderr));
+    let mut child = Command::new("qemu-riscv64")
+        .arg(&exe)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    Some((String::from_utf8_lossy(&out.stdout).into_owned(), out.status.code().unwrap_or(-1)))
+}
+
+fn sig(params: Vec<Type>, ret: Type) -> Signature {
+    Signature { params, ret, variadic: false }
+}
+
+struct Rt {
+    putint: FuncId,
+    putch: FuncId,
+    putfloat: FuncId,
+    getint: FuncId,
+}
+
+fn runtime(m: &mut Module) -> Rt {
+    Rt {
+        putint: m.declare_func("putint", sig(vec![Type::I32], Type::Void), false),
+        putch: m.declare_func("putch", sig(vec![Type::I32], Type::Void), false),
+        putfloat: m.declare_func("putfloat", sig(vec![Type::F32], Type::Void), false),
+        getint: m.declare_func("getint", sig(vec![], Type::I32), false),
+    }
+}
+
+fn blocks(f: &mut crate::ir::Function, n: usize) -> Vec<Block> {
+    (0..n)
+        .map(|_| {
+            let b = f.make_block();
+            f.append_block(b);
+            b
+        })
+        .collect()
+}
+
+fn print_int(b: &mut Builder, rt: &Rt, v: Value) {
+    b.call(rt.putint, Type::Void, &[v]);
+    let nl = b.iconst(10);
+    b.call(rt.putch, Type::Void, &[nl]);
+}
+
+#[test]
+fn loop_sum_and_swap_phis() {
+    let mut m = Module::new();
+    let rt = runtime(&mut m);
+    let main = m.declare_func("main", sig(vec![], Type::I32), true);
+    let f = &mut m.funcs[main];
+    let bb = blocks(f, 3);
+    let (i, s, x, y) = (
+        f.append_block_param(bb[1], Type::I32),
+        f.append_block_param(bb[1], Type::I32),
+        f.append_block_param(bb[1], Type::I32),
+        f.append_block_param(bb[1], Type::I32),
+    );
+    let mut b = Builder::at_end(f, bb[0]);
+    let zero = b.iconst(0);
+    let one = b.iconst(1);
+    let two = b.iconst(2);
+    b.jump(bb[1], &[zero, zero, one, two]);
+    b.switch_to(bb[1]);
+    let s2 = b.binary(Opcode::Add, s, i);
+    let i2 = b.binary(Opcode::Add, i, one);
+    let n = b.iconst(100);
+    let c = b.icmp(CmpCond::Lt, i2, n);
+    // (x, y) swap every iteration: the lost-copy/swap problem.
+    b.brif(c, bb[1], &[i2, s2, y, x], bb[2], &[]);
+    b.switch_to(bb[2]);
+    print_int(&mut b, &rt, s2);
+    print_int(&mut b, &rt, x);
+    print_int(&mut b, &rt, i);
+    let r = b.iconst(3);
+    b.ret(Some(r));
+    let Some((out, code)) = run("loop", &m, "", "") else { return };
+    assert_eq!(out, "4950\n2\n99\n");
+    assert_eq!(code, 3);
+}
+
+#[test]
+fn recursion_and_division() {
+    let mut m = Module::new();
+    let rt = runtime(&mut m);
+    let fib = m.declare_func("fib", sig(vec![Type::I32], Type::I32), true);
+    let main = m.declare_func("main", sig(vec![], Type::I32), true);
+    {
+        let f = &mut m.funcs[fib];
+        let bb = blocks(f, 3);
+        let n = f.append_block_param(bb[0], Type::I32);
+        let mut b = Builder::at_end(f, bb[0]);
+        let two = b.iconst(2);
+        let c = b.icmp(CmpCond::Lt, n, two);
+        b.brif(c, bb[1], &[], bb[2], &[]);
+        b.switch_to(bb[1]);
+        b.ret(Some(n));
+        b.switch_to(bb[2]);
+        let one = b.iconst(1);
+        let n1 = b.binary(Opcode::Sub, n, one);
+        let n2 = b.binary(Opcode::Sub, n, two);
+        let a = b.call(fib, Type::I32, &[n1]).unwrap();
+        let c = b.call(fib, Type::I32, &[n2]).unwrap();
+        let r = b.binary(Opcode::Add, a, c);
+        b.ret(Some(r));
+    }
+    let f = &mut m.funcs[main];
+    let bb = blocks(f, 1);
+    let mut b = Builder::at_end(f, bb[0]);
+    let x = b.iconst(20);
+    let r = b.call(fib, Type::I32, &[x]).unwrap();
+    print_int(&mut b, &rt, r);
+    let a = b.call(rt.getint, Type::I32, &[]).unwrap();
+    let d = b.call(rt.getint, Type::I32, &[]).unwrap();
+    for op in [Opcode::Sdiv, Opcode::Srem, Opcode::Mul, Opcode::Shl, Opcode::Ashr, Opcode::Lshr] {
+        let q = b.binary(op, a, d);
+        print_int(&mut b, &rt, q);
+    }
+    let big = b.iconst(100000);
+    let q = b.binary(Opcode::Mul, a, big);
+    let q = b.binary(Opcode::Mul, q, big);
+    print_int(&mut b, &rt, q);
+    let ret = b.binary(Opcode::Sub, a, d);
+    b.ret(Some(ret));
+    let Some((out, code)) = run("fib", &m, "", "-7 2") else { return };
+    assert_eq!(out, "6765\n-3\n-1\n-14\n-28\n-2\n1073741822\n-1280523264\n");
+    assert_eq!(code, 247);
+}
+
+#[test]
+fn many_args_both_ways() {
+    // main calls C `check` with 10 floats then 10 ints, and C calls our `sum` with 12 ints
+    // interleaved with 10 floats.
+    let mut m = Module::new();
+    let rt = runtime(&mut m);
+    let mut ctys = vec![Type::F32; 10];
+    ctys.extend(vec![Type::I32; 10]);
+    let check = m.declare_func("check", sig(ctys.clone(), Type::I32), false);
+    let mut stys = Vec::new();
+    for k in 0..22 {
+        stys.push(if k % 2 == 1 && k < 20 { Type::F32 } else { Type::I32 });
+    }
+    let sum = m.declare_func("sum", sig(stys.clone(), Type::F32), true);
+    let main = m.declare_func("main", sig(vec![], Type::I32), true);
+    let drive = m.declare_func("drive", sig(vec![], Type::Void), false);
+    {
+        let f = &mut m.funcs[sum];
+        let bb = blocks(f, 1);
+        let ps: Vec<Value> = stys.iter().map(|&t| f.append_block_param(bb[0], t)).collect();
+        let mut b = Builder::at_end(f, bb[0]);
+        let mut acc = b.fconst(0.0);
+        for (k, &p) in ps.iter().enumerate() {
+            let x = if stys[k] == Type::I32 { b.unary(Opcode::Sitofp, Type::F32, p) } else { p };
+            let w = b.fconst((k + 1) as f32);
+            let x = b.binary(Opcode::Fmul, x, w);
+            acc = b.binary(Opcode::Fadd, acc, x);
+        }
+        b.ret(Some(acc));
+    }
+    let f = &mut m.funcs[main];
+    let bb = blocks(f, 1);
+    let mut b = Builder::at_end(f, bb[0]);
+    let mut args = Vec::new();
+    for k in 0..10 {
+        args.push(b.fconst(k as f32 + 0.5));
+    }
+    for k in 0..10 {
+        args.push(b.iconst(100 + k));
+    }
+    let r = b.call(check, Type::I32, &args).unwrap();
+    print_int(&mut b, &rt, r);
+    b.call(drive, Type::Void, &[]);
+    let z = b.iconst(0);
+    b.ret(Some(z));
+    let c = r#"
+int check(float f0, float f1, float f2, float f3, float f4, float f5, float f6, float f7,
+          float f8, float f9, int i0, int i1, int i2, int i3, int i4, int i5, int i6, int i7,
+          int i8, int i9) {
+    float f[10] = {f0, f1, f2, f3, f4, f5, f6, f7, f8, f9};
+    int i[10] = {i0, i1, i2, i3, i4, i5, i6, i7, i8, i9};
+    int bad = 0;
+    for (int k = 0; k < 10; k++) { if (f[k] != k + 0.5f) bad |= 1 << k; if (i[k] != 100 + k) bad |= 1 << (k + 10); }
+    return bad;
+}
+extern float sum(int, float, int, float, int, float, int, float, int, float, int, float, int,
+    float, int, float, int, float, int, float, int, int) __asm__("sy.sum");
+void drive(void) {
+    float r = sum(1, 2.f, 3, 4.f, 5, 6.f, 7, 8.f, 9, 10.f, 11, 12.f, 13, 14.f, 15, 16.f, 17, 18.f,
+                  19, 20.f, 21, 22);
+    printf("%g\n", r);
+}
+"#;
+    let Some((out, _)) = run("args", &m, c, "") else { return };
+    // sum of k*k for k = 1..22 = 3795
+    assert_eq!(out, "0\n3795\n");
+}
+
+#[test]
+fn arrays_globals_and_big_frames() {
+    let mut m = Module::new();
+    let rt = runtime(&mut m);
+    let g = m.add_global(GlobalData {
+        name: "tab".into(),
+        size: 4000,
+        elem: Type::I32,
+        init: GlobalInit::Words(vec![5, 0, 0, 7]),
+        is_const: false,
+    });
+    let main = m.declare_func("main", sig(vec![], Type::I32), true);
+    let f = &mut m.funcs[main];
+    let bb = blocks(f, 3);
+    let i = f.append_block_param(bb[1], Type::I32);
+    let s = f.append_block_param(bb[1], Type::I32);
+    let mut b = Builder::at_end(f, bb[0]);
+    let big = b.alloca(4_000_000, 4);
+    let small = b.alloca(16, 4);
+    let gp = b.gaddr(g);
+    let zero = b.iconst(0);
+    let nine = b.iconst(9);
+    let p = b.offset(small, 8);
+    b.store(nine, p);
+    b.jump(bb[1], &[zero, zero]);
+    b.switch_to(bb[1]);
+    let p = b.gep(big, i, 4);
+    b.store(i, p);
+    let p2 = b.gep(big, i, 4);
+    let v = b.load(Type::I32, p2);
+    let s2 = b.binary(Opcode::Add, s, v);
+    let gq = b.gep(gp, i, 4);
+    let gv = b.load(Type::I32, gq);
+    let s3 = b.binary(Opcode::Add, s2, gv);
+    let one = b.iconst(1);
+    let i2 = b.binary(Opcode::Add, i, one);
+    let n = b.iconst(1000);
+    let c = b.icmp(CmpCond::Lt, i2, n);
+    b.brif(c, bb[1], &[i2, s3], bb[2], &[]);
+    b.switch_to(bb[2]);
+    let last = b.offset(big, 3_999_996);
+    b.store(s3, last);
+    let lv = b.load(Type::I32, last);
+    print_int(&mut b, &rt, lv);
+    print_int(&mut b, &rt, s3);
+    let p = b.offset(small, 8);
+    let v = b.load(Type::I32, p);
+    print_int(&mut b, &rt, v);
+    b.ret(Some(zero));
+    let Some((out, _)) = run("arrays", &m, "", "") else { return };
+    assert_eq!(out, "499512\n499512\n9\n");
+}
+
+#[test]
+fn register_pressure_and_floats() {
+    let mut m = Module::new();
+    let rt = runtime(&mut m);
+    let main = m.declare_func("main", sig(vec![], Type::I32), true);
+    let f = &mut m.funcs[main];
+    let bb = blocks(f, 1);
+    let mut b = Builder::at_end(f, bb[0]);
+    let x = b.call(rt.getint, Type::I32, &[]).unwrap();
+    // 60 ints and 40 floats live at once, across a call.
+    let mut ints = Vec::new();
+    let mut fls = Vec::new();
+    for k in 0..60 {
+        let c = b.iconst(k * 3 + 1);
+        ints.push(b.binary(Opcode::Mul, x, c));
+    }
+    let xf = b.unary(Opcode::Sitofp, Type::F32, x);
+    for k in 0..40 {
+        let c = b.fconst(k as f32 * 0.25);
+        fls.push(b.binary(Opcode::Fadd, xf, c));
+    }
+    let y = b.call(rt.getint, Type::I32, &[]).unwrap();
+    let mut acc = y;
+    for &v in ints.iter().rev() {
+        acc = b.binary(Opcode::Add, acc, v);
+    }
+    let mut facc = b.fconst(0.0);
+    for &v in &fls {
+        facc = b.binary(Opcode::Fadd, facc, v);
+    }
+    print_int(&mut b, &rt, acc);
+    b.call(rt.putfloat, Type::Void, &[facc]);
+    let nl = b.iconst(10);
+    b.call(rt.putch, Type::Void, &[nl]);
+    let t = b.unary(Opcode::Fptosi, Type::I32, facc);
+    print_int(&mut b, &rt, t);
+    let neg = b.unary(Opcode::Fneg, Type::F32, facc);
+    let t = b.unary(Opcode::Fptosi, Type::I32, neg);
+    print_int(&mut b, &rt, t);
+    let cb = b.fcmp(CmpCond::Lt, neg, facc);
+    let c = b.unary(Opcode::Zext, Type::I32, cb);
+    print_int(&mut b, &rt, c);
+    let sel = b.select(cb, x, y);
+    print_int(&mut b, &rt, sel);
+    b.ret(Some(sel));
+    let Some((out, code)) = run("pressure", &m, "", "2 5") else { return };
+    // acc = 5 + 2 * sum(3k+1, k<60) = 5 + 2 * 5370; floats: 40*2 + 0.25 * 780 = 275
+    assert_eq!(out, "10745\n0x1.13p+8\n275\n-275\n1\n2\n");
+    assert_eq!(code, 2);
+}
+
