@@ -11,11 +11,13 @@
 //! ; ...
 //! ```
 //! The header names the steps, run in order on every defined function:
-//! - a function pass (`sysyc::passes::by_name`) or a module pass of the pipelines (`effects`);
+//! - a function pass (`sysyc::passes::by_name`) or a module pass of the pipelines (`effects`,
+//!   `inline`, `globalopt`);
 //!   the verifier runs after each one, naming it;
 //! - `verify`: the verifier's findings must equal the file's `; error: <message>` lines, each
 //!   written after the line it is about (an error with no place goes after the `func` line);
-//! - `print`: `print(parse(print(m))) == print(m)`.
+//! - `print`: `print(parse(print(m))) == print(m)`;
+//! - `O1`, `O2`: the whole pipeline of that level, verifying after each pass.
 //!
 //! When `; expect:` is present, the module printed after the steps must equal the comment lines
 //! that follow it. When the module has a `main`, it is also interpreted before and after the
@@ -175,6 +177,10 @@ fn run_file(path: &Path, text: &str) -> Outcome {
                     }
                     Err(e) => failures.push(format!("{name}: printed text does not parse: {e}\n{p1}")),
                 }
+            }
+            "O1" | "O2" => {
+                let opts = passes::PassOptions { opt_level: step[1..].parse().unwrap(), verify_each: true, ..Default::default() };
+                passes::optimize(&mut m, &opts);
             }
             p => {
                 if let Some(run) = passes::by_name(p) {
