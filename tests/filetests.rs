@@ -337,8 +337,10 @@ fn interp_suites(opt_level: u8) -> Vec<String> {
                 Ok(Err(e)) => Some(format!("{}: {}", case.name, e.lines().next().unwrap_or(""))),
                 Ok(Ok((out, code))) => {
                     let actual = compare::actual_text(&out, code);
-                    (!compare::matches(&expected, &actual))
-                        .then(|| format!("{}: wrong output\n{}", case.name, compare::diff(&expected, &actual, 2, 10)))
+                    (!compare::matches(&expected, &actual)).then(|| {
+                        let culprit = if opt_level > 0 { first_bad_step(&src, &input, &expected, opt_level) } else { String::new() };
+                        format!("{}: wrong output{culprit}\n{}", case.name, compare::diff(&expected, &actual, 2, 10))
+                    })
                 }
             }
         })
@@ -346,6 +348,26 @@ fn interp_suites(opt_level: u8) -> Vec<String> {
     let failures: Vec<String> = results.into_iter().flatten().collect();
     eprintln!("interpreter at -O{opt_level}: {} cases, {} failures", cases.len(), failures.len());
     failures
+}
+
+/// Replays the pipeline one step at a time, interpreting after each, and names the first step
+/// after which the output is wrong (the quickest way to the miscompiling pass).
+fn first_bad_step(src: &[u8], input: &[u8], expected: &[u8], opt_level: u8) -> String {
+    use sysyc::driver::suite::compare;
+    let Ok(mut m) = sysyc::frontend::compile_to_ir(src, "case") else { return String::new() };
+    let steps = if opt_level == 1 { passes::pipeline::O1 } else { passes::pipeline::O2 };
+    let opts = passes::PassOptions { opt_level, verify_each: true, ..Default::default() };
+    for (k, step) in steps.iter().enumerate() {
+        passes::pipeline::run_steps(&mut m, std::slice::from_ref(step), &opts);
+        let ok = match interp::run(&m, input, SUITE_STEP_LIMIT) {
+            Ok((out, code)) => compare::matches(expected, &compare::actual_text(&out, code)),
+            Err(_) => false,
+        };
+        if !ok {
+            return format!(" (first wrong after step {k}, `{}`)", step.name());
+        }
+    }
+    " (every single step was fine: the pipeline is not deterministic?)".to_string()
 }
 
 #[test]
