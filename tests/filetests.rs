@@ -382,3 +382,46 @@ fn interp_functional_suites_o2() {
     let failures = interp_suites(2);
     assert!(failures.is_empty(), "{} failure(s):\n{}", failures.len(), failures.join("\n"));
 }
+
+/// `print(parse(print(m))) == print(m)` for the IR of every suite program, as lowered and after
+/// `-O2` (whose removals leave gaps in the numbering that the parser must keep).
+#[test]
+fn print_parse_round_trip_on_suites() {
+    use rayon::prelude::*;
+    use sysyc::driver::suite;
+    let dirs: Vec<PathBuf> = ["functional", "hidden_functional", "performance", "final_performance"]
+        .iter()
+        .map(|d| suites_root().join(d))
+        .filter(|d| d.is_dir())
+        .collect();
+    if dirs.is_empty() {
+        eprintln!("\n!!! SKIPPED round trip on suites: {} not found (set SYSY_SUITES)\n", suites_root().display());
+        return;
+    }
+    let filter = std::env::var("SYSY_FILTER").ok();
+    let cases = suite::discover(&dirs, filter.as_deref()).expect("listing cases");
+    let failures: Vec<String> = cases
+        .par_iter()
+        .filter_map(|case| {
+            let src = std::fs::read(&case.sy).unwrap();
+            let mut m = sysyc::frontend::compile_to_ir(&src, &case.name).ok()?;
+            for opt_level in [0u8, 2] {
+                if opt_level > 0 {
+                    passes::optimize(&mut m, &passes::PassOptions { opt_level, ..Default::default() });
+                }
+                let p1 = print::module(&m);
+                let p2 = match parse::module(&p1) {
+                    Ok(m2) => print::module(&m2),
+                    Err(e) => return Some(format!("{} -O{opt_level}: {e}", case.name)),
+                };
+                if p1 != p2 {
+                    let k = p1.lines().zip(p2.lines()).position(|(a, b)| a != b).unwrap_or(0);
+                    return Some(format!("{} -O{opt_level}: differs at line {}", case.name, k + 1));
+                }
+            }
+            None
+        })
+        .collect();
+    eprintln!("round trip: {} cases, {} failures", cases.len(), failures.len());
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
