@@ -289,12 +289,15 @@ fn suites_root() -> PathBuf {
 const SUITE_STEP_LIMIT: u64 = 300_000_000;
 
 /// Lowers every case of the functional suites, interprets it at `opt_level` (the pass pipeline
-/// first when above 0) and compares with its `.out`. Returns the failures.
+/// first when above 0) and compares with its `.out`. Returns the failures. Environment:
+/// `SYSY_INTERP_DIRS` (comma-separated suite folders, default `functional,hidden_functional`),
+/// `SYSY_INTERP_STEPS` (step limit per case), `SYSY_FILTER` (case name patterns).
 fn interp_suites(opt_level: u8) -> Vec<String> {
     use rayon::prelude::*;
     use sysyc::driver::suite::{self, compare};
-    let dirs: Vec<PathBuf> =
-        ["functional", "hidden_functional"].iter().map(|d| suites_root().join(d)).filter(|d| d.is_dir()).collect();
+    let names = std::env::var("SYSY_INTERP_DIRS").unwrap_or_else(|_| "functional,hidden_functional".into());
+    let dirs: Vec<PathBuf> = names.split(',').map(|d| suites_root().join(d)).filter(|d| d.is_dir()).collect();
+    let limit: u64 = std::env::var("SYSY_INTERP_STEPS").ok().and_then(|s| s.parse().ok()).unwrap_or(SUITE_STEP_LIMIT);
     if dirs.is_empty() {
         eprintln!("\n!!! SKIPPED interpreter suite run: {} not found (set SYSY_SUITES)\n", suites_root().display());
         return Vec::new();
@@ -315,7 +318,7 @@ fn interp_suites(opt_level: u8) -> Vec<String> {
                     let opts = passes::PassOptions { opt_level, verify_each: true, ..Default::default() };
                     passes::optimize(&mut m, &opts);
                 }
-                interp::run(&m, &input, SUITE_STEP_LIMIT)
+                interp::run(&m, &input, limit)
             });
             let secs = t.elapsed().as_secs_f64();
             if secs > 5.0 {
@@ -331,7 +334,7 @@ fn interp_suites(opt_level: u8) -> Vec<String> {
                     Some(format!("{}: panicked: {}", case.name, msg.lines().next().unwrap_or("")))
                 }
                 Ok(Err(e)) if e.starts_with("step limit") => {
-                    eprintln!("skipped {}: more than {SUITE_STEP_LIMIT} steps", case.name);
+                    eprintln!("skipped {}: more than {limit} steps", case.name);
                     None
                 }
                 Ok(Err(e)) => Some(format!("{}: {}", case.name, e.lines().next().unwrap_or(""))),
