@@ -30,8 +30,13 @@ fn sysyc(opt_level: u8, emit: Emit) -> Compiler {
     Compiler::Sysyc(CompileOptions { opt_level, emit, verify_each: true, ..CompileOptions::default() })
 }
 
+/// One suite at a time: each run is already parallel across cases, and several at once on a
+/// small machine only make every program slower (and time-outs flaky).
+static ONE_SUITE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Runs every case under `dir` with `compiler`; panics listing all failures.
 fn check_dir(dir: PathBuf, compiler: Compiler) {
+    let _turn = ONE_SUITE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     if !dir.is_dir() {
         return loud_skip(&format!("{} ({})", dir.display(), compiler.label()), &dir);
     }
@@ -45,8 +50,9 @@ fn check_dir(dir: PathBuf, compiler: Compiler) {
     toolchain::require_tools(&compiler.tools()).unwrap_or_else(|e| panic!("{e}"));
     toolchain::runtime(compiler.arch()).unwrap_or_else(|e| panic!("{e}"));
     let mut cfg = RunConfig::new(compiler);
-    // Debug builds of the compiler and two shared cores: be generous.
-    cfg.timeout = std::time::Duration::from_secs(if cfg!(debug_assertions) { 60 } else { 30 });
+    // The time-out only catches hangs: the slowest case (hidden_functional/38_light2d) needs
+    // about 20 s under qemu on an idle core, and a shared machine can be several times slower.
+    cfg.timeout = std::time::Duration::from_secs(300);
     let results = suite::run_cases(&cases, &cfg, 0, &|_| {});
     let failed: Vec<_> = results.iter().filter(|r| !r.outcome.is_pass()).collect();
     let label = format!("{} with {}", dir.display(), cfg.compiler.label());
