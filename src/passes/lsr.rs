@@ -13,18 +13,70 @@ use super::licm::ensure_preheaders;
 use crate::ir::analysis::{Cfg, DomTree, LoopForest};
 use crate::ir::{mk, Function, Inst, ModuleCx, Opcode, Type, Value};
 
-/// `(iv, k)` if `v` is `iv + k` for a constant `k` (or `iv` itself).
-fn iv_plus_const(f: &Function, v: Value, ivs: &[(Value, i64)]) -> Option<(Value, i64)> {
-    if ivs.iter().any(|&(p, _)| p == v) {
-        return Some((v, 0));
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Scale {
+    One,
+    /// An invariant (non-constant) multiplier.
+    Var(Value),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+struct GroupKey {
+    base: Value,
+    stride: i64,
+    iv: Value,
+    scale: Scale,
+    /// Invariant non-constant addend.
+    add: Option<Value>,
+}
+
+/// An index `scale * iv + add + k`.
+struct AffineIndex {
+    iv: Value,
+    scale: Scale,
+    add: Option<Value>,
+    k: i64,
+}
+
+/// Recognises `iv`, `iv * m` (m invariant) and either plus a constant or an invariant.
+fn affine_index(
+    f: &Function,
+    v: Value,
+    ivs: &[(Value, i64)],
+    invariant: &dyn Fn(&Function, Value) -> bool,
+) -> Option<AffineIndex> {
+    let is_iv = |x: Value| ivs.iter().any(|&(p, _)| p == x);
+    let scaled = |x: Value| -> Option<(Value, Scale)> {
+        if is_iv(x) {
+            return Some((x, Scale::One));
+        }
+        let i = f.def_inst(x)?;
+        if f.op(i) != Opcode::Mul {
+            return None;
+        }
+        let (a, b) = (f.arg(i, 0), f.arg(i, 1));
+        let (iv, m) = if is_iv(a) { (a, b) } else if is_iv(b) { (b, a) } else { return None };
+        (invariant(f, m) && f.as_iconst(m).is_none()).then_some((iv, Scale::Var(m)))
+    };
+    if let Some((iv, scale)) = scaled(v) {
+        return Some(AffineIndex { iv, scale, add: None, k: 0 });
     }
     let i = f.def_inst(v)?;
     if f.op(i) != Opcode::Add {
         return None;
     }
     let (a, b) = (f.arg(i, 0), f.arg(i, 1));
-    let k = f.as_iconst(b)?;
-    ivs.iter().any(|&(p, _)| p == a).then_some((a, k))
+    for (x, y) in [(a, b), (b, a)] {
+        if let Some((iv, scale)) = scaled(x) {
+            if let Some(k) = f.as_iconst(y) {
+                return Some(AffineIndex { iv, scale, add: None, k });
+            }
+            if invariant(f, y) {
+                return Some(AffineIndex { iv, scale, add: Some(y), k: 0 });
+            }
+        }
+    }
+    None
 }
 
 pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
@@ -72,43 +124,62 @@ pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
         if ivs.is_empty() {
             continue;
         }
-        // Candidate address computations.
-        let mut groups: Vec<((Value, i64, Value), Vec<(Inst, i64)>)> = Vec::new();
+        // Candidate address computations, grouped by (base, stride, iv, scale, invariant part).
+        let invariant = |f: &Function, v: Value| f.def_block(v).is_some_and(|db| !forest.contains(l, db));
+        let mut groups: Vec<(GroupKey, Vec<(Inst, i64)>)> = Vec::new();
         for &b in &data.blocks {
             for i in f.layout().block_insts(b) {
                 if f.op(i) != Opcode::Gep {
                     continue;
                 }
                 let (base, idx) = (f.arg(i, 0), f.arg(i, 1));
-                if f.def_block(base).is_none_or(|db| forest.contains(l, db)) {
+                if !invariant(f, base) {
                     continue;
                 }
-                let Some((iv, k)) = iv_plus_const(f, idx, &ivs) else { continue };
-                let key = (base, f.data(i).imm, iv);
+                let Some(a) = affine_index(f, idx, &ivs, &invariant) else { continue };
+                let key = GroupKey { base, stride: f.data(i).imm, iv: a.iv, scale: a.scale, add: a.add };
                 match groups.iter_mut().find(|g| g.0 == key) {
-                    Some(g) => g.1.push((i, k)),
-                    None => groups.push((key, vec![(i, k)])),
+                    Some(g) => g.1.push((i, a.k)),
+                    None => groups.push((key, vec![(i, a.k)])),
                 }
             }
         }
-        for ((base, stride, iv), uses) in groups {
-            let n = ivs.iter().position(|&(p, _)| p == iv).unwrap();
+        for (key, uses) in groups {
+            let n = ivs.iter().position(|&(p, _)| p == key.iv).unwrap();
             let (step, init) = (ivs[n].1, inits[n]);
-            // p0 = base + init * stride, in the preheader.
-            let p0 = f.insert_new_before(pre_t, mk::gep(stride), &[base, init]);
-            let p0 = f.res(p0);
+            // idx0 = scale * init + add, p0 = base + idx0 * stride, in the preheader.
+            let mut bld = crate::ir::Builder::before(f, pre_t);
+            let mut idx0 = init;
+            if let Scale::Var(m) = key.scale {
+                idx0 = bld.binary(Opcode::Mul, idx0, m);
+            }
+            if let Some(a) = key.add {
+                idx0 = bld.binary(Opcode::Add, idx0, a);
+            }
+            let p0 = bld.gep(key.base, idx0, key.stride);
+            // The step: a constant offset, or `gep p, scale * step, stride` for a variable scale.
+            let var_step = match key.scale {
+                Scale::One => None,
+                Scale::Var(m) => {
+                    let c = bld.iconst(step as i32);
+                    Some(bld.binary(Opcode::Mul, m, c))
+                }
+            };
             let p = f.append_block_param(h, Type::Ptr);
             let mut args = f.args(pre_t).to_vec();
             args.push(p0);
             f.set_branch_target(pre_t, 0, h, &args);
             let lt = f.terminator(latch).unwrap();
-            let pn = f.insert_new_before(lt, mk::offset(step.wrapping_mul(stride)), &[p]);
+            let pn = match var_step {
+                None => f.insert_new_before(lt, mk::offset(step.wrapping_mul(key.stride)), &[p]),
+                Some(sv) => f.insert_new_before(lt, mk::gep(key.stride), &[p, sv]),
+            };
             let pn = f.res(pn);
             let mut bargs = f.branch_args(lt, back).to_vec();
             bargs.push(pn);
             f.set_branch_target(lt, back, h, &bargs);
             for (i, k) in uses {
-                let off = k.wrapping_mul(stride);
+                let off = k.wrapping_mul(key.stride);
                 if off == 0 {
                     let r = f.res(i);
                     f.replace_all_uses(r, p);

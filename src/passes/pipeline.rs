@@ -49,6 +49,7 @@ pub const O2: &[Step] = &[
     pass!(gvn),
     pass!(dce),           // callees shrink before inlining judges their size
     module_pass!(inline), // callees first (post-order), small or single-site ones
+    pass!(simplify_cfg),  // merge inlined bodies: pointer arguments stop flowing through params
     module_pass!(globalopt), // after inlining: more globals are used by main alone
     module_pass!(effects),   // inlining and localized globals change what functions do
     pass!(mem2reg),          // globals moved into main become SSA values
