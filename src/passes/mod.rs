@@ -11,6 +11,7 @@ pub mod effects;
 pub mod fold;
 pub mod globalopt;
 pub mod gvn;
+pub mod indvars;
 pub mod inline;
 pub mod instcombine;
 pub mod licm;

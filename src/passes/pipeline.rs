@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 pub const ALL_FUNC_PASSES: &[Pass] = &[
     Pass { name: "dce", run: super::dce::run },
     Pass { name: "gvn", run: super::gvn::run },
+    Pass { name: "indvars", run: super::indvars::run },
     Pass { name: "instcombine", run: super::instcombine::run },
     Pass { name: "licm", run: super::licm::run },
     Pass { name: "mem2reg", run: super::mem2reg::run },
@@ -55,11 +56,13 @@ pub const O2: &[Step] = &[
     pass!(gvn),
     pass!(memopt), // after gvn: equal addresses are one value
     pass!(dce),
-    pass!(licm), // after gvn, so hoisted code is already deduplicated
+    pass!(licm),    // after gvn, so hoisted code is already deduplicated
+    pass!(indvars), // after licm: step values and bounds must be defined outside the loop
     pass!(instcombine),
     pass!(gvn),
     pass!(dce),
-    pass!(simplify_cfg), // last: clean up empty preheaders licm did not fill
+    pass!(simplify_cfg), // clean up empty preheaders licm did not fill
+    pass!(dce),          // conditions folded by simplify_cfg leave dead compares
 ];
 
 /// Pass-manager switches.
