@@ -22,6 +22,7 @@ pub const ALL_FUNC_PASSES: &[Pass] = &[
     Pass { name: "indvars", run: super::indvars::run },
     Pass { name: "instcombine", run: super::instcombine::run },
     Pass { name: "licm", run: super::licm::run },
+    Pass { name: "lsr", run: super::lsr::run },
     Pass { name: "mem2reg", run: super::mem2reg::run },
     Pass { name: "memopt", run: super::memopt::run },
     Pass { name: "sccp", run: super::sccp::run },
@@ -61,6 +62,10 @@ pub const O2: &[Step] = &[
     pass!(instcombine),
     pass!(gvn),
     pass!(dce),
+    pass!(lsr), // late: addresses are final, invariant bases already hoisted
+    pass!(instcombine), // fold the new constant-index geps and offset chains
+    pass!(gvn),
+    pass!(dce), // the index arithmetic lsr made dead
     pass!(simplify_cfg), // clean up empty preheaders licm did not fill
     pass!(dce),          // conditions folded by simplify_cfg leave dead compares
 ];

@@ -45,6 +45,17 @@ pub fn rewrite(mf: &MFunc, alloc: &Allocation, frame: &Frame, out: &mut Vec<MIns
                 let p = if alloc.is_spilled(r) {
                     if let Some(&(_, p)) = loaded.iter().find(|(v, _)| *v == r) {
                         p
+                    } else if let Some(mut rm) = mf.remat[r.vindex()] {
+                        // Recompute instead of reloading.
+                        let p = int_scratch.next().unwrap();
+                        rm.rd = p;
+                        if rm.fref != FrameRef::None {
+                            rm.imm = frame.offset(rm.fref, rm.aux, rm.imm);
+                            rm.fref = FrameRef::None;
+                        }
+                        out.push(rm);
+                        loaded[k] = (r, p);
+                        p
                     } else {
                         let (p, op) = match mf.vclass[r.vindex()] {
                             RegClass::Int => (int_scratch.next().unwrap(), MOp::Ld),
@@ -67,6 +78,9 @@ pub fn rewrite(mf: &MFunc, alloc: &Allocation, frame: &Frame, out: &mut Vec<MIns
             let mut store_after = None;
             if mi.rd.is_virt() {
                 let r = mi.rd;
+                if alloc.is_spilled(r) && mf.remat[r.vindex()].is_some() {
+                    continue; // recomputed at each use
+                }
                 if alloc.is_spilled(r) {
                     let (p, op) = match mf.vclass[r.vindex()] {
                         RegClass::Int => (Reg::T0, MOp::Sd),

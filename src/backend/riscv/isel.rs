@@ -88,6 +88,8 @@ struct Isel<'a> {
     /// Edge blocks waiting to be emitted after the current block: (id, copies, target).
     pending_edges: Vec<(u32, Block, Vec<Value>)>,
     cur_depth: u32,
+    /// Rematerialized values already computed in the current block.
+    local: FxHashMap<Value, Reg>,
 }
 
 fn class_of(ty: Type) -> RegClass {
@@ -117,6 +119,7 @@ pub fn select(f: &Function, cx: &ModuleCx) -> MFunc {
         fused: vec![false; f.num_insts()],
         pending_edges: Vec::new(),
         cur_depth: 0,
+        local: FxHashMap::default(),
     };
     // Phase 1: blocks, registers, stack objects.
     let blocks: Vec<Block> = f.layout().blocks().filter(|&b| cfg.is_reachable(b)).collect();
@@ -124,7 +127,7 @@ pub fn select(f: &Function, cx: &ModuleCx) -> MFunc {
         s.block_map[b.index()] = k as u32;
         s.mf.blocks.push(MBlock { depth: loops.depth(b), ..Default::default() });
     }
-    s.number_values(&blocks);
+    s.number_values(&blocks, &loops);
     // Phase 2-4.
     for &b in &blocks {
         s.cur_depth = loops.depth(b);
@@ -149,7 +152,7 @@ pub fn select(f: &Function, cx: &ModuleCx) -> MFunc {
 }
 
 impl<'a> Isel<'a> {
-    fn number_values(&mut self, blocks: &[Block]) {
+    fn number_values(&mut self, blocks: &[Block], loops: &LoopForest) {
         let f = self.f;
         for &b in blocks {
             for &p in &f.blocks.params[b] {
@@ -201,6 +204,57 @@ impl<'a> Isel<'a> {
                 }
             }
         }
+        // Constants and addresses needed in a register inside a loop deeper than their
+        // definition are computed once at the definition (the allocator may still
+        // rematerialize them if it spills them); others are recomputed at each use.
+        for &b in blocks {
+            let d0 = loops.depth(b);
+            for i in f.layout().block_insts(b) {
+                let Some(v) = f.result(i) else { continue };
+                match self.remat[v.index()] {
+                    None | Some(Remat::Iconst(0)) | Some(Remat::Incoming(..)) => continue,
+                    Some(_) => {}
+                }
+                let deeper = f.uses_of(v).any(|u| {
+                    let user = f.uses().user[u];
+                    let k = u.index() - f.insts.args[user].start as usize;
+                    let ub = f.layout().inst_block(user);
+                    ub.is_some_and(|ub| loops.depth(ub) > d0) && !self.folds(user, k, v)
+                });
+                if deeper {
+                    self.vmap[v.index()] = self.mf.new_vreg(class_of(f.ty(v)));
+                }
+            }
+        }
+    }
+
+    /// Whether operand `k` (value `v`) of `user` is folded into an immediate or an sp-relative
+    /// address, so it needs no register.
+    fn folds(&self, user: Inst, k: usize, v: Value) -> bool {
+        let f = self.f;
+        let d = f.data(user);
+        let c = f.as_iconst(v);
+        let is_obj = matches!(self.remat[v.index()], Some(Remat::Object(_)));
+        use Opcode::*;
+        match (d.op, c) {
+            (Load, _) => k == 0 && is_obj,
+            (Store, _) => k == 1 && is_obj,
+            (Gep, Some(_)) => k == 1,
+            (Add | And | Or | Xor, Some(c)) => fits12(c),
+            (Sub, Some(c)) => k == 1 && fits12(-c),
+            (Shl | Ashr | Lshr, Some(_)) => k == 1,
+            (Mul, Some(c)) => c > 0 && (c as u64).is_power_of_two(),
+            (Icmp, Some(c)) => {
+                !self.fused[user.index()]
+                    && k == 1
+                    && match d.cond() {
+                        CmpCond::Eq | CmpCond::Ne => fits12(-c),
+                        CmpCond::Lt | CmpCond::Ge => fits12(c),
+                        _ => false,
+                    }
+            }
+            _ => false,
+        }
     }
 
     fn intern(&mut self, s: String) -> u32 {
@@ -214,6 +268,7 @@ impl<'a> Isel<'a> {
     }
 
     fn start_block(&mut self, id: u32) {
+        self.local.clear();
         let start = self.mf.insts.len() as u32;
         self.mf.blocks[id as usize].start = start;
         self.mf.order.push(id);
@@ -256,8 +311,12 @@ impl<'a> Isel<'a> {
         match self.remat[v.index()] {
             Some(Remat::Iconst(0)) => Reg::ZERO,
             Some(rm) => {
+                if let Some(&d) = self.local.get(&v) {
+                    return d;
+                }
                 let d = self.vreg(class_of(self.f.ty(v)));
                 self.materialize(rm, d);
+                self.local.insert(v, d);
                 d
             }
             None => panic!("{}: {v} used but never defined", self.f.name),
@@ -333,10 +392,8 @@ impl<'a> Isel<'a> {
 
     /// Memory address of `p` as (base, offset, frame ref, aux).
     fn addr(&mut self, p: Value) -> (Reg, i64, FrameRef, u32) {
-        if self.vmap[p.index()].is_none() {
-            if let Some(Remat::Object(obj)) = self.remat[p.index()] {
-                return (Reg::SP, 0, FrameRef::Object, obj);
-            }
+        if let Some(Remat::Object(obj)) = self.remat[p.index()] {
+            return (Reg::SP, 0, FrameRef::Object, obj);
         }
         if let Some(i) = self.f.def_inst(p) {
             if self.f.op(i) == Opcode::Offset {
@@ -372,7 +429,15 @@ impl<'a> Isel<'a> {
         let rd = res.map(|v| self.vmap[v.index()]).unwrap_or(Reg::NONE);
         use Opcode::*;
         match d.op {
-            Iconst | Fconst | Gaddr | Alloca => unreachable!(),
+            Iconst | Fconst | Gaddr | Alloca => {
+                // A hoisted constant or address: computed once, here.
+                let rm = self.remat[res.unwrap().index()].unwrap();
+                let at = self.mf.insts.len();
+                self.materialize(rm, rd);
+                if self.mf.insts.len() == at + 1 && self.mf.class(rd) == RegClass::Int {
+                    self.mf.remat[rd.vindex()] = Some(self.mf.insts[at]);
+                }
+            }
             op if op.is_int_binary() => self.int_binary(op, d.ty, rd, args[0], args[1]),
             Fadd | Fsub | Fmul | Fdiv => {
                 let dbl = d.ty == Type::F64;

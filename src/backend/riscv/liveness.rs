@@ -10,9 +10,11 @@
 //!    bit sets over a dense numbering of just these (functions with many values stay cheap).
 //! 2. Per block `gen` (read before written) and `kill` (written) sets; backward dataflow
 //!    `in = gen | (out - kill)`, `out = union of successors' in`, iterated to a fixed point.
-//! 3. Intervals: each virtual register's hull `[start, end]` of every position where it is
-//!    live (block boundaries where it is live in/out, plus its reads and writes), with a spill
-//!    weight (reads and writes weighted by 10^loop depth, over the hull's length).
+//! 3. Intervals: each virtual register's sorted list of live ranges (with holes: a loop
+//!    counter is dead between its last read and the back-edge copy that redefines it), built
+//!    by the classic backward walk (live-out ranges cover the block; a write cuts the range it
+//!    ends; a read opens a range from the block start), with a spill weight (reads and writes
+//!    weighted by 10^loop depth, over the square root of the covered length).
 //! 4. Fixed ranges of allocatable physical registers (argument and return registers, call
 //!    clobbers), found by a backward scan of each block: physical registers never live across
 //!    blocks by construction of instruction selection.
@@ -63,11 +65,39 @@ pub struct Intervals {
     pub weight: Vec<f32>,
     /// Per physical register (0..64): sorted, disjoint-ish ranges where it is fixed-live.
     pub fixed: Vec<Vec<(u32, u32)>>,
-    /// Per virtual register: block ids where it is live-in (for the checker and splitting).
-    pub live_in: Vec<Vec<u32>>,
+    /// Per virtual register: sorted disjoint live ranges `[s, e]` (inclusive), with holes.
+    pub ranges: Vec<Vec<(u32, u32)>>,
 }
 
 impl Intervals {
+    /// Whether physical `r` is fixed-live anywhere in the ranges of virtual `v`.
+    pub fn fixed_conflict_v(&self, r: Reg, v: usize) -> bool {
+        self.ranges[v].iter().any(|&(s, e)| self.fixed_conflict(r, s, e))
+    }
+
+    /// Whether `v` is live at `pos`.
+    pub fn covers(&self, v: usize, pos: u32) -> bool {
+        let r = &self.ranges[v];
+        let k = r.partition_point(|&(_, e)| e < pos);
+        k < r.len() && r[k].0 <= pos
+    }
+
+    /// Whether the live ranges of `a` and `b` intersect.
+    pub fn intersects(&self, a: usize, b: usize) -> bool {
+        let (x, y) = (&self.ranges[a], &self.ranges[b]);
+        let (mut i, mut j) = (0, 0);
+        while i < x.len() && j < y.len() {
+            if x[i].1 < y[j].0 {
+                i += 1;
+            } else if y[j].1 < x[i].0 {
+                j += 1;
+            } else {
+                return true;
+            }
+        }
+        false
+    }
+
     /// Whether physical `r` is fixed-live anywhere in `[s, e]`.
     pub fn fixed_conflict(&self, r: Reg, s: u32, e: u32) -> bool {
         let v = &self.fixed[r.0 as usize];
@@ -87,7 +117,10 @@ pub fn compute(mf: &MFunc) -> Intervals {
     let mut globals: Vec<u32> = Vec::new();
     for &b in &mf.order {
         let blk = &mf.blocks[b as usize];
+        let mut branched = false;
         for mi in &mf.insts[blk.start as usize..blk.end as usize] {
+            assert!(!(branched && mi.rd.is_some()), "{}: write after a branch in block {b}", mf.sym);
+            branched |= mi.op.is_branch();
             for r in mi.uses() {
                 if r.is_virt() && def_stamp[r.vindex()] != b && gidx[r.vindex()] == u32::MAX {
                     gidx[r.vindex()] = globals.len() as u32;
@@ -148,52 +181,81 @@ pub fn compute(mf: &MFunc) -> Intervals {
             }
         }
     }
-    // Phase 3: hulls and weights.
+    // Phase 3: ranges (backward over blocks and instructions, so each register's ranges come
+    // in decreasing order and merge with their successor when they touch), then weights.
     let mut iv = Intervals {
         start: vec![u32::MAX; nv],
         end: vec![0; nv],
         weight: vec![0.0; nv],
         fixed: vec![Vec::new(); 64],
-        live_in: vec![Vec::new(); nv],
+        ranges: vec![Vec::new(); nv],
     };
-    let extend = |iv: &mut Intervals, v: usize, p: u32| {
-        iv.start[v] = iv.start[v].min(p);
-        iv.end[v] = iv.end[v].max(p);
-    };
-    for &b in &mf.order {
+    fn add_range(ranges: &mut Vec<(u32, u32)>, s: u32, e: u32) {
+        if let Some(last) = ranges.last_mut() {
+            if last.0 <= e.saturating_add(1) {
+                last.0 = last.0.min(s);
+                last.1 = last.1.max(e);
+                return;
+            }
+        }
+        ranges.push((s, e));
+    }
+    let mut live = vec![false; nv];
+    let mut live_list: Vec<usize> = Vec::new();
+    for &b in mf.order.iter().rev() {
         let bi = b as usize;
         let blk = &mf.blocks[bi];
         if blk.start == blk.end {
             continue;
         }
         let (bs, be) = (2 * blk.start, 2 * blk.end - 1);
-        for g in live_in.iter_row(bi) {
-            let v = globals[g] as usize;
-            extend(&mut iv, v, bs);
-            iv.live_in[v].push(b);
-        }
         for g in live_out.iter_row(bi) {
-            extend(&mut iv, globals[g] as usize, be);
+            let v = globals[g] as usize;
+            add_range(&mut iv.ranges[v], bs, be);
+            live[v] = true;
+            live_list.push(v);
         }
         let freq = 10f32.powi(blk.depth.min(6) as i32);
-        for k in blk.start..blk.end {
+        for k in (blk.start..blk.end).rev() {
             let mi = &mf.insts[k as usize];
+            if mi.rd.is_virt() {
+                let v = mi.rd.vindex();
+                if live[v] {
+                    iv.ranges[v].last_mut().unwrap().0 = 2 * k + 1;
+                    live[v] = false;
+                } else {
+                    add_range(&mut iv.ranges[v], 2 * k + 1, 2 * k + 1);
+                }
+                iv.weight[v] += freq;
+            }
             for r in mi.uses() {
                 if r.is_virt() {
-                    extend(&mut iv, r.vindex(), 2 * k);
-                    iv.weight[r.vindex()] += freq;
+                    let v = r.vindex();
+                    if !live[v] {
+                        add_range(&mut iv.ranges[v], bs, 2 * k);
+                        live[v] = true;
+                        live_list.push(v);
+                    }
+                    iv.weight[v] += freq;
                 }
             }
-            if mi.rd.is_virt() {
-                extend(&mut iv, mi.rd.vindex(), 2 * k + 1);
-                iv.weight[mi.rd.vindex()] += freq;
-            }
+        }
+        for v in live_list.drain(..) {
+            live[v] = false;
         }
     }
     for v in 0..nv {
-        if iv.start[v] != u32::MAX {
-            let len = (iv.end[v] - iv.start[v]) as f32 + 1.0;
-            iv.weight[v] /= len.sqrt();
+        let r = &mut iv.ranges[v];
+        if r.is_empty() {
+            continue;
+        }
+        r.reverse();
+        iv.start[v] = r[0].0;
+        iv.end[v] = r[r.len() - 1].1;
+        let len: u32 = r.iter().map(|&(s, e)| e - s + 1).sum();
+        iv.weight[v] /= (len as f32).sqrt();
+        if mf.remat[v].is_some() {
+            iv.weight[v] *= 0.5; // spilling it costs a recomputation, not a memory access
         }
     }
     // Phase 4: fixed ranges.

@@ -309,6 +309,9 @@ pub struct MFunc {
     /// Blocks in emission order (entry first). `blocks[order[k]]` ranges are increasing.
     pub order: Vec<u32>,
     pub vclass: Vec<RegClass>,
+    /// Per virtual register: its single defining instruction when that can be recomputed
+    /// anywhere (`li`, `lla`, stack address), so spilling it needs no slot.
+    pub remat: Vec<Option<MInst>>,
     pub calls: Vec<CallInfo>,
     /// Global symbols referenced by `lla` (imm indexes this).
     pub syms: Vec<String>,
@@ -320,6 +323,7 @@ pub struct MFunc {
 impl MFunc {
     pub fn new_vreg(&mut self, class: RegClass) -> Reg {
         self.vclass.push(class);
+        self.remat.push(None);
         Reg::vreg(self.vclass.len() - 1)
     }
     pub fn class(&self, r: Reg) -> RegClass {

@@ -1,7 +1,8 @@
 //! RISC-V64 (rv64gc, lp64d) backend: instruction selection, register allocation, frames, emission.
 //!
 //! Pipeline per function (functions in parallel, output in `FuncId` order):
-//! `isel` (IR -> machine IR over virtual registers, phi copies, ABI) -> `liveness` (intervals)
+//! `isel` (IR -> machine IR over virtual registers, phi copies, ABI) -> `layout` (tail
+//! duplication of loop tests) -> `liveness` (intervals)
 //! -> `regalloc::linear_scan` -> [`regalloc::checker`] -> `frame` -> `emit::rewrite` (physical
 //! code with spill code, prologue, epilogues) -> `peephole` -> `emit::print`.
 //! Globals go to `.data`/`.bss`/`.rodata` after the code. Output is byte-identical for any
@@ -10,6 +11,7 @@
 pub mod emit;
 pub mod frame;
 pub mod isel;
+pub mod layout;
 pub mod liveness;
 pub mod minst;
 pub mod peephole;
@@ -55,7 +57,8 @@ struct Compiled {
 }
 
 fn compile_function(f: &Function, cx: &ModuleCx, opts: &RiscvOptions, s: &mut Scratch) -> Compiled {
-    let mf = isel::select(f, cx);
+    let mut mf = isel::select(f, cx);
+    layout::run(&mut mf);
     let iv = liveness::compute(&mf);
     let alloc = regalloc::linear_scan::allocate(&mf, &iv);
     if opts.check_regalloc {

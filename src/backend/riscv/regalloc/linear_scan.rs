@@ -1,13 +1,15 @@
-//! Linear-scan register allocation (Poletto and Sarkar) over interval hulls, with fixed
-//! physical-register ranges, move hints and spill weights.
+//! Linear-scan register allocation over live intervals with holes (Traub et al. / Wimmer's
+//! active and inactive sets, without splitting), with fixed physical-register ranges, move
+//! hints and spill weights.
 //!
 //! Phases:
 //! 1. Collect move hints: a copy between a virtual and a physical register (arguments, results,
 //!    parameters) hints that register; a virtual-to-virtual copy (block arguments) hints the
 //!    other side's register once it is allocated, coalescing most phi copies.
-//! 2. Visit intervals by increasing start. Expire active intervals that ended. Take a register
-//!    of the right class that no active interval holds and that has no fixed range inside the
-//!    interval (so values live across a call only get callee-saved registers), hints first,
+//! 2. Visit intervals by increasing start. Expire intervals that ended; move intervals between
+//!    active (live here) and inactive (in a hole here). Take a register of the right class
+//!    that no active interval holds, that no inactive interval overlapping this one holds, and
+//!    that has no fixed range inside the interval (so values live across a call only get callee-saved registers), hints first,
 //!    then in `ALLOC_*` preference order.
 //! 3. If none is free: among active intervals whose register would suit the new one, the one
 //!    with the lowest spill weight is spilled if it weighs less than the new interval;
@@ -17,7 +19,7 @@
 //! 4. Spill slots are shared between spilled intervals that do not overlap (greedy interval
 //!    colouring by start).
 //!
-//! Cost: O(n log n + n * (active + registers * log fixed)) for n intervals.
+//! Cost: O(n log n + n * (active + inactive * ranges + registers * ranges * log fixed)).
 
 use super::super::liveness::Intervals;
 use super::super::minst::*;
@@ -48,25 +50,56 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
     order.sort_unstable_by_key(|&v| (iv.start[v as usize], v));
     let mut alloc = Allocation { reg: vec![Reg::NONE; nv], slot: vec![u32::MAX; nv], num_slots: 0 };
     let mut spilled: Vec<u32> = Vec::new();
+    // `active`: intervals covering the current position; `inactive`: started, not ended, in a
+    // hole at the current position. `owner` maps registers of active intervals.
     let mut active: Vec<u32> = Vec::new();
+    let mut inactive: Vec<u32> = Vec::new();
     let mut owner: [u32; 64] = [u32::MAX; 64];
+    let mut blocked = [false; 64];
     for &v in &order {
         let vi = v as usize;
-        let (s, e) = (iv.start[vi], iv.end[vi]);
-        active.retain(|&a| {
-            if iv.end[a as usize] < s {
-                owner[alloc.reg[a as usize].0 as usize] = u32::MAX;
-                false
+        let pos = iv.start[vi];
+        let mut k = 0;
+        while k < active.len() {
+            let a = active[k] as usize;
+            if iv.end[a] < pos {
+                owner[alloc.reg[a].0 as usize] = u32::MAX;
+                active.swap_remove(k);
+            } else if !iv.covers(a, pos) {
+                owner[alloc.reg[a].0 as usize] = u32::MAX;
+                inactive.push(a as u32);
+                active.swap_remove(k);
             } else {
-                true
+                k += 1;
             }
-        });
+        }
+        let mut k = 0;
+        while k < inactive.len() {
+            let a = inactive[k] as usize;
+            if iv.end[a] < pos {
+                inactive.swap_remove(k);
+            } else if iv.covers(a, pos) {
+                owner[alloc.reg[a].0 as usize] = a as u32;
+                active.push(a as u32);
+                inactive.swap_remove(k);
+            } else {
+                k += 1;
+            }
+        }
+        // Registers of inactive intervals that overlap this one later are not available.
+        blocked.iter_mut().for_each(|b| *b = false);
+        for &a in &inactive {
+            let r = alloc.reg[a as usize];
+            if !blocked[r.0 as usize] && iv.intersects(a as usize, vi) {
+                blocked[r.0 as usize] = true;
+            }
+        }
         let class = mf.vclass[vi];
         let pool: &[Reg] = match class {
             RegClass::Int => &ALLOC_INT,
             RegClass::Float => &ALLOC_FLOAT,
         };
-        let usable = |r: Reg| !iv.fixed_conflict(r, s, e);
+        let usable = |r: Reg| !blocked[r.0 as usize] && !iv.fixed_conflict_v(r, vi);
         let free = |r: Reg, owner: &[u32; 64]| owner[r.0 as usize] == u32::MAX && usable(r);
         let mut pick = Reg::NONE;
         let hv = hint_v[vi];

@@ -1,0 +1,116 @@
+//! Block layout clean-up on machine IR (before register allocation): tail duplication of
+//! small branch blocks.
+//!
+//! A loop lowered as `header: bge i, n, exit; j body` ... `body: ...; j header` runs two
+//! branches per iteration. When a block ends in `j H` and `H` is small (at most
+//! `MAX_DUP` instructions, no calls or returns) and ends in a branch, the `j H` is replaced by a
+//! copy of `H`. The latch then ends in `bge i, n, exit; j body`; with the exit laid out next,
+//! `peephole` turns that into a single `blt i, n, body`: the loop is rotated, its test at the
+//! bottom. A copied header that loses all predecessors is dropped from the layout.
+//!
+//! Nothing may be written after a block's first branch (liveness and the checker assume all
+//! successors leave at the block's end), so a block that already branches conditionally only
+//! takes copies of pure branch blocks. Duplicated instructions write the same virtual registers as the original; liveness and the
+//! allocator handle registers with several definitions (block parameters already are).
+//! Cost: O(instructions).
+
+use super::minst::*;
+
+const MAX_DUP: u32 = 4;
+
+/// Duplicates small branch blocks into the blocks that jump to them; a few rounds, so a
+/// chain (preheader -> small block -> loop test) is followed.
+pub fn run(mf: &mut MFunc) {
+    for _ in 0..3 {
+        if !pass(mf) {
+            break;
+        }
+    }
+}
+
+fn pass(mf: &mut MFunc) -> bool {
+    let nb = mf.blocks.len();
+    let dupable: Vec<bool> = mf
+        .blocks
+        .iter()
+        .map(|b| {
+            let body = &mf.insts[b.start as usize..b.end as usize];
+            b.end - b.start <= MAX_DUP
+                && body.last().is_some_and(|mi| mi.op == MOp::J)
+                && body.iter().all(|mi| !matches!(mi.op, MOp::Call | MOp::Ret))
+        })
+        .collect();
+    // Liveness and the checker treat every successor as leaving at the block's end, which is
+    // exact only if nothing is written after the block's first branch: so a block that already
+    // has a conditional branch only takes copies that write nothing (pure branch blocks).
+    let writes: Vec<bool> = mf
+        .blocks
+        .iter()
+        .map(|b| mf.insts[b.start as usize..b.end as usize].iter().any(|mi| mi.rd.is_some()))
+        .collect();
+    let mut insts = Vec::with_capacity(mf.insts.len());
+    let mut new_blocks = mf.blocks.clone();
+    let mut changed = false;
+    for &b in &mf.order {
+        let blk = &mf.blocks[b as usize];
+        let start = insts.len() as u32;
+        let body = &mf.insts[blk.start as usize..blk.end as usize];
+        match body.last() {
+            Some(last)
+                if last.op == MOp::J
+                    && last.imm as u32 != b
+                    && dupable[last.imm as usize]
+                    && (!writes[last.imm as usize] || !body.iter().any(|mi| mi.op.is_branch())) =>
+            {
+                let h = &mf.blocks[last.imm as usize];
+                insts.extend_from_slice(&body[..body.len() - 1]);
+                insts.extend_from_slice(&mf.insts[h.start as usize..h.end as usize]);
+                changed = true;
+            }
+            _ => insts.extend_from_slice(body),
+        }
+        let nbk = &mut new_blocks[b as usize];
+        nbk.start = start;
+        nbk.end = insts.len() as u32;
+        nbk.succs = insts[start as usize..]
+            .iter()
+            .filter(|mi| mi.op.is_branch() || mi.op == MOp::J)
+            .map(|mi| mi.imm as u32)
+            .collect();
+    }
+    if !changed {
+        return false;
+    }
+    // Drop blocks that became unreachable.
+    let mut reach = vec![false; nb];
+    let mut stack = vec![mf.order[0]];
+    reach[mf.order[0] as usize] = true;
+    while let Some(b) = stack.pop() {
+        for &s in &new_blocks[b as usize].succs {
+            if !reach[s as usize] {
+                reach[s as usize] = true;
+                stack.push(s);
+            }
+        }
+    }
+    let mut out = Vec::with_capacity(insts.len());
+    let mut order = Vec::with_capacity(mf.order.len());
+    for &b in &mf.order {
+        let blk = &mut new_blocks[b as usize];
+        if !reach[b as usize] {
+            blk.start = 0;
+            blk.end = 0;
+            blk.succs.clear();
+            continue;
+        }
+        let s = out.len() as u32;
+        out.extend_from_slice(&insts[blk.start as usize..blk.end as usize]);
+        blk.start = s;
+        blk.end = out.len() as u32;
+        order.push(b);
+    }
+    mf.insts = out;
+    mf.blocks = new_blocks;
+    mf.order = order;
+    true
+}
