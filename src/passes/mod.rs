@@ -21,6 +21,7 @@ pub mod memopt;
 pub mod pipeline;
 pub mod sccp;
 pub mod simplify_cfg;
+pub mod unroll;
 
 use crate::ir::{Function, Module, ModuleCx};
 

@@ -27,6 +27,7 @@ pub const ALL_FUNC_PASSES: &[Pass] = &[
     Pass { name: "memopt", run: super::memopt::run },
     Pass { name: "sccp", run: super::sccp::run },
     Pass { name: "simplify_cfg", run: super::simplify_cfg::run },
+    Pass { name: "unroll", run: super::unroll::run },
 ];
 
 /// `-O1`: cheap scalar cleanups.
@@ -65,7 +66,12 @@ pub const O2: &[Step] = &[
     pass!(lsr), // late: addresses are final, invariant bases already hoisted
     pass!(instcombine), // fold the new constant-index geps and offset chains
     pass!(gvn),
-    pass!(dce), // the index arithmetic lsr made dead
+    pass!(dce),    // the index arithmetic lsr made dead
+    pass!(unroll), // after lsr: copies share one pointer and fold into offsets
+    pass!(instcombine), // merge the copies' offset chains and counter increments
+    pass!(gvn),
+    pass!(memopt), // copies re-load words the previous copy loaded or stored
+    pass!(dce),
     pass!(simplify_cfg), // clean up empty preheaders licm did not fill
     pass!(dce),          // conditions folded by simplify_cfg leave dead compares
 ];

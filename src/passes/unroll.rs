@@ -1,0 +1,228 @@
+//! Partial unrolling of single-block counted loops, with a runtime trip count.
+//!
+//! Shape handled (rotated, as lowering makes it): a loop that is one block `B` with a preheader,
+//! ending `brif c, B(next..), E(out..)` where `c = icmp lt/le (i + s), n` for a header parameter
+//! `i`, a constant step `s > 0` and an invariant bound `n`. The loop becomes
+//!
+//! ```text
+//!   pre:  brif sext(i0) < lim, U(init), B(init)        lim = sext(n) [+1 for le] - (F-1)*s
+//!   U(p): F copies of B's body chained, no tests;      brif sext(i_F) < lim, U(next_F), R(next_F)
+//!   R(p): brif (i < n), B(p), E(out mapped to p)        at least one more iteration?
+//!   B:    unchanged: the remainder loop
+//! ```
+//!
+//! `U` runs only when F whole iterations remain, so no test is needed inside it; the remainder
+//! runs in the original loop. Bounds are compared in 64 bits, so no wrap changes the trip count.
+//! Requirements: every value of `B` used outside is passed to `E` as a next value (so it can come
+//! from `R`'s parameters), and the body is small. Copies of the per-iteration compare and
+//! index arithmetic become dead or fold (`offset` chains, `(i+1)+1`) in the cleanups after.
+//! Needs: CFG, dominator tree, loop forest (computed here).
+
+use super::licm::ensure_preheaders;
+use crate::ir::analysis::{Cfg, DomTree, LoopForest};
+use crate::ir::{mk, Block, Builder, CmpCond, Function, Inst, ModuleCx, Opcode, Type, Value};
+use rustc_hash::FxHashMap;
+
+/// When `exit`'s only predecessor is `b`, values of `b` used after the loop are passed to new
+/// parameters of `exit` (which dominates all those uses), so that they can later come from
+/// another predecessor too. Returns the (rewritten) terminator and the exit arguments.
+fn route_outside_uses(f: &mut Function, b: Block, t: Inst, exit: Block, body: &[Inst]) -> Option<(Inst, Vec<Value>)> {
+    let which = f.branch_targets(t).iter().position(|c| c.block == exit)?;
+    let mut exit_args = f.branch_args(t, which).to_vec();
+    let mut defined: Vec<Value> = f.blocks.params[b].clone();
+    defined.extend(body.iter().filter_map(|&i| f.result(i)));
+    let outside = |f: &Function, v: Value| {
+        f.uses_of(v).any(|u| f.layout().inst_block(f.uses().user[u]) != Some(b))
+    };
+    let escaping: Vec<Value> = defined.iter().copied().filter(|&v| outside(f, v)).collect();
+    if escaping.is_empty() {
+        return Some((t, exit_args));
+    }
+    // Only when `exit` has no other predecessor.
+    for blk in f.layout().blocks() {
+        if blk == b {
+            continue;
+        }
+        if let Some(bt) = f.terminator(blk) {
+            if f.branch_targets(bt).iter().any(|c| c.block == exit) {
+                return None;
+            }
+        }
+    }
+    if f.branch_targets(t).iter().filter(|c| c.block == exit).count() != 1 {
+        return None;
+    }
+    for v in escaping {
+        let p = f.append_block_param(exit, f.ty(v));
+        let uses: Vec<_> = f
+            .uses_of(v)
+            .filter(|&u| f.layout().inst_block(f.uses().user[u]) != Some(b))
+            .collect();
+        for u in uses {
+            f.set_use(u, p);
+        }
+        exit_args.push(v);
+    }
+    f.set_branch_target(t, which, exit, &exit_args);
+    Some((t, exit_args))
+}
+
+/// Largest body (instructions, terminator excluded) that is unrolled.
+const MAX_BODY: usize = 48;
+
+fn factor(body: usize) -> usize {
+    if body <= 12 {
+        8
+    } else {
+        4
+    }
+}
+
+pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
+    let mut changed = ensure_preheaders(f);
+    let cfg = Cfg::compute(f);
+    let dt = DomTree::compute(f, &cfg);
+    let forest = LoopForest::compute(&cfg, &dt);
+    let mut candidates = Vec::new();
+    for (l, data) in forest.loops.iter() {
+        if data.blocks.len() != 1 {
+            continue;
+        }
+        if let Some(pre) = forest.preheader(l, &cfg) {
+            candidates.push((data.header, pre));
+        }
+    }
+    for (b, pre) in candidates {
+        changed |= unroll(f, b, pre);
+    }
+    changed
+}
+
+fn unroll(f: &mut Function, b: Block, pre: Block) -> bool {
+    let Some(t) = f.terminator(b) else { return false };
+    if f.op(t) != Opcode::Brif {
+        return false;
+    }
+    let targets: Vec<(Block, Vec<Value>)> =
+        f.branch_targets(t).iter().map(|c| (c.block, c.args.to_vec())).collect();
+    let (back_when_true, back_args, exit, _) = if targets[0].0 == b && targets[1].0 != b {
+        (true, targets[0].1.clone(), targets[1].0, targets[1].1.clone())
+    } else if targets[1].0 == b && targets[0].0 != b {
+        (false, targets[1].1.clone(), targets[0].0, targets[0].1.clone())
+    } else {
+        return false;
+    };
+    let body: Vec<Inst> = f.layout().block_insts(b).filter(|&i| i != t).collect();
+    if body.len() > MAX_BODY {
+        return false;
+    }
+    let (t, exit_args) = match route_outside_uses(f, b, t, exit, &body) {
+        Some(x) => x,
+        None => return false,
+    };
+    let in_b = |f: &Function, v: Value| f.def_block(v) == Some(b);
+    // The exit test: icmp (continue when true) of iv_next against an invariant bound.
+    let c = f.arg(t, 0);
+    let Some(ci) = f.def_inst(c) else { return false };
+    if f.op(ci) != Opcode::Icmp || f.layout().inst_block(ci) != Some(b) {
+        return false;
+    }
+    let mut cond = f.data(ci).cond();
+    if !back_when_true {
+        cond = cond.invert();
+    }
+    let (ca, cb) = (f.arg(ci, 0), f.arg(ci, 1));
+    let (iv_next, bound, cond) = if in_b(f, cb) { (cb, ca, cond.swap()) } else { (ca, cb, cond) };
+    if in_b(f, bound) || f.ty(bound) != Type::I32 {
+        return false;
+    }
+    let params = f.blocks.params[b].clone();
+    let Some(iv_idx) = back_args.iter().position(|&v| v == iv_next) else { return false };
+    let iv = params[iv_idx];
+    let Some(inc) = f.def_inst(iv_next) else { return false };
+    if f.op(inc) != Opcode::Add || f.arg(inc, 0) != iv {
+        return false;
+    }
+    let Some(s) = f.as_iconst(f.arg(inc, 1)) else { return false };
+    let extra = match cond {
+        CmpCond::Lt if s > 0 => 0,
+        CmpCond::Le if s > 0 => 1,
+        _ => return false,
+    };
+    // Exit arguments must be next values or invariants; nothing else of B may leave it.
+    let mut exit_map = Vec::with_capacity(exit_args.len());
+    for &a in &exit_args {
+        if !in_b(f, a) && !params.contains(&a) {
+            exit_map.push(None);
+        } else if let Some(k) = back_args.iter().position(|&x| x == a) {
+            exit_map.push(Some(k));
+        } else {
+            return false;
+        }
+    }
+    let mut defined: Vec<Value> = params.clone();
+    defined.extend(body.iter().filter_map(|&i| f.result(i)));
+    for &v in &defined {
+        for u in f.uses_of(v) {
+            let user = f.uses().user[u];
+            if f.layout().inst_block(user) != Some(b) {
+                return false;
+            }
+        }
+    }
+    let fac = factor(body.len()) as i64;
+    let tys: Vec<Type> = params.iter().map(|&p| f.ty(p)).collect();
+
+    // Preheader: the limit and the choice between the unrolled loop and the original.
+    let pre_t = f.terminator(pre).unwrap();
+    if f.op(pre_t) != Opcode::Jump {
+        return false;
+    }
+    let init = f.args(pre_t).to_vec();
+    let ub = f.make_block();
+    let rb = f.make_block();
+    f.insert_block_after(ub, pre);
+    f.insert_block_after(rb, b);
+    let up: Vec<Value> = tys.iter().map(|&t| f.append_block_param(ub, t)).collect();
+    let rp: Vec<Value> = tys.iter().map(|&t| f.append_block_param(rb, t)).collect();
+    let mut bld = Builder::before(f, pre_t);
+    let n64 = bld.unary(Opcode::Sext, Type::I64, bound);
+    let lim = bld.iconst_ty(Type::I64, extra - (fac - 1) * s);
+    let lim = bld.binary(Opcode::Add, n64, lim);
+    let i0 = bld.unary(Opcode::Sext, Type::I64, init[iv_idx]);
+    let go = bld.icmp(CmpCond::Lt, i0, lim);
+    let mut args = vec![go];
+    args.extend_from_slice(&init);
+    args.extend_from_slice(&init);
+    f.replace_inst(pre_t, mk::brif(ub, b, init.len()), &args);
+
+    // The unrolled body: `fac` chained copies.
+    let mut vals = up.clone();
+    for _ in 0..fac {
+        let mut map: FxHashMap<Value, Value> = FxHashMap::default();
+        for (k, &p) in params.iter().enumerate() {
+            map.insert(p, vals[k]);
+        }
+        for &i in &body {
+            let d = *f.data(i);
+            let a: Vec<Value> = f.args(i).iter().map(|x| *map.get(x).unwrap_or(x)).collect();
+            let ni = f.append_new(ub, d, &a);
+            if let (Some(r), Some(nr)) = (f.result(i), f.result(ni)) {
+                map.insert(r, nr);
+            }
+        }
+        vals = back_args.iter().map(|x| *map.get(x).unwrap_or(x)).collect();
+    }
+    let mut bld = Builder::at_end(f, ub);
+    let inext = bld.unary(Opcode::Sext, Type::I64, vals[iv_idx]);
+    let more = bld.icmp(CmpCond::Lt, inext, lim);
+    bld.brif(more, ub, &vals, rb, &vals);
+
+    // The remainder check.
+    let mut bld = Builder::at_end(f, rb);
+    let again = bld.icmp(cond, rp[iv_idx], bound);
+    let out: Vec<Value> =
+        exit_map.iter().zip(&exit_args).map(|(m, &a)| m.map_or(a, |k| rp[k])).collect();
+    bld.brif(again, b, &rp, exit, &out);
+    true
+}
