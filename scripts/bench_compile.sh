@@ -44,7 +44,7 @@ declare -A cmd=(
   ["gcc -O2"]="riscv64-linux-gnu-gcc -O2 -S -w -x c -include runtime/sylib.h -o"
   ["clang -O2"]="clang-14 --target=riscv64-linux-gnu -march=rv64gc -O2 -S -w -x c -include runtime/sylib.h -o"
 )
-tools=("sysyc -O0" "sysyc -O2" "gcc -O2" "clang -O2")
+tools=("sysyc -O2" "sysyc -O0" "gcc -O2" "clang -O2")
 
 printf '%-34s %9s  %-10s %9s %9s %10s %8s\n' input lines tool seconds peak_MB lines/s vs_O2
 for f in "${files[@]}"; do

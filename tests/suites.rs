@@ -229,3 +229,60 @@ fn deterministic_across_thread_counts() {
     );
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// The qemu plugin counts executed instructions: a loop of n iterations costs a fixed amount
+/// per iteration, and counting stops at the runtime's exit marker (before the timer report).
+#[test]
+fn insn_count_plugin_counts_linearly() {
+    toolchain::require_tools(&Compiler::Gcc.tools()).unwrap_or_else(|e| panic!("{e}"));
+    let plugin = toolchain::insn_count_plugin().unwrap_or_else(|e| panic!("{e}"));
+    let dir = runner::WorkDir::new("plugin-test").unwrap();
+    let sy = dir.path.join("loop.sy");
+    std::fs::write(
+        &sy,
+        "int main() { int n = getint(); int s = 0; int i = 0;\n\
+         starttime(); while (i < n) { s = s + i * i; i = i + 1; } stoptime();\n\
+         putint(s); return 0; }\n",
+    )
+    .unwrap();
+    let count = |n: u32| -> (u64, u64, bool) {
+        let input = dir.path.join(format!("{n}.in"));
+        std::fs::write(&input, format!("{n}\n")).unwrap();
+        let case = suite::Case {
+            name: format!("loop{n}"),
+            sy: sy.clone(),
+            input: Some(input),
+            expected: None,
+        };
+        let cfg = RunConfig::new(Compiler::Gcc);
+        let sub = dir.path.join(format!("b{n}"));
+        std::fs::create_dir_all(&sub).unwrap();
+        let built = runner::build_case(&case, &cfg, &sub).unwrap_or_else(|o| panic!("{o:?}"));
+        let out_file = sub.join("insns.txt");
+        let arg = format!("{},outfile={}", plugin.display(), out_file.display());
+        let out = runner::execute(&built, &case, &cfg, Some(&arg)).unwrap();
+        assert_eq!(out.status, suite::exec::Status::Exited(0));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("TOTAL:"));
+        let text = std::fs::read_to_string(&out_file).unwrap();
+        let field = |k: &str| -> u64 {
+            text.lines()
+                .find_map(|l| l.strip_prefix(k).map(|v| v.trim().parse().unwrap()))
+                .unwrap_or_else(|| panic!("no {k} in {text}"))
+        };
+        (field("insns:"), field("total:"), field("marker:") == 1)
+    };
+    let (a, a_total, a_marker) = count(10_000);
+    let (b, _, _) = count(20_000);
+    let (c, _, _) = count(40_000);
+    assert!(a_marker, "the runtime's exit marker was not seen");
+    assert!(
+        a < a_total,
+        "the timer report after the marker must not be counted"
+    );
+    let (d1, d2) = ((b - a) as f64, (c - b) as f64);
+    assert!(
+        d1 > 10_000.0,
+        "too few instructions per iteration: {a} {b} {c}"
+    );
+    assert!((d2 / d1 - 2.0).abs() < 0.02, "not linear: {a} {b} {c}");
+}

@@ -82,7 +82,9 @@ fn walk(dir: &Path, found: &mut dyn FnMut(&Path)) -> std::io::Result<()> {
         let path = e.path();
         if e.file_type()?.is_dir() {
             walk(&path, found)?;
-        } else if path.extension().is_some_and(|x| x == "sy") && !path.with_extension("err").exists() {
+        } else if path.extension().is_some_and(|x| x == "sy")
+            && !path.with_extension("err").exists()
+        {
             found(&path);
         }
     }
