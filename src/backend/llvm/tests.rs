@@ -270,3 +270,47 @@ bb1(v7: i32):
 "#;
     check("unreach", ir, "", "", 6);
 }
+
+/// The same output runs under `lli` (the runtime as an extra module compiled to bitcode).
+#[test]
+fn runs_under_lli() {
+    if !have_clang() || Command::new("lli-14").arg("--version").stdout(Stdio::null()).status().is_err() {
+        eprintln!("SKIPPED: lli-14 not found");
+        return;
+    }
+    let ir = r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+func @main() -> i32 {
+bb0:
+    v0 = call.i32 @getint()
+    v1 = iconst.i32 6
+    v2 = mul.i32 v0, v1
+    call.void @putint(v2)
+    ret v0
+}
+"#;
+    let m = parse::module(ir).unwrap();
+    let dir = std::env::temp_dir().join(format!("sysyc-lli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("m.ll"), emit_module(&m)).unwrap();
+    std::fs::write(dir.join("rt.c"), RUNTIME_C).unwrap();
+    let st = Command::new("clang-14")
+        .args(["-w", "-S", "-emit-llvm", "-o"])
+        .arg(dir.join("rt.ll"))
+        .arg(dir.join("rt.c"))
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let mut child = Command::new("lli-14")
+        .arg(format!("-extra-module={}", dir.join("rt.ll").display()))
+        .arg(dir.join("m.ll"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"7").unwrap();
+    let out = child.wait_with_output().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!((String::from_utf8_lossy(&out.stdout).as_ref(), out.status.code()), ("42", Some(7)));
+}
