@@ -37,7 +37,7 @@ fn pass(mf: &mut MFunc) -> bool {
             let body = &mf.insts[b.start as usize..b.end as usize];
             b.end - b.start <= MAX_DUP
                 && body.last().is_some_and(|mi| mi.op == MOp::J)
-                && body.iter().all(|mi| !matches!(mi.op, MOp::Call | MOp::Ret))
+                && body.iter().all(|mi| !matches!(mi.op, MOp::Call | MOp::Ret | MOp::TailCall))
         })
         .collect();
     // Liveness and the checker treat every successor as leaving at the block's end, which is
