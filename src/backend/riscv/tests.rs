@@ -415,3 +415,29 @@ fn output_is_identical_for_any_thread_count() {
     let four = rayon::ThreadPoolBuilder::new().num_threads(4).build().unwrap().install(|| compile_module(&m, &opts));
     assert_eq!(one, four);
 }
+
+/// `SYSY_STATS=a.sy:b.sy cargo test --release stats_report -- --ignored --nocapture` prints the
+/// static counts of each function (the benchmark's view of allocation quality).
+#[test]
+#[ignore]
+fn stats_report() {
+    let files = std::env::var("SYSY_STATS").unwrap_or_default();
+    for path in files.split(':').filter(|p| !p.is_empty()) {
+        let src = std::fs::read(path).unwrap();
+        let mut m = crate::frontend::compile_to_ir(&src, path).unwrap();
+        let popts = crate::passes::PassOptions {
+            opt_level: 2,
+            verify_each: false,
+            print_after: Vec::new(),
+            time_passes: false,
+            opt_bisect: None,
+        };
+        crate::passes::optimize(&mut m, &popts);
+        for s in stats(&m, &RiscvOptions { opt_level: 2, check_regalloc: true }) {
+            println!(
+                "{path} {:<24} insts {:>5} spill-ld {:>4} spill-st {:>4} moves {:>4} frame {:>8} spilled {:>4}",
+                s.name, s.insts, s.spill_loads, s.spill_stores, s.moves, s.frame_size, s.spilled_vregs
+            );
+        }
+    }
+}
