@@ -8,5 +8,6 @@
 pub mod backend;
 pub mod driver;
 pub mod frontend;
+pub mod fuzzgen;
 pub mod ir;
 pub mod passes;

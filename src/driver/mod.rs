@@ -100,12 +100,6 @@ pub fn with_big_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static)
 
 /// Runs a suite subcommand (`build`, `test`, `bench`) if `args` starts with one; returns its exit
 /// code, or `None` for the plain compile form.
-pub fn dispatch_subcommand(_cmd: &str, args: &[String]) -> Option<i32> {
-    match args.first().map(String::as_str) {
-        Some("build" | "test" | "bench") => {
-            eprintln!("sysyc: the suite subcommands are not available in this build");
-            Some(1)
-        }
-        _ => None,
-    }
+pub fn dispatch_subcommand(cmd: &str, args: &[String]) -> Option<i32> {
+    suite::dispatch(cmd, args)
 }

@@ -491,58 +491,6 @@ pub fn parse_hex_float(mant: &[u8], exp: &str) -> f32 {
     v as f32
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn toks(s: &str) -> (Vec<Tok>, Diags) {
-        let mut i = Interner::default();
-        let mut d = Diags::default();
-        let t = lex(s.as_bytes(), &mut i, &mut d);
-        (t.into_iter().map(|t| t.tok).collect(), d)
-    }
-
-    #[test]
-    fn numbers() {
-        let (t, d) = toks("0x1F 017 2147483648 0xFFFFFFFF 1. .5 1e-6 0x1.921fb6p+1 0x.AP-3 -.33E+5");
-        assert!(d.is_empty());
-        assert_eq!(t[0], Tok::Int(31));
-        assert_eq!(t[1], Tok::Int(15));
-        assert_eq!(t[2], Tok::Int(i32::MIN));
-        assert_eq!(t[3], Tok::Int(-1));
-        assert_eq!(t[4], Tok::Float(1.0));
-        assert_eq!(t[5], Tok::Float(0.5));
-        assert_eq!(t[6], Tok::Float(1e-6));
-        assert_eq!(t[7], Tok::Float(3.14159274));
-        assert_eq!(t[8], Tok::Float(0.078125));
-        assert_eq!(t[10], Tok::Float(33000.0));
-    }
-
-    #[test]
-    fn hex_float_rounding() {
-        assert_eq!(parse_hex_float(b"1.000001", "0"), 1.0);
-        assert_eq!(parse_hex_float(b"1.000003", "0"), 1.0 + 2.0 * f32::EPSILON);
-        assert_eq!(parse_hex_float(b"1.000002", "0"), 1.0 + f32::EPSILON);
-        assert_eq!(parse_hex_float(b"1", "-149"), f32::from_bits(1));
-        assert_eq!(parse_hex_float(b"1", "-150"), 0.0);
-        assert_eq!(parse_hex_float(b"1.8", "-150"), f32::from_bits(1));
-        assert_eq!(parse_hex_float(b"1.fffffffffffffffffff", "127"), f32::INFINITY);
-        assert_eq!(parse_hex_float(b"1.fffffe", "127"), f32::MAX);
-        assert_eq!(parse_hex_float(b"0.000000000000000000000000001", "100"), 2f32.powi(-8));
-    }
-
-    #[test]
-    fn errors() {
-        assert!(!toks("2147483649").1.is_empty());
-        assert!(!toks("0x100000000").1.is_empty());
-        assert!(!toks("09").1.is_empty());
-        assert!(!toks("1e").1.is_empty());
-        assert!(!toks("/* x").1.is_empty());
-        assert!(!toks("@").1.is_empty());
-        assert!(!toks("12abc").1.is_empty());
-    }
-}
-
 /// Lexes a string literal starting at the `"` at `start`; C escapes are decoded.
 fn lex_string(src: &[u8], start: usize, diags: &mut Diags) -> (Tok, usize) {
     let mut out = Vec::new();
@@ -592,4 +540,56 @@ fn lex_string(src: &[u8], start: usize, diags: &mut Diags) -> (Tok, usize) {
     }
     diags.error(Span::new(start, start + 1), "unterminated string literal");
     (Tok::Str(out), i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toks(s: &str) -> (Vec<Tok>, Diags) {
+        let mut i = Interner::default();
+        let mut d = Diags::default();
+        let t = lex(s.as_bytes(), &mut i, &mut d);
+        (t.into_iter().map(|t| t.tok).collect(), d)
+    }
+
+    #[test]
+    fn numbers() {
+        let (t, d) = toks("0x1F 017 2147483648 0xFFFFFFFF 1. .5 1e-6 0x1.921fb6p+1 0x.AP-3 -.33E+5");
+        assert!(d.is_empty());
+        assert_eq!(t[0], Tok::Int(31));
+        assert_eq!(t[1], Tok::Int(15));
+        assert_eq!(t[2], Tok::Int(i32::MIN));
+        assert_eq!(t[3], Tok::Int(-1));
+        assert_eq!(t[4], Tok::Float(1.0));
+        assert_eq!(t[5], Tok::Float(0.5));
+        assert_eq!(t[6], Tok::Float(1e-6));
+        assert_eq!(t[7], Tok::Float(f32::from_bits(0x4049_0fdb)));
+        assert_eq!(t[8], Tok::Float(0.078125));
+        assert_eq!(t[10], Tok::Float(33000.0));
+    }
+
+    #[test]
+    fn hex_float_rounding() {
+        assert_eq!(parse_hex_float(b"1.000001", "0"), 1.0);
+        assert_eq!(parse_hex_float(b"1.000003", "0"), 1.0 + 2.0 * f32::EPSILON);
+        assert_eq!(parse_hex_float(b"1.000002", "0"), 1.0 + f32::EPSILON);
+        assert_eq!(parse_hex_float(b"1", "-149"), f32::from_bits(1));
+        assert_eq!(parse_hex_float(b"1", "-150"), 0.0);
+        assert_eq!(parse_hex_float(b"1.8", "-150"), f32::from_bits(1));
+        assert_eq!(parse_hex_float(b"1.fffffffffffffffffff", "127"), f32::INFINITY);
+        assert_eq!(parse_hex_float(b"1.fffffe", "127"), f32::MAX);
+        assert_eq!(parse_hex_float(b"0.000000000000000000000000001", "100"), 2f32.powi(-8));
+    }
+
+    #[test]
+    fn errors() {
+        assert!(!toks("2147483649").1.is_empty());
+        assert!(!toks("0x100000000").1.is_empty());
+        assert!(!toks("09").1.is_empty());
+        assert!(!toks("1e").1.is_empty());
+        assert!(!toks("/* x").1.is_empty());
+        assert!(!toks("@").1.is_empty());
+        assert!(!toks("12abc").1.is_empty());
+    }
 }

@@ -3,9 +3,10 @@
 //! Module level (`lower_program`): every used runtime function and every program function is
 //! declared first (runtime functions keep their source names; `starttime`/`stoptime` are
 //! `_sysy_starttime/_sysy_stoptime(i32 line)`), then globals are created: program globals (const
-//! scalars are folded away and get none), one read-only global per local `const` array (so
-//! non-constant indexing has memory to read), one byte string per `putf` format, and `memset`
-//! is declared if some local array needs zero-filling. Then each body is built.
+//! scalars are folded away and get none), one read-only global per global or local `const` array
+//! that is indexed with a non-constant somewhere (the constant-indexed reads were folded), one
+//! byte string per `putf` format, and `memset` is declared if some local array needs
+//! zero-filling. Then each body is built.
 //!
 //! Function level (`FnLower`): scalars (locals and parameters) live only in SSA values, built by
 //! `ssa::SsaBuilder` (Braun et al.); arrays are memory: local arrays are `alloca`s at the top of
@@ -85,12 +86,19 @@ pub fn lower_program(p: &Program) -> Module {
         let fid = m.declare_func(&func.name, sig, !func.is_external());
         info.funcs.insert(id, fid);
     }
-    // Globals: program globals, then local const arrays.
+    // Const arrays need memory only where some index was not constant (sema folded the rest).
+    let mut const_array_used = vec![false; p.vars.len()];
+    for (_, e) in p.exprs.iter() {
+        if let ExprKind::Elem { var, .. } | ExprKind::Addr { var, .. } = &e.kind {
+            const_array_used[var.index()] = true;
+        }
+    }
+    // Globals: program globals and the used local const arrays, in definition order.
     for (v, var) in p.vars.iter() {
         let needs_global = match var.kind {
-            VarKind::Global => var.is_array() || !var.is_const,
-            VarKind::Local => var.is_const && var.is_array(),
-            VarKind::Param(_) => false,
+            _ if var.is_const => var.is_array() && const_array_used[v.index()],
+            VarKind::Global => true,
+            VarKind::Local | VarKind::Param(_) => false,
         };
         if !needs_global {
             continue;
@@ -297,22 +305,37 @@ impl<'a> FnLower<'a> {
                 self.enter(join);
             }
             StmtKind::While { cond, body } => {
-                let header = self.new_block();
+                // Rotated form: a guard tests the condition once before the loop, and the latch
+                // tests it again at the bottom, so each iteration runs one conditional branch
+                // and the body dominates the loop's exits (loop-invariant code in the body can
+                // then be hoisted into the guarded preheader).
+                //
+                //   guard: brif cond, body, exit
+                //   body:  ...; jump latch          (`continue` jumps to latch too)
+                //   latch: brif cond, body, exit
                 let bb = self.new_block();
+                let latch = self.new_block();
                 let exit = self.new_block();
-                self.jump(header, &[]);
-                // The header stays unsealed until the back edges (end of body, `continue`) exist.
-                self.f.append_block(header);
-                self.cur = Some(header);
                 self.cond_branch(*cond, bb, exit);
-                self.enter(bb);
-                self.loops.push((header, exit));
+                if self.ssa.preds(bb).is_empty() {
+                    // The condition is false on entry: the body never runs.
+                    self.ssa.seal(self.f, bb);
+                    self.ssa.seal(self.f, latch);
+                    self.enter(exit);
+                    return;
+                }
+                // The body stays unsealed until the latch's back edge exists.
+                self.f.append_block(bb);
+                self.cur = Some(bb);
+                self.loops.push((latch, exit));
                 self.stmt(*body);
                 self.loops.pop();
                 if self.cur.is_some() {
-                    self.jump(header, &[]);
+                    self.jump(latch, &[]);
                 }
-                self.ssa.seal(self.f, header);
+                self.enter(latch);
+                self.cond_branch(*cond, bb, exit);
+                self.ssa.seal(self.f, bb);
                 self.enter(exit);
             }
             StmtKind::Break => {
@@ -320,8 +343,8 @@ impl<'a> FnLower<'a> {
                 self.jump(exit, &[]);
             }
             StmtKind::Continue => {
-                let (header, _) = *self.loops.last().expect("sema checked");
-                self.jump(header, &[]);
+                let (latch, _) = *self.loops.last().expect("sema checked");
+                self.jump(latch, &[]);
             }
             StmtKind::Return(v) => {
                 let val = v.map(|e| self.expr(e));

@@ -29,8 +29,11 @@ struct Sema<'a> {
     source: &'a [u8],
     diags: &'a mut Diags,
     p: Program,
-    /// Innermost scope last; `scopes[0]` is the global scope.
-    scopes: Vec<FxHashMap<Sym, Binding>>,
+    /// Per name, its visible bindings, innermost last, each with the scope depth it lives in
+    /// (0 = global). Lookup is O(1) however deep the nesting.
+    names: FxHashMap<Sym, Vec<(u32, Binding)>>,
+    /// Per open scope, the names it declared (popped from `names` when it closes).
+    scopes: Vec<Vec<Sym>>,
     /// Runtime functions, visible behind the global scope.
     prelude: FxHashMap<Sym, Binding>,
     starttime: Option<(Sym, FuncId)>,
@@ -58,7 +61,8 @@ pub fn check(ast: &ast::Ast, interner: &mut Interner, source: &[u8], diags: &mut
         source,
         diags,
         p: Program::default(),
-        scopes: vec![FxHashMap::default()],
+        names: FxHashMap::default(),
+        scopes: vec![Vec::new()],
         prelude: FxHashMap::default(),
         starttime: None,
         stoptime: None,
@@ -102,7 +106,7 @@ pub fn check(ast: &ast::Ast, interner: &mut Interner, source: &[u8], diags: &mut
     }
     // `main`
     let main_sym = s.interner_lookup("main");
-    match main_sym.and_then(|m| s.scopes[0].get(&m).copied()) {
+    match main_sym.and_then(|m| s.names.get(&m)).and_then(|v| v.first()).filter(|b| b.0 == 0).map(|b| b.1) {
         Some(Binding::Func(f)) => {
             let func = &s.p.funcs[f];
             if func.ret != Some(Scalar::Int) || !func.param_tys.is_empty() {
@@ -156,7 +160,7 @@ fn scalar_of(t: BaseType) -> Scalar {
 impl<'a> Sema<'a> {
     fn interner_lookup(&self, name: &str) -> Option<Sym> {
         // The interner has no reverse lookup without `&mut`; scan the global scope instead.
-        self.scopes[0].keys().copied().find(|&k| self.interner.get(k) == name)
+        self.scopes[0].iter().copied().find(|&k| self.interner.get(k) == name)
     }
     fn name(&self, s: Sym) -> String {
         let n = self.interner.get(s);
@@ -171,12 +175,22 @@ impl<'a> Sema<'a> {
     }
 
     fn lookup(&self, s: Sym) -> Option<Binding> {
-        for scope in self.scopes.iter().rev() {
-            if let Some(&b) = scope.get(&s) {
-                return Some(b);
+        match self.names.get(&s).and_then(|v| v.last()) {
+            Some(&(_, b)) => Some(b),
+            None => self.prelude.get(&s).copied(),
+        }
+    }
+
+    fn push_scope(&mut self) {
+        self.scopes.push(Vec::new());
+    }
+
+    fn pop_scope(&mut self) {
+        for s in self.scopes.pop().expect("scope") {
+            if let Some(v) = self.names.get_mut(&s) {
+                v.pop();
             }
         }
-        self.prelude.get(&s).copied()
     }
 
     fn binding_span(&self, b: Binding) -> Span {
@@ -188,15 +202,19 @@ impl<'a> Sema<'a> {
 
     /// Declares `s` in the innermost scope; reports a redefinition.
     fn declare(&mut self, s: Sym, b: Binding, span: Span) {
-        let scope = self.scopes.last_mut().expect("scope");
-        if let Some(&old) = scope.get(&s) {
-            let old_span = self.binding_span(old);
-            let d = Diagnostic::new(span, format!("redefinition of `{}`", self.name(s)))
-                .with_note(Some(old_span), "previous definition is here");
-            self.diags.push(d);
-            return;
+        let depth = (self.scopes.len() - 1) as u32;
+        let stack = self.names.entry(s).or_default();
+        if let Some(&(d, old)) = stack.last() {
+            if d == depth {
+                let old_span = self.binding_span(old);
+                let d = Diagnostic::new(span, format!("redefinition of `{}`", self.name(s)))
+                    .with_note(Some(old_span), "previous definition is here");
+                self.diags.push(d);
+                return;
+            }
         }
-        scope.insert(s, b);
+        stack.push((depth, b));
+        self.scopes.last_mut().expect("scope").push(s);
     }
 
     // ---------------------------------------------------------------- expressions
@@ -845,7 +863,7 @@ impl<'a> Sema<'a> {
                 InitKind::List(_) => {
                     // The largest sub-aggregate (below `level`) aligned at `pos`; at the scalar
                     // level, braces around a scalar.
-                    let sub = (level + 1..=n).find(|&j| (pos - base) % sizes[j] == 0).unwrap_or(n);
+                    let sub = (level + 1..=n).find(|&j| (pos - base).is_multiple_of(sizes[j])).unwrap_or(n);
                     if !self.flatten_init(item, sub, pos, sizes, out, def) {
                         return false;
                     }
@@ -890,7 +908,7 @@ impl<'a> Sema<'a> {
         });
         self.declare(f.name, Binding::Func(fid), f.name_span);
         // Parameters and the body's outermost declarations share one scope, as in C.
-        self.scopes.push(FxHashMap::default());
+        self.push_scope();
         let mut params = Vec::with_capacity(f.params.len());
         for (i, (p, dims)) in f.params.iter().zip(param_dims).enumerate() {
             let v = self.p.vars.push(Var {
@@ -914,7 +932,7 @@ impl<'a> Sema<'a> {
         for &s in items {
             self.stmt(s, &mut body);
         }
-        self.scopes.pop();
+        self.pop_scope();
         let span = self.ast.stmts[f.body].span;
         let b = self.p.stmts.push(Stmt { kind: StmtKind::Block(body), span });
         self.p.funcs[fid].body = Some(b);
@@ -969,12 +987,12 @@ impl<'a> Sema<'a> {
                 StmtKind::Expr(x)
             }
             AStmt::Block(items) => {
-                self.scopes.push(FxHashMap::default());
+                self.push_scope();
                 let mut body = Vec::with_capacity(items.len());
                 for &s in items {
                     self.stmt(s, &mut body);
                 }
-                self.scopes.pop();
+                self.pop_scope();
                 StmtKind::Block(body)
             }
             AStmt::If { cond, then, els } => {
@@ -1027,9 +1045,9 @@ impl<'a> Sema<'a> {
     fn sub_stmt(&mut self, id: ast::StmtId) -> StmtId {
         let span = self.ast.stmts[id].span;
         let mut v = Vec::new();
-        self.scopes.push(FxHashMap::default());
+        self.push_scope();
         self.stmt(id, &mut v);
-        self.scopes.pop();
+        self.pop_scope();
         if v.len() == 1 {
             v[0]
         } else {

@@ -16,10 +16,11 @@
 //!    `print` uses), so calls and `gaddr` may name anything defined later.
 //! 2. Per function: lines become rows holding value and block *numbers*.
 //! 3. Blocks are created in order of their numbers, then every value definition (parameter or
-//!    result) in order of its number, so text numbered densely from 0 (all printer output without
-//!    removed instructions) keeps its numbers and `print(parse(print(m))) == print(m)`. Other
-//!    numbering is compacted, keeping the order. Operands are set last, in layout order, so values
-//!    may be used before the line defining them.
+//!    result) in order of its number; an unused number becomes a block outside the layout or the
+//!    result of an instruction outside it (as after a removal), so numbers are kept and
+//!    `print(parse(print(m))) == print(m)`. Only very sparse numbering (largest number above
+//!    64 x count + 100000) is compacted instead, keeping the order. Operands are set last, in layout
+//!    order, so values may be used before the line defining them.
 //!
 //! Errors carry the 1-based line number.
 
@@ -541,7 +542,13 @@ fn function(lines: &mut [Line], id: FuncId, name: &str, names: &Names) -> Result
     {
         let mut order: Vec<usize> = (0..blocks.len()).collect();
         order.sort_by_key(|&k| blocks[k].num);
+        let max = order.last().map_or(0, |&k| blocks[k].num as usize);
+        let keep = max < 64 * blocks.len() + 100_000;
         for k in order {
+            // Unused numbers below become blocks outside the layout, so numbers are kept.
+            while keep && f.num_blocks() < blocks[k].num as usize {
+                f.make_block();
+            }
             if block_of.insert(blocks[k].num, f.make_block()).is_some() {
                 return err(blocks[k].line, format!("bb{} defined twice", blocks[k].num));
             }
@@ -577,9 +584,16 @@ fn function(lines: &mut [Line], id: FuncId, name: &str, names: &Names) -> Result
         }
     }
     defs.sort_by_key(|d| d.0);
+    let max = defs.last().map_or(0, |d| d.0 as usize);
+    let keep = max < 64 * defs.len() + 100_000;
     let mut value_of: HashMap<u32, Value> = HashMap::new();
     let mut inst_of = vec![None; rows.len()];
     for (num, line, def) in defs {
+        // Unused numbers below become results of instructions outside the layout (as removed
+        // instructions are), so numbers are kept.
+        while keep && f.num_values() < num as usize {
+            f.make_inst(mk::iconst(Type::I32, 0), &[]);
+        }
         let v = match def {
             Def::Param(k, ty) => f.append_block_param(block_of[&blocks[k].num], ty),
             Def::Row(k) => {
@@ -838,7 +852,7 @@ mod tests {
     }
 
     #[test]
-    fn renumbers_sparse_text_and_allows_forward_uses() {
+    fn keeps_numbers_compacts_very_sparse_ones_and_allows_forward_uses() {
         let text = "func @f(i32) -> i32 {\n\
                     bb5(v10: i32):\n\
                     \x20   jump bb2(v10)\n\
@@ -849,6 +863,11 @@ mod tests {
                     \x20   jump bb7\n\
                     }\n";
         let m = module(text).unwrap();
+        verify::module(&m).unwrap();
+        let out = print::module(&m);
+        assert_eq!(out, format!("\n{text}"));
+        let sparse = text.replace("v30", "v300000").replace("bb7", "bb700000");
+        let m = module(&sparse).unwrap();
         verify::module(&m).unwrap();
         let out = print::module(&m);
         assert!(out.contains("bb1(v0: i32):\n    jump bb0(v0)\nbb2:\n    ret v2\nbb0(v1: i32):\n    v2 = add.i32 v1, v1"), "{out}");

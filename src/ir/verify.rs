@@ -251,19 +251,30 @@ fn check(ck: &mut Ck) {
         ck.blk(entry, "entry block has predecessors".into());
     }
     let dt = DomTree::compute(f, &cfg);
+    // Position of each instruction in its block, for same-block order in O(1).
+    let mut pos = crate::ir::IdVec::<Inst, u32>::filled(f.num_insts(), 0);
+    for b in f.layout().blocks() {
+        for (k, i) in f.layout().block_insts(b).enumerate() {
+            pos[i] = k as u32;
+        }
+    }
     for b in f.layout().blocks() {
         if !cfg.is_reachable(b) {
             continue;
         }
         for i in f.layout().block_insts(b) {
             for &v in f.args(i) {
-                let live = match f.values.def[v] {
-                    ValueDef::Result(d) => f.layout().inst_block(d).is_some(),
-                    ValueDef::Param(pb, _) => f.layout().is_block_inserted(pb),
+                let (live, dominates) = match f.values.def[v] {
+                    ValueDef::Result(d) => match f.layout().inst_block(d) {
+                        None => (false, false),
+                        Some(db) if db == b => (true, pos[d] < pos[i]),
+                        Some(db) => (true, dt.dominates(db, b)),
+                    },
+                    ValueDef::Param(pb, _) => (f.layout().is_block_inserted(pb), dt.dominates(pb, b)),
                 };
                 if !live {
                     ck.at(i, format!("{v} is used but its definition was removed"));
-                } else if !dt.value_dominates(f, v, i) {
+                } else if !dominates {
                     ck.at(i, format!("{v} does not dominate this use"));
                 }
             }

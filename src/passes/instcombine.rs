@@ -213,6 +213,27 @@ fn simplify(f: &mut Function, i: Inst) -> bool {
             }
             false
         }
+        Gep => {
+            // gep base, k, stride -> offset base, k * stride
+            if let Some(k) = int_const(f, args[1]) {
+                f.replace_inst(i, mk::offset(k.wrapping_mul(d.imm)), &[args[0]]);
+                return true;
+            }
+            false
+        }
+        Offset => {
+            if d.imm == 0 {
+                return replace(f, i, args[0]);
+            }
+            // offset (offset p, a), b -> offset p, a + b
+            if let Some((_, ad, aargs)) = def_of(f, args[0]) {
+                if ad.op == Offset {
+                    f.replace_inst(i, mk::offset(ad.imm.wrapping_add(d.imm)), &[aargs[0]]);
+                    return true;
+                }
+            }
+            false
+        }
         Select => {
             if args[1] == args[2] {
                 return replace(f, i, args[1]);

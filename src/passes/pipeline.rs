@@ -19,8 +19,11 @@ use std::time::{Duration, Instant};
 pub const ALL_FUNC_PASSES: &[Pass] = &[
     Pass { name: "dce", run: super::dce::run },
     Pass { name: "gvn", run: super::gvn::run },
+    Pass { name: "indvars", run: super::indvars::run },
     Pass { name: "instcombine", run: super::instcombine::run },
     Pass { name: "licm", run: super::licm::run },
+    Pass { name: "lsr", run: super::lsr::run },
+    Pass { name: "mem2reg", run: super::mem2reg::run },
     Pass { name: "memopt", run: super::memopt::run },
     Pass { name: "sccp", run: super::sccp::run },
     Pass { name: "simplify_cfg", run: super::simplify_cfg::run },
@@ -45,18 +48,26 @@ pub const O2: &[Step] = &[
     pass!(gvn),
     pass!(dce),           // callees shrink before inlining judges their size
     module_pass!(inline), // callees first (post-order), small or single-site ones
-    module_pass!(effects), // inlining changes what callers do
+    module_pass!(globalopt), // after inlining: more globals are used by main alone
+    module_pass!(effects),   // inlining and localized globals change what functions do
+    pass!(mem2reg),          // globals moved into main become SSA values
     pass!(simplify_cfg),
     pass!(sccp),        // before gvn: folded constants make more expressions equal
     pass!(instcombine), // canonical operand order and constants on the right feed gvn
     pass!(gvn),
     pass!(memopt), // after gvn: equal addresses are one value
     pass!(dce),
-    pass!(licm), // after gvn, so hoisted code is already deduplicated
+    pass!(licm),    // after gvn, so hoisted code is already deduplicated
+    pass!(indvars), // after licm: step values and bounds must be defined outside the loop
     pass!(instcombine),
     pass!(gvn),
     pass!(dce),
-    pass!(simplify_cfg), // last: clean up empty preheaders licm did not fill
+    pass!(lsr), // late: addresses are final, invariant bases already hoisted
+    pass!(instcombine), // fold the new constant-index geps and offset chains
+    pass!(gvn),
+    pass!(dce), // the index arithmetic lsr made dead
+    pass!(simplify_cfg), // clean up empty preheaders licm did not fill
+    pass!(dce),          // conditions folded by simplify_cfg leave dead compares
 ];
 
 /// Pass-manager switches.

@@ -220,7 +220,7 @@ pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
         let insts: Vec<Inst> = f.layout().block_insts(b).collect();
         for i in insts {
             let Some(r) = f.result(i) else { continue };
-            let Cell::Const(c) = cells[r] else { continue };
+            let Some(&Cell::Const(c)) = cells.get(r) else { continue };
             let op = f.op(i);
             if op == Opcode::Iconst || op == Opcode::Fconst || op == Opcode::Call {
                 continue;

@@ -8,6 +8,7 @@
 //! - block parameters become `phi`s, one incoming per edge. A `brif` whose two targets are the
 //!   same block with parameters gets its else edge split through an extra block (`bbN.else`),
 //!   since a phi cannot tell two edges from the same predecessor apart;
+//! - unreachable blocks are not emitted;
 //! - allocas are hoisted to the top of the entry block (SysY lowering puts them there anyway);
 //! - `mulhs` widens to twice the width, multiplies and shifts; `fcmp ne` is `une`, the others
 //!   ordered; float constants are hex doubles, as LLVM requires;
@@ -16,6 +17,7 @@
 //! Symbols come from `ir::func_symbol`/`global_symbol`, always quoted. No target triple: the
 //! host's default is right for `lli`/`clang`. Output depends only on the module (ids in order).
 
+use crate::ir::analysis::Cfg;
 use crate::ir::func::brif_targets;
 use crate::ir::{func_symbol, global_symbol, Block, CmpCond, FuncId, Function, GlobalData, GlobalId, GlobalInit, Inst, Module, Opcode, Type, Value, ValueDef};
 use std::collections::HashMap;
@@ -37,9 +39,22 @@ pub fn emit_module(m: &Module) -> String {
     if !m.cx.globals.is_empty() {
         s.push('\n');
     }
+    // Externals that are called: functions a pass removed stay declared in `cx` but have no
+    // callers left, and declaring them would only add noise.
+    let mut called = vec![false; m.cx.decls.len()];
+    for id in m.defined_funcs() {
+        let f = &m.funcs[id];
+        for b in f.layout().blocks() {
+            for i in f.layout().block_insts(b) {
+                if f.op(i) == Opcode::Call {
+                    called[f.callee(i).index()] = true;
+                }
+            }
+        }
+    }
     let mut uses_memset = false;
-    for (_, d) in m.cx.decls.iter() {
-        if d.defined {
+    for (id, d) in m.cx.decls.iter() {
+        if d.defined || !called[id.index()] {
             continue;
         }
         if d.name == "memset" {
@@ -219,10 +234,15 @@ impl<'a> Emitter<'a> {
             params.join(", ")
         );
 
+        // Only reachable blocks are emitted: unreachable code may break LLVM's rules (an
+        // instruction using itself) that our verifier does not check there.
+        let cfg = Cfg::compute(f);
+        let blocks: Vec<Block> = f.layout().blocks().filter(|&b| cfg.is_reachable(b)).collect();
+
         // Incoming edges per block, and the split edges to emit after their source block.
         let mut incoming: HashMap<Block, Vec<Incoming>> = HashMap::new();
         let mut split: HashMap<Block, Block> = HashMap::new();
-        for b in f.layout().blocks() {
+        for &b in &blocks {
             let Some(t) = f.terminator(b) else { continue };
             let targets = f.branch_targets(t);
             let same = targets.len() == 2 && targets[0].block == targets[1].block;
@@ -241,10 +261,10 @@ impl<'a> Emitter<'a> {
         }
 
         let entry = f.entry();
-        for b in f.layout().blocks() {
+        for &b in &blocks {
             let _ = writeln!(self.out, "{}:", Self::label(b));
             if b == entry {
-                for b2 in f.layout().blocks() {
+                for &b2 in &blocks {
                     for i in f.layout().block_insts(b2) {
                         let d = f.data(i);
                         if d.op == Opcode::Alloca {
@@ -262,7 +282,7 @@ impl<'a> Emitter<'a> {
                     .map(|v| v.iter().map(|e| format!("[ {}, %{} ]", self.op(e.args[k]), e.label)).collect())
                     .unwrap_or_default();
                 if edges.is_empty() {
-                    // No predecessor: LLVM wants no phi at all; the block is unreachable.
+                    // Cannot happen for a reachable block; keep the output valid regardless.
                     let _ = writeln!(self.out, "  %{p} = select i1 true, {} undef, {} undef", ty(f.ty(p)), ty(f.ty(p)));
                     continue;
                 }

@@ -261,7 +261,9 @@ bb0:
 bb2:
     unreachable
 bb3(v6: i32):
-    jump bb1(v6)
+    v8 = add.i32 v9, v6
+    v9 = add.i32 v8, v6
+    jump bb1(v9)
 bb1(v7: i32):
     ret v7
 }

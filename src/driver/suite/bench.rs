@@ -107,7 +107,11 @@ impl Measure {
     fn from_json(j: &Json) -> Measure {
         let num = |k: &str| j.get(k).and_then(Json::as_f64);
         Measure {
-            status: j.get("status").and_then(Json::as_str).unwrap_or("?").to_string(),
+            status: j
+                .get("status")
+                .and_then(Json::as_str)
+                .unwrap_or("?")
+                .to_string(),
             detail: String::new(),
             insns: num("insns").map(|n| n as u64),
             timer_us: num("timer_us").map(|n| n as u64),
@@ -162,7 +166,8 @@ pub fn parse_timer_total(stderr: &[u8]) -> Option<u64> {
     let text = String::from_utf8_lossy(stderr);
     let line = text.lines().rev().find(|l| l.starts_with("TOTAL:"))?;
     let mut parts = line["TOTAL:".len()..].trim().split('-');
-    let mut field = |suffix: &str| -> Option<u64> { parts.next()?.strip_suffix(suffix)?.parse().ok() };
+    let mut field =
+        |suffix: &str| -> Option<u64> { parts.next()?.strip_suffix(suffix)?.parse().ok() };
     let (h, m, s, us) = (field("H")?, field("M")?, field("S")?, field("us")?);
     Some(((h * 60 + m) * 60 + s) * 1_000_000 + us)
 }
@@ -191,7 +196,10 @@ pub fn measure(case: &Case, cfg: &RunConfig, runs: usize) -> Measure {
         Ok(b) => b,
         Err(o) => return Measure::failed(&o),
     };
-    let mut m = Measure { built_by: built.reference.map(str::to_string), ..Measure::default() };
+    let mut m = Measure {
+        built_by: built.reference.map(str::to_string),
+        ..Measure::default()
+    };
     m.static_insns = match &built.text {
         Some(t) => Some(count_asm_insns(t)),
         None => reference_static_count(&dir.path),
@@ -200,14 +208,22 @@ pub fn measure(case: &Case, cfg: &RunConfig, runs: usize) -> Measure {
     let plugin_arg = format!("{},outfile={}", plugin.display(), counts.display());
     let out = match runner::execute(&built, case, cfg, Some(&plugin_arg)) {
         Ok(o) => o,
-        Err(e) => return Measure { ..Measure::failed(&Outcome::HarnessError(e)) },
+        Err(e) => {
+            return Measure {
+                ..Measure::failed(&Outcome::HarnessError(e))
+            }
+        }
     };
     let verdict = runner::judge(case, &out);
     if !verdict.is_pass() {
-        return Measure { static_insns: m.static_insns, ..Measure::failed(&verdict) };
+        return Measure {
+            static_insns: m.static_insns,
+            ..Measure::failed(&verdict)
+        };
     }
     m.insns = std::fs::read_to_string(&counts).ok().and_then(|t| {
-        t.lines().find_map(|l| l.strip_prefix("insns:").and_then(|v| v.trim().parse().ok()))
+        t.lines()
+            .find_map(|l| l.strip_prefix("insns:").and_then(|v| v.trim().parse().ok()))
     });
     let (mut timers, mut walls) = (Vec::new(), Vec::new());
     for _ in 0..runs {
@@ -217,7 +233,11 @@ pub fn measure(case: &Case, cfg: &RunConfig, runs: usize) -> Measure {
                 walls.push(o.elapsed.as_secs_f64() * 1e3);
             }
             Ok(o) => {
-                return Measure { status: "unstable".into(), detail: o.status.to_string(), ..m };
+                return Measure {
+                    status: "unstable".into(),
+                    detail: o.status.to_string(),
+                    ..m
+                };
             }
             Err(e) => return Measure::failed(&Outcome::HarnessError(e)),
         }
@@ -235,7 +255,9 @@ fn reference_static_count(dir: &std::path::Path) -> Option<u64> {
     if !s.is_file() {
         let rt = toolchain::runtime(toolchain::Arch::Riscv64).ok()?;
         let mut cmd = std::process::Command::new(toolchain::rv_cc());
-        cmd.args(runner::GCC_REFERENCE_FLAGS).arg("-include").arg(&rt.header);
+        cmd.args(runner::GCC_REFERENCE_FLAGS)
+            .arg("-include")
+            .arg(&rt.header);
         cmd.arg("-S").arg(dir.join("case.c")).arg("-o").arg(&s);
         toolchain::run_tool(&mut cmd).ok()?;
     }
@@ -278,7 +300,10 @@ pub fn run_bench(args: &BenchArgs) -> i32 {
     };
     let baseline = match &args.baseline {
         None => None,
-        Some(p) => match std::fs::read_to_string(p).map_err(|e| e.to_string()).and_then(|t| Json::parse(&t)) {
+        Some(p) => match std::fs::read_to_string(p)
+            .map_err(|e| e.to_string())
+            .and_then(|t| Json::parse(&t))
+        {
             Ok(j) => Some(j),
             Err(e) => {
                 eprintln!("sysyc bench: baseline {}: {e}", p.display());
@@ -287,7 +312,10 @@ pub fn run_bench(args: &BenchArgs) -> i32 {
         },
     };
     let timeout = Duration::from_secs_f64(args.timeout.max(0.001));
-    let mk = |compiler| RunConfig { timeout, ..RunConfig::new(compiler) };
+    let mk = |compiler| RunConfig {
+        timeout,
+        ..RunConfig::new(compiler)
+    };
     let ours = mk(Compiler::Sysyc(CompileOptions {
         opt_level: args.opt_level,
         emit: Emit::Asm,
@@ -316,7 +344,10 @@ pub fn run_bench(args: &BenchArgs) -> i32 {
             })
             .collect::<Vec<BenchRow>>()
     };
-    let rows = match rayon::ThreadPoolBuilder::new().num_threads(args.jobs.max(1)).build() {
+    let rows = match rayon::ThreadPoolBuilder::new()
+        .num_threads(args.jobs.max(1))
+        .build()
+    {
         Ok(pool) => pool.install(work),
         Err(_) => work(),
     };
@@ -329,11 +360,18 @@ pub fn run_bench(args: &BenchArgs) -> i32 {
     }
     let broken: Vec<&BenchRow> = rows.iter().filter(|r| !r.sysyc.ok()).collect();
     for r in &broken {
-        println!("---- {}: {} ----\n{}", r.name, r.sysyc.status, r.sysyc.detail.trim_end());
+        println!(
+            "---- {}: {} ----\n{}",
+            r.name,
+            r.sysyc.status,
+            r.sysyc.detail.trim_end()
+        );
     }
     let mut code = i32::from(!broken.is_empty());
 
-    let comparison = baseline.as_ref().map(|b| compare_baseline(&rows, b, args.threshold));
+    let comparison = baseline
+        .as_ref()
+        .map(|b| compare_baseline(&rows, b, args.threshold));
     if let Some(cmp) = &comparison {
         print!("{}", cmp.text);
         if cmp.regressions > 0 {
@@ -351,7 +389,10 @@ pub fn run_bench(args: &BenchArgs) -> i32 {
         }
     }
     if let Some(p) = &args.html {
-        let base_ratios = comparison.as_ref().map(|c| c.ratios.clone()).unwrap_or_default();
+        let base_ratios = comparison
+            .as_ref()
+            .map(|c| c.ratios.clone())
+            .unwrap_or_default();
         if let Err(e) = std::fs::write(p, html(&rows, geo, &base_ratios, args)) {
             eprintln!("sysyc bench: writing {}: {e}", p.display());
             code = 2;
@@ -362,14 +403,29 @@ pub fn run_bench(args: &BenchArgs) -> i32 {
 
 fn table(rows: &[BenchRow], with_ref: bool) -> String {
     let w = rows.iter().map(|r| r.name.len()).max().unwrap_or(4).max(4);
-    let mut s = format!("{:<w$} {:>14} {:>12} {:>9}", "case", "sysyc insns", "timer ms", "static");
+    let mut s = format!(
+        "{:<w$} {:>14} {:>12} {:>9}",
+        "case", "sysyc insns", "timer ms", "static"
+    );
     if with_ref {
-        s += &format!(" {:>14} {:>12} {:>9} {:>7}", "gcc insns", "gcc timer", "static", "ratio");
+        s += &format!(
+            " {:>14} {:>12} {:>9} {:>7}",
+            "gcc insns", "gcc timer", "static", "ratio"
+        );
     }
     s.push('\n');
     for r in rows {
-        let ms = |m: &Measure| m.timer_us.map_or("-".into(), |us| format!("{:.1}", us as f64 / 1e3));
-        let status = |m: &Measure| if m.ok() { String::new() } else { format!("  [{}]", m.status) };
+        let ms = |m: &Measure| {
+            m.timer_us
+                .map_or("-".into(), |us| format!("{:.1}", us as f64 / 1e3))
+        };
+        let status = |m: &Measure| {
+            if m.ok() {
+                String::new()
+            } else {
+                format!("  [{}]", m.status)
+            }
+        };
         s += &format!(
             "{:<w$} {:>14} {:>12} {:>9}",
             r.name,
@@ -412,7 +468,10 @@ fn to_json(rows: &[BenchRow], args: &BenchArgs, geo: Option<f64>) -> Json {
                         Json::obj([
                             ("name", Json::from(r.name.as_str())),
                             ("sysyc", r.sysyc.to_json()),
-                            ("reference", r.reference.as_ref().map_or(Json::Null, Measure::to_json)),
+                            (
+                                "reference",
+                                r.reference.as_ref().map_or(Json::Null, Measure::to_json),
+                            ),
                             ("ratio", Json::from(r.ratio())),
                         ])
                     })
@@ -433,7 +492,11 @@ pub struct Comparison {
 /// Compares sysyc's figures with a baseline JSON written by `--save`.
 pub fn compare_baseline(rows: &[BenchRow], baseline: &Json, threshold: f64) -> Comparison {
     let mut base = Vec::new();
-    for c in baseline.get("cases").and_then(Json::as_array).unwrap_or(&[]) {
+    for c in baseline
+        .get("cases")
+        .and_then(Json::as_array)
+        .unwrap_or(&[])
+    {
         if let (Some(name), Some(m)) = (c.get("name").and_then(Json::as_str), c.get("sysyc")) {
             base.push((name.to_string(), Measure::from_json(m)));
         }
@@ -443,51 +506,87 @@ pub fn compare_baseline(rows: &[BenchRow], baseline: &Json, threshold: f64) -> C
     );
     let (mut regressions, mut better, mut ratios) = (0, 0, Vec::new());
     for r in rows {
-        let Some((_, b)) = base.iter().find(|(n, _)| *n == r.name) else { continue };
+        let Some((_, b)) = base.iter().find(|(n, _)| *n == r.name) else {
+            continue;
+        };
         if b.ok() && !r.sysyc.ok() {
             regressions += 1;
             text += &format!("  REGRESSION {}: now {}\n", r.name, r.sysyc.status);
             continue;
         }
-        let (Some(now), Some(then)) = (r.sysyc.insns, b.insns) else { continue };
+        let (Some(now), Some(then)) = (r.sysyc.insns, b.insns) else {
+            continue;
+        };
         let ratio = now as f64 / then.max(1) as f64;
         ratios.push((r.name.clone(), ratio));
         let pct = (ratio - 1.0) * 100.0;
         let timer = match (r.sysyc.timer_us, b.timer_us) {
-            (Some(a), Some(b)) if b > 0 => format!(", timer {:+.1}%", (a as f64 / b as f64 - 1.0) * 100.0),
+            (Some(a), Some(b)) if b > 0 => {
+                format!(", timer {:+.1}%", (a as f64 / b as f64 - 1.0) * 100.0)
+            }
             _ => String::new(),
         };
         if pct > threshold {
             regressions += 1;
-            text += &format!("  REGRESSION {}: {} -> {} insns ({pct:+.2}%{timer})\n", r.name, then, now);
+            text += &format!(
+                "  REGRESSION {}: {} -> {} insns ({pct:+.2}%{timer})\n",
+                r.name, then, now
+            );
         } else if pct < -threshold {
             better += 1;
-            text += &format!("  improved   {}: {} -> {} insns ({pct:+.2}%{timer})\n", r.name, then, now);
+            text += &format!(
+                "  improved   {}: {} -> {} insns ({pct:+.2}%{timer})\n",
+                r.name, then, now
+            );
         }
     }
     if let Some(g) = geomean(ratios.iter().map(|r| r.1)) {
         text += &format!("  geomean now/baseline: {g:.4}\n");
     }
-    text += &format!("  {} compared, {regressions} regressed, {better} improved\n", ratios.len());
-    Comparison { text, regressions, ratios }
+    text += &format!(
+        "  {} compared, {regressions} regressed, {better} improved\n",
+        ratios.len()
+    );
+    Comparison {
+        text,
+        regressions,
+        ratios,
+    }
 }
 
 fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 /// A self-contained HTML page: an SVG bar chart of per-case ratios (against gcc, or else against
 /// the baseline) with the geometric mean, then the full table.
-pub fn html(rows: &[BenchRow], geo: Option<f64>, base_ratios: &[(String, f64)], args: &BenchArgs) -> String {
+pub fn html(
+    rows: &[BenchRow],
+    geo: Option<f64>,
+    base_ratios: &[(String, f64)],
+    args: &BenchArgs,
+) -> String {
     let (title, bars): (&str, Vec<(String, f64)>) = if args.reference.is_some() {
         (
             "executed instructions, sysyc / gcc -O2 (lower is better)",
-            rows.iter().filter_map(|r| Some((r.name.clone(), r.ratio()?))).collect(),
+            rows.iter()
+                .filter_map(|r| Some((r.name.clone(), r.ratio()?)))
+                .collect(),
         )
     } else {
-        ("executed instructions, now / baseline (lower is better)", base_ratios.to_vec())
+        (
+            "executed instructions, now / baseline (lower is better)",
+            base_ratios.to_vec(),
+        )
     };
-    let geo_line = if args.reference.is_some() { geo } else { geomean(bars.iter().map(|b| b.1)) };
+    let geo_line = if args.reference.is_some() {
+        geo
+    } else {
+        geomean(bars.iter().map(|b| b.1))
+    };
     let mut svg = String::new();
     if !bars.is_empty() {
         let (label_w, bar_w, row_h, top) = (300.0, 560.0, 16.0, 30.0);
@@ -498,10 +597,19 @@ pub fn html(rows: &[BenchRow], geo: Option<f64>, base_ratios: &[(String, f64)], 
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{height}\" font-family=\"sans-serif\" font-size=\"11\">\n",
             label_w + bar_w + 80.0
         );
-        svg += &format!("<text x=\"{label_w}\" y=\"16\" font-size=\"13\">{}</text>\n", esc(title));
+        svg += &format!(
+            "<text x=\"{label_w}\" y=\"16\" font-size=\"13\">{}</text>\n",
+            esc(title)
+        );
         for (i, (name, v)) in bars.iter().enumerate() {
             let y = top + row_h * i as f64;
-            let color = if *v <= 1.0 { "#4a9a4a" } else if *v <= 1.5 { "#d99a2b" } else { "#c0392b" };
+            let color = if *v <= 1.0 {
+                "#4a9a4a"
+            } else if *v <= 1.5 {
+                "#d99a2b"
+            } else {
+                "#c0392b"
+            };
             svg += &format!(
                 "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text><rect x=\"{label_w}\" y=\"{}\" width=\"{:.1}\" height=\"{}\" fill=\"{color}\"><title>{}: {v:.3}</title></rect><text x=\"{:.1}\" y=\"{}\">{v:.3}</text>\n",
                 label_w - 6.0,
@@ -537,8 +645,15 @@ pub fn html(rows: &[BenchRow], geo: Option<f64>, base_ratios: &[(String, f64)], 
     );
     for r in rows {
         let g = r.reference.clone().unwrap_or_default();
-        let ms = |m: &Measure| m.timer_us.map_or("-".into(), |us| format!("{:.1}", us as f64 / 1e3));
-        let status = if r.sysyc.ok() { String::new() } else { r.sysyc.status.clone() };
+        let ms = |m: &Measure| {
+            m.timer_us
+                .map_or("-".into(), |us| format!("{:.1}", us as f64 / 1e3))
+        };
+        let status = if r.sysyc.ok() {
+            String::new()
+        } else {
+            r.sysyc.status.clone()
+        };
         t += &format!(
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
             esc(&r.name),
@@ -569,13 +684,58 @@ mod tests {
     #[test]
     fn timer_total_parses() {
         let e = b"Timer@0021-0027: 0H-0M-1S-126us\nTOTAL: 1H-2M-3S-4us\n";
-        assert_eq!(parse_timer_total(e), Some(((60 + 2) * 60 + 3) * 1_000_000 + 4));
+        assert_eq!(
+            parse_timer_total(e),
+            Some(((60 + 2) * 60 + 3) * 1_000_000 + 4)
+        );
         assert_eq!(parse_timer_total(b"nothing"), None);
     }
 
     #[test]
     fn asm_counts_only_instructions() {
-        let s = "\t.text\n\t.globl main\nmain:\n\taddi sp, sp, -16 # frame\n.Lbb1: li a0, 0\n\n\tret\n";
+        let s =
+            "\t.text\n\t.globl main\nmain:\n\taddi sp, sp, -16 # frame\n.Lbb1: li a0, 0\n\n\tret\n";
         assert_eq!(count_asm_insns(s), 3);
+    }
+
+    #[test]
+    fn html_report_has_a_bar_per_ratio_and_the_geomean() {
+        let m = |insns| Measure { status: "ok".into(), insns: Some(insns), ..Measure::default() };
+        let rows: Vec<BenchRow> = [(120, 100), (80, 100), (300, 100)]
+            .iter()
+            .enumerate()
+            .map(|(i, &(a, b))| BenchRow {
+                name: format!("perf/case<{i}>"),
+                sysyc: m(a),
+                reference: Some(m(b)),
+            })
+            .collect();
+        let args = BenchArgs {
+            dirs: vec![],
+            runs: 1,
+            save: None,
+            baseline: None,
+            reference: Some("gcc".into()),
+            threshold: 2.0,
+            html: None,
+            opt_level: 2,
+            jobs: 1,
+            filter: None,
+            timeout: 1.0,
+        };
+        let geo = geomean(rows.iter().filter_map(BenchRow::ratio));
+        assert!((geo.unwrap() - (1.2f64 * 0.8 * 3.0).powf(1.0 / 3.0)).abs() < 1e-9);
+        let page = html(&rows, geo, &[], &args);
+        assert_eq!(page.matches("<rect").count(), 3);
+        assert!(page.contains("geomean 1.423") && page.contains("perf/case&lt;0&gt;"), "{page}");
+        if let Some(p) = std::env::var_os("SYSY_BENCH_HTML_SAMPLE") {
+            std::fs::write(p, &page).unwrap();
+        }
+        // A baseline comparison flags the case that got more than 2% worse.
+        let base = to_json(&rows, &args, geo);
+        let mut now = rows.clone();
+        now[1].sysyc.insns = Some(90);
+        let cmp = compare_baseline(&now, &base, 2.0);
+        assert_eq!(cmp.regressions, 1, "{}", cmp.text);
     }
 }

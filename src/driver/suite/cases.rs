@@ -2,6 +2,8 @@
 //! optional `NAME.in` (stdin) and `NAME.out` (expected stdout + exit code). A case is named by
 //! its path relative to the parent of the directory it was found under, without `.sy`
 //! (`functional/00_main`), and cases come back sorted by name, so runs are reproducible.
+//! A `.sy` with a `NAME.err` beside it is a diagnostics test (the frontend's tests check those),
+//! not a program to run, and is skipped.
 
 use std::path::{Path, PathBuf};
 
@@ -24,7 +26,11 @@ pub fn discover(roots: &[PathBuf], filter: Option<&str>) -> Result<Vec<Case>, St
     for root in roots {
         let meta = std::fs::metadata(root).map_err(|e| format!("{}: {e}", root.display()))?;
         if meta.is_file() {
-            let stem = root.file_stem().unwrap_or_default().to_string_lossy().into_owned();
+            let stem = root
+                .file_stem()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned();
             let suite = root
                 .parent()
                 .and_then(|p| p.file_name())
@@ -46,8 +52,12 @@ pub fn discover(roots: &[PathBuf], filter: Option<&str>) -> Result<Vec<Case>, St
             .map_err(|e| format!("{}: {e}", root.display()))?;
         }
     }
-    let pats: Vec<&str> =
-        filter.unwrap_or("").split(',').map(str::trim).filter(|p| !p.is_empty()).collect();
+    let pats: Vec<&str> = filter
+        .unwrap_or("")
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .collect();
     cases.retain(|c| pats.is_empty() || pats.iter().any(|p| c.name.contains(p)));
     cases.sort_by(|a, b| a.name.cmp(&b.name));
     cases.dedup_by(|a, b| a.sy == b.sy);
@@ -72,7 +82,7 @@ fn walk(dir: &Path, found: &mut dyn FnMut(&Path)) -> std::io::Result<()> {
         let path = e.path();
         if e.file_type()?.is_dir() {
             walk(&path, found)?;
-        } else if path.extension().is_some_and(|x| x == "sy") {
+        } else if path.extension().is_some_and(|x| x == "sy") && !path.with_extension("err").exists() {
             found(&path);
         }
     }
@@ -81,5 +91,6 @@ fn walk(dir: &Path, found: &mut dyn FnMut(&Path)) -> std::io::Result<()> {
 
 /// Counts source lines (for throughput figures).
 pub fn count_lines(text: &[u8]) -> usize {
-    text.iter().filter(|&&b| b == b'\n').count() + usize::from(!text.is_empty() && !text.ends_with(b"\n"))
+    text.iter().filter(|&&b| b == b'\n').count()
+        + usize::from(!text.is_empty() && !text.ends_with(b"\n"))
 }

@@ -52,8 +52,8 @@ pub struct TestArgs {
     /// parallel jobs (default: one per core)
     #[argh(option, short = 'j', default = "0")]
     pub jobs: usize,
-    /// seconds one program may run (default 10)
-    #[argh(option, default = "10.0")]
+    /// seconds one program may run (default 60; emulated floating point is slow)
+    #[argh(option, default = "60.0")]
     pub timeout: f64,
     /// only cases whose name contains one of these comma-separated substrings
     #[argh(option)]
@@ -76,6 +76,9 @@ pub struct TestArgs {
     /// print only failures and the summary
     #[argh(switch, short = 'q')]
     pub quiet: bool,
+    /// print a table of per-case times (compile, run, the program's own timer)
+    #[argh(switch)]
+    pub times: bool,
 }
 
 fn compile_options(opt: u8, emit: Emit, verify: bool) -> CompileOptions {
@@ -116,7 +119,8 @@ pub fn run_build(args: &BuildArgs) -> i32 {
             .map(|case| {
                 let t = Instant::now();
                 let r = (|| {
-                    let src = std::fs::read(&case.sy).map_err(|e| format!("{}: {e}", case.sy.display()))?;
+                    let src = std::fs::read(&case.sy)
+                        .map_err(|e| format!("{}: {e}", case.sy.display()))?;
                     lines_read.fetch_add(count_lines(&src), std::sync::atomic::Ordering::Relaxed);
                     let text = runner::compile_guarded(
                         src,
@@ -127,7 +131,8 @@ pub fn run_build(args: &BuildArgs) -> i32 {
                     .map_err(|o| format!("{}: {}", o.kind(), o.detail()))?;
                     let out = args.out.join(format!("{}.{ext}", case.name));
                     if let Some(dir) = out.parent() {
-                        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+                        std::fs::create_dir_all(dir)
+                            .map_err(|e| format!("{}: {e}", dir.display()))?;
                     }
                     std::fs::write(&out, text).map_err(|e| format!("{}: {e}", out.display()))?;
                     Ok::<(), String>(())
@@ -138,7 +143,10 @@ pub fn run_build(args: &BuildArgs) -> i32 {
             })
             .collect::<Vec<_>>()
     };
-    let results = match rayon::ThreadPoolBuilder::new().num_threads(args.jobs).build() {
+    let results = match rayon::ThreadPoolBuilder::new()
+        .num_threads(args.jobs)
+        .build()
+    {
         Ok(pool) => pool.install(work),
         Err(_) => work(),
     };
@@ -149,7 +157,11 @@ pub fn run_build(args: &BuildArgs) -> i32 {
     for (case, r, _) in &results {
         if let Err(e) = r {
             errors += 1;
-            eprintln!("---- {} ----\n{}", case.name, runner::truncate(e.trim_end(), 4000));
+            eprintln!(
+                "---- {} ----\n{}",
+                case.name,
+                runner::truncate(e.trim_end(), 4000)
+            );
         }
     }
     let mut slowest: Vec<_> = results.iter().filter(|r| r.1.is_ok()).collect();
@@ -175,7 +187,11 @@ pub fn test_config(args: &TestArgs) -> Result<RunConfig, String> {
     let compiler = match args.reference.as_deref() {
         None => Compiler::Sysyc(compile_options(
             args.opt_level,
-            if args.emit_llvm { Emit::Llvm } else { Emit::Asm },
+            if args.emit_llvm {
+                Emit::Llvm
+            } else {
+                Emit::Asm
+            },
             args.verify,
         )),
         Some("gcc") => Compiler::Gcc,
@@ -207,7 +223,11 @@ pub fn run_test(args: &TestArgs) -> i32 {
             return 2;
         }
     };
-    eprintln!("running {} cases with {}", cases.len(), cfg.compiler.label());
+    eprintln!(
+        "running {} cases with {}",
+        cases.len(),
+        cfg.compiler.label()
+    );
     let progress = Progress::new(cases.len(), args.quiet);
     let results = runner::run_cases(&cases, &cfg, args.jobs, &|r| {
         let note = match r.run_time {
@@ -218,6 +238,9 @@ pub fn run_test(args: &TestArgs) -> i32 {
     });
     progress.finish();
     print!("{}", runner::failure_report(&results));
+    if args.times {
+        print!("{}", times_table(&results));
+    }
     println!("{}", summary_table(&results));
     let failed = results.iter().filter(|r| !r.outcome.is_pass()).count();
     println!(
@@ -237,6 +260,44 @@ pub fn run_test(args: &TestArgs) -> i32 {
     i32::from(failed > 0)
 }
 
+/// Per-case times: compile, run (wall, emulator included) and the program's timer total.
+pub fn times_table(results: &[CaseResult]) -> String {
+    let w = results
+        .iter()
+        .map(|r| r.name.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let mut s = format!(
+        "{:<w$} {:>14} {:>11} {:>10} {:>10}\n",
+        "case", "outcome", "compile ms", "run s", "timer ms"
+    );
+    for r in results {
+        s.push_str(&format!(
+            "{:<w$} {:>14} {:>11.1} {:>10} {:>10}\n",
+            r.name,
+            r.outcome.kind(),
+            r.compile_time.as_secs_f64() * 1e3,
+            r.run_time
+                .map_or("-".into(), |t| format!("{:.2}", t.as_secs_f64())),
+            r.timer_us
+                .map_or("-".into(), |us| format!("{:.1}", us as f64 / 1e3)),
+        ));
+    }
+    let run: f64 = results
+        .iter()
+        .filter_map(|r| r.run_time)
+        .map(|t| t.as_secs_f64())
+        .sum();
+    let timer: u64 = results.iter().filter_map(|r| r.timer_us).sum();
+    s.push_str(&format!(
+        "total run {:.1}s, total timer {:.1}ms\n",
+        run,
+        timer as f64 / 1e3
+    ));
+    s
+}
+
 /// Pass counts per suite (first component of the case name) and per outcome kind.
 pub fn summary_table(results: &[CaseResult]) -> String {
     let mut suites: Vec<(String, usize, usize)> = Vec::new();
@@ -252,12 +313,17 @@ pub fn summary_table(results: &[CaseResult]) -> String {
         suites[i].1 += 1;
         suites[i].2 += usize::from(r.outcome.is_pass());
     }
-    let mut s = format!("{:<28} {:>7} {:>7} {:>7}\n", "suite", "cases", "passed", "failed");
+    let mut s = format!(
+        "{:<28} {:>7} {:>7} {:>7}\n",
+        "suite", "cases", "passed", "failed"
+    );
     for (name, n, ok) in &suites {
         s.push_str(&format!("{:<28} {:>7} {:>7} {:>7}\n", name, n, ok, n - ok));
     }
-    let kinds: Vec<String> =
-        runner::summary_counts(results).iter().map(|(k, n)| format!("{k} {n}")).collect();
+    let kinds: Vec<String> = runner::summary_counts(results)
+        .iter()
+        .map(|(k, n)| format!("{k} {n}"))
+        .collect();
     s.push_str(&format!("outcomes: {}", kinds.join(", ")));
     s
 }
@@ -273,7 +339,11 @@ pub fn results_json(results: &[CaseResult], cfg: &RunConfig) -> Json {
                 ("outcome", Json::from(r.outcome.kind())),
                 ("compile_ms", Json::from(ms(r.compile_time))),
                 ("run_ms", Json::from(r.run_time.map(ms))),
-                ("detail", Json::from(runner::truncate(r.outcome.detail(), 4000))),
+                ("timer_us", Json::from(r.timer_us)),
+                (
+                    "detail",
+                    Json::from(runner::truncate(r.outcome.detail(), 4000)),
+                ),
             ])
         })
         .collect();

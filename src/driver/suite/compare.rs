@@ -18,11 +18,17 @@ pub fn actual_text(stdout: &[u8], exit_code: i32) -> Vec<u8> {
 pub fn normalize(text: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(text.len());
     for line in text.split(|&b| b == b'\n') {
-        let end = line.iter().rposition(|b| !b.is_ascii_whitespace()).map_or(0, |i| i + 1);
+        let end = line
+            .iter()
+            .rposition(|b| !b.is_ascii_whitespace())
+            .map_or(0, |i| i + 1);
         out.extend_from_slice(&line[..end]);
         out.push(b'\n');
     }
-    let end = out.iter().rposition(|b| !b.is_ascii_whitespace()).map_or(0, |i| i + 1);
+    let end = out
+        .iter()
+        .rposition(|b| !b.is_ascii_whitespace())
+        .map_or(0, |i| i + 1);
     out.truncate(end);
     out
 }
@@ -41,8 +47,13 @@ pub fn diff(expected: &[u8], actual: &[u8], context: usize, max_lines: usize) ->
     let al: Vec<&[u8]> = a.split(|&b| b == b'\n').collect();
     let prefix = el.iter().zip(&al).take_while(|(x, y)| x == y).count();
     let max_suffix = el.len().min(al.len()) - prefix;
-    let suffix =
-        el.iter().rev().zip(al.iter().rev()).take(max_suffix).take_while(|(x, y)| x == y).count();
+    let suffix = el
+        .iter()
+        .rev()
+        .zip(al.iter().rev())
+        .take(max_suffix)
+        .take_while(|(x, y)| x == y)
+        .count();
     let (e_end, a_end) = (el.len() - suffix, al.len() - suffix);
     let from = prefix.saturating_sub(context);
     let mut s = format!(
@@ -64,7 +75,11 @@ pub fn diff(expected: &[u8], actual: &[u8], context: usize, max_lines: usize) ->
         let text = String::from_utf8_lossy(line.get(skip..).unwrap_or(&[]));
         let cut: String = text.chars().take(160).collect();
         let more = if cut.len() < text.len() { " [...]" } else { "" };
-        let less = if skip > 0 && line.len() > skip { "[...] " } else { "" };
+        let less = if skip > 0 && line.len() > skip {
+            "[...] "
+        } else {
+            ""
+        };
         s.push_str(&format!("{sign}{less}{cut}{more}\n"));
     };
     if skip > 0 {
@@ -78,7 +93,10 @@ pub fn diff(expected: &[u8], actual: &[u8], context: usize, max_lines: usize) ->
             show(&mut s, sign, line);
         }
         if lines.len() > max_lines {
-            s.push_str(&format!("{sign}... {} more lines\n", lines.len() - max_lines));
+            s.push_str(&format!(
+                "{sign}... {} more lines\n",
+                lines.len() - max_lines
+            ));
         }
     }
     for line in el[e_end..].iter().take(context) {

@@ -51,7 +51,11 @@ pub struct Output {
 }
 
 /// Runs `cmd` with stdin from `stdin` (empty when `None`), killing it after `timeout`.
-pub fn run(cmd: &mut Command, stdin: Option<&Path>, timeout: Option<Duration>) -> Result<Output, String> {
+pub fn run(
+    cmd: &mut Command,
+    stdin: Option<&Path>,
+    timeout: Option<Duration>,
+) -> Result<Output, String> {
     let input = match stdin {
         Some(p) => Stdio::from(
             std::fs::File::open(p).map_err(|e| format!("opening {}: {e}", p.display()))?,
@@ -74,8 +78,18 @@ pub fn run(cmd: &mut Command, stdin: Option<&Path>, timeout: Option<Duration>) -
             buf
         })
     };
-    let out = drain(child.stdout.take().map(|r| Box::new(r) as Box<dyn Read + Send>));
-    let err = drain(child.stderr.take().map(|r| Box::new(r) as Box<dyn Read + Send>));
+    let out = drain(
+        child
+            .stdout
+            .take()
+            .map(|r| Box::new(r) as Box<dyn Read + Send>),
+    );
+    let err = drain(
+        child
+            .stderr
+            .take()
+            .map(|r| Box::new(r) as Box<dyn Read + Send>),
+    );
     let mut nap = Duration::from_micros(200);
     let status = loop {
         match child.try_wait() {
@@ -101,5 +115,10 @@ pub fn run(cmd: &mut Command, stdin: Option<&Path>, timeout: Option<Duration>) -
     let elapsed = start.elapsed();
     let stdout = out.join().unwrap_or_default();
     let stderr = err.join().unwrap_or_default();
-    Ok(Output { status, stdout, stderr, elapsed })
+    Ok(Output {
+        status,
+        stdout,
+        stderr,
+        elapsed,
+    })
 }

@@ -101,7 +101,10 @@ impl Json {
 
     /// Parses a complete JSON text.
     pub fn parse(text: &str) -> Result<Json, String> {
-        let mut p = Parser { b: text.as_bytes(), i: 0 };
+        let mut p = Parser {
+            b: text.as_bytes(),
+            i: 0,
+        };
         let v = p.value()?;
         p.ws();
         if p.i != p.b.len() {
@@ -234,9 +237,11 @@ impl Parser<'_> {
             }
             Some(b'"') => self.string().map(Json::Str),
             Some(_) => {
-                for (word, v) in
-                    [("null", Json::Null), ("true", Json::Bool(true)), ("false", Json::Bool(false))]
-                {
+                for (word, v) in [
+                    ("null", Json::Null),
+                    ("true", Json::Bool(true)),
+                    ("false", Json::Bool(false)),
+                ] {
                     if self.b[self.i..].starts_with(word.as_bytes()) {
                         self.i += word.len();
                         return Ok(v);
@@ -259,7 +264,10 @@ impl Parser<'_> {
         self.i += 1;
         let mut out = Vec::new();
         loop {
-            let c = *self.b.get(self.i).ok_or_else(|| self.err("unterminated string"))?;
+            let c = *self
+                .b
+                .get(self.i)
+                .ok_or_else(|| self.err("unterminated string"))?;
             self.i += 1;
             match c {
                 b'"' => return String::from_utf8(out).map_err(|_| self.err("bad UTF-8")),
@@ -273,10 +281,14 @@ impl Parser<'_> {
                         b'b' => '\u{8}',
                         b'f' => '\u{c}',
                         b'u' => {
-                            let hex = self.b.get(self.i..self.i + 4).ok_or_else(|| self.err("bad \\u"))?;
+                            let hex = self
+                                .b
+                                .get(self.i..self.i + 4)
+                                .ok_or_else(|| self.err("bad \\u"))?;
                             self.i += 4;
-                            let n = u32::from_str_radix(std::str::from_utf8(hex).unwrap_or("x"), 16)
-                                .map_err(|_| self.err("bad \\u"))?;
+                            let n =
+                                u32::from_str_radix(std::str::from_utf8(hex).unwrap_or("x"), 16)
+                                    .map_err(|_| self.err("bad \\u"))?;
                             char::from_u32(n).unwrap_or('\u{fffd}')
                         }
                         other => other as char,
@@ -300,9 +312,20 @@ mod tests {
             ("name", Json::from("a\"b\n")),
             ("n", Json::from(42u64)),
             ("x", Json::from(1.5)),
-            ("list", Json::Arr(vec![Json::Null, Json::Bool(true), Json::Arr(vec![])])),
+            (
+                "list",
+                Json::Arr(vec![Json::Null, Json::Bool(true), Json::Arr(vec![])]),
+            ),
         ]);
         assert_eq!(Json::parse(&v.pretty()).unwrap(), v);
-        assert_eq!(Json::parse(" {\"a\" : [1, -2e3]} ").unwrap().get("a").unwrap().as_array().unwrap()[1], Json::Num(-2000.0));
+        assert_eq!(
+            Json::parse(" {\"a\" : [1, -2e3]} ")
+                .unwrap()
+                .get("a")
+                .unwrap()
+                .as_array()
+                .unwrap()[1],
+            Json::Num(-2000.0)
+        );
     }
 }

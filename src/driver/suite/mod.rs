@@ -38,9 +38,12 @@ pub enum SuiteCommand {
 
 /// Runs `sysyc build|test|bench ARGS...` when `args` starts with one of those words and
 /// returns the exit code; `None` for anything else. `cmd` is the program name for usage text.
-/// `-O2` may be written `-O 2` or `--opt-level 2`.
+/// `-O2` is `--opt-level 2`.
 pub fn dispatch(cmd: &str, args: &[String]) -> Option<i32> {
-    if !matches!(args.first().map(String::as_str), Some("build" | "test" | "bench")) {
+    if !matches!(
+        args.first().map(String::as_str),
+        Some("build" | "test" | "bench")
+    ) {
         return None;
     }
     /// sysyc suite tools.

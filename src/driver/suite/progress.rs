@@ -42,7 +42,11 @@ impl Progress {
                 let _ = writeln!(err, "\r\x1b[2K\x1b[31mFAIL\x1b[0m {name} ({note})");
             }
             let width = 30;
-            let filled = if self.total == 0 { width } else { st.0 * width / self.total };
+            let filled = if self.total == 0 {
+                width
+            } else {
+                st.0 * width / self.total
+            };
             let _ = write!(
                 err,
                 "\r\x1b[2K[{}{}] {}/{} failed {} {:.1}s {}",

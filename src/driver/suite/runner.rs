@@ -78,7 +78,7 @@ impl RunConfig {
     pub fn new(compiler: Compiler) -> RunConfig {
         RunConfig {
             compiler,
-            timeout: Duration::from_secs(10),
+            timeout: Duration::from_secs(60),
             compile_timeout: Duration::from_secs(120),
             keep_failed: std::env::var_os("SYSY_KEEP").is_some(),
         }
@@ -147,6 +147,8 @@ pub struct CaseResult {
     pub compile_time: Duration,
     /// Wall time of the program run, when it ran.
     pub run_time: Option<Duration>,
+    /// The program's own timer total (`TOTAL:` on stderr), microseconds.
+    pub timer_us: Option<u64>,
 }
 
 /// An executable built from a case, in the case's private directory.
@@ -173,7 +175,13 @@ impl WorkDir {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
         let clean: String = name
             .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
             .collect();
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
         let path =
@@ -209,13 +217,15 @@ pub fn compile_guarded(
         .spawn(move || {
             let r = std::panic::catch_unwind(|| crate::driver::compile(&source, &name, &opts));
             let r = r.map_err(|payload| {
-                let id = std::thread::current().id();
-                take_panic(id).unwrap_or_else(|| panic_text(&*payload))
+                let text = panic_text(&*payload);
+                take_panic(std::thread::current().id(), &text).unwrap_or(text)
             });
             let _ = tx.send(r);
         });
     if let Err(e) = spawned {
-        return Err(Outcome::HarnessError(format!("cannot start a compile thread: {e}")));
+        return Err(Outcome::HarnessError(format!(
+            "cannot start a compile thread: {e}"
+        )));
     }
     match rx.recv_timeout(timeout) {
         Ok(Ok(Ok(text))) => Ok(text),
@@ -231,36 +241,52 @@ pub fn compile_guarded(
 
 const COMPILE_THREAD: &str = "sysyc-compile";
 
-/// Panic texts recorded by the hook, by compile thread.
-static PANICS: std::sync::Mutex<Vec<(std::thread::ThreadId, String)>> =
+/// Panics recorded by the hook: (thread, payload text, full report). Compile threads are
+/// matched by id; a panic on a rayon worker (the compiler runs passes in parallel) reaches the
+/// compile thread as a bare payload and is matched by its text.
+static PANICS: std::sync::Mutex<Vec<(std::thread::ThreadId, String, String)>> =
     std::sync::Mutex::new(Vec::new());
 
-fn take_panic(id: std::thread::ThreadId) -> Option<String> {
+fn take_panic(id: std::thread::ThreadId, payload: &str) -> Option<String> {
     let mut v = PANICS.lock().unwrap_or_else(|e| e.into_inner());
-    let i = v.iter().position(|(t, _)| *t == id)?;
-    Some(v.swap_remove(i).1)
+    let i = v
+        .iter()
+        .position(|(t, _, _)| *t == id)
+        .or_else(|| v.iter().rposition(|(_, p, _)| p == payload))?;
+    Some(v.remove(i).2)
 }
 
 /// Panics on compile threads are recorded (message, location, backtrace if RUST_BACKTRACE is
-/// set) for the case's report instead of being printed; other threads keep the old hook.
+/// set) for the case's report instead of being printed; other threads are recorded too (in
+/// case they are the compiler's workers) and keep the old hook.
 fn install_panic_hook() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
             let t = std::thread::current();
-            if t.name() != Some(COMPILE_THREAD) {
-                return previous(info);
-            }
-            let mut text = panic_text(info.payload());
+            let payload = panic_text(info.payload());
+            let mut text = payload.clone();
             if let Some(loc) = info.location() {
                 text = format!("panicked at {loc}:\n{text}");
             }
             let bt = std::backtrace::Backtrace::capture();
             if bt.status() == std::backtrace::BacktraceStatus::Captured {
-                text = format!("{text}\n{bt}");
+                // The frames that matter are at the top; a full trace would drown the report.
+                let bt = bt.to_string();
+                let top: Vec<&str> = bt.lines().take(40).collect();
+                text = format!("{text}\n{}", top.join("\n"));
             }
-            PANICS.lock().unwrap_or_else(|e| e.into_inner()).push((t.id(), text));
+            {
+                let mut v = PANICS.lock().unwrap_or_else(|e| e.into_inner());
+                if v.len() >= 256 {
+                    v.remove(0);
+                }
+                v.push((t.id(), payload, text));
+            }
+            if t.name() != Some(COMPILE_THREAD) {
+                previous(info);
+            }
         }));
     });
 }
@@ -294,7 +320,9 @@ pub fn build_case(case: &Case, cfg: &RunConfig, dir: &Path) -> Result<Built, Out
                 let ll = dir.join("out.ll");
                 std::fs::write(&ll, &text).map_err(|e| Outcome::HarnessError(e.to_string()))?;
                 cmd = Command::new(toolchain::clang());
-                cmd.args(["-Wno-override-module", "-x", "ir"]).arg(&ll).args(["-x", "none"]);
+                cmd.args(["-Wno-override-module", "-x", "ir"])
+                    .arg(&ll)
+                    .args(["-x", "none"]);
             } else {
                 let s = dir.join("out.s");
                 std::fs::write(&s, &text).map_err(|e| Outcome::HarnessError(e.to_string()))?;
@@ -303,11 +331,21 @@ pub fn build_case(case: &Case, cfg: &RunConfig, dir: &Path) -> Result<Built, Out
             }
             cmd.arg(&rt.lib).arg("-o").arg(&exe);
             link(&mut cmd, cfg)?;
-            Ok(Built { exe, text: Some(text), compile_time, reference: None })
+            Ok(Built {
+                exe,
+                text: Some(text),
+                compile_time,
+                reference: None,
+            })
         }
         Compiler::Gcc => {
             let reference = build_reference(case, &rt.header, &rt.lib, &exe, cfg)?;
-            Ok(Built { exe, text: None, compile_time: start.elapsed(), reference: Some(reference) })
+            Ok(Built {
+                exe,
+                text: None,
+                compile_time: start.elapsed(),
+                reference: Some(reference),
+            })
         }
     }
 }
@@ -329,8 +367,14 @@ fn link(cmd: &mut Command, cfg: &RunConfig) -> Result<(), Outcome> {
 
 /// Flags for compiling SysY as C for RISC-V: wrapping signed overflow and no fused
 /// multiply-add (SysY rounds every operation), as SysY requires.
-pub const GCC_REFERENCE_FLAGS: &[&str] =
-    &["-O2", "-w", "-fwrapv", "-ffp-contract=off", "-march=rv64gc", "-mabi=lp64d"];
+pub const GCC_REFERENCE_FLAGS: &[&str] = &[
+    "-O2",
+    "-w",
+    "-fwrapv",
+    "-ffp-contract=off",
+    "-march=rv64gc",
+    "-mabi=lp64d",
+];
 
 /// Rewrites a SysY source so a C compiler reads it with SysY's meaning: every floating literal
 /// gets an `f` suffix (SysY float literals are single precision; `x / 3.0` is a float
@@ -411,9 +455,13 @@ fn build_reference(
     let source = std::fs::read(&case.sy)
         .map_err(|e| Outcome::HarnessError(format!("{}: {e}", case.sy.display())))?;
     let c_file = exe.with_file_name("case.c");
-    std::fs::write(&c_file, sysy_as_c(&source)).map_err(|e| Outcome::HarnessError(e.to_string()))?;
+    std::fs::write(&c_file, sysy_as_c(&source))
+        .map_err(|e| Outcome::HarnessError(e.to_string()))?;
     let mut gcc = Command::new(toolchain::rv_cc());
-    gcc.args(GCC_REFERENCE_FLAGS).arg("-include").arg(header).arg(&c_file);
+    gcc.args(GCC_REFERENCE_FLAGS)
+        .arg("-include")
+        .arg(header)
+        .arg(&c_file);
     gcc.arg("-static").arg(lib).arg("-o").arg(exe);
     let gcc_err = match link(&mut gcc, cfg) {
         Ok(()) => return Ok("gcc"),
@@ -421,8 +469,22 @@ fn build_reference(
     };
     let s = exe.with_file_name("case.s");
     let mut clang = Command::new(toolchain::clang());
-    clang.args(["--target=riscv64-linux-gnu", "-march=rv64gc", "-mabi=lp64d", "-O2", "-w"]);
-    clang.args(["-fwrapv", "-ffp-contract=off", "-fno-addrsig", "-S", "-include"]).arg(header);
+    clang.args([
+        "--target=riscv64-linux-gnu",
+        "-march=rv64gc",
+        "-mabi=lp64d",
+        "-O2",
+        "-w",
+    ]);
+    clang
+        .args([
+            "-fwrapv",
+            "-ffp-contract=off",
+            "-fno-addrsig",
+            "-S",
+            "-include",
+        ])
+        .arg(header);
     clang.arg(&c_file).arg("-o").arg(&s);
     let mut ld = Command::new(toolchain::rv_cc());
     ld.arg("-static").arg(&s).arg(lib).arg("-o").arg(exe);
@@ -456,7 +518,8 @@ pub fn execute(
         Arch::Host => {
             // Native code gets the generous stack an emulated one has by default.
             let mut c = Command::new("sh");
-            c.args(["-c", "ulimit -s 1048576 2>/dev/null; exec \"$0\""]).arg(&built.exe);
+            c.args(["-c", "ulimit -s 1048576 2>/dev/null; exec \"$0\""])
+                .arg(&built.exe);
             c
         }
     };
@@ -478,7 +541,14 @@ pub fn judge(case: &Case, out: &exec::Output) -> Outcome {
         Status::TimedOut => return Outcome::RunTimeout,
         Status::Signaled(_) => {
             let tail = String::from_utf8_lossy(&out.stderr);
-            let tail: String = tail.chars().rev().take(800).collect::<Vec<_>>().into_iter().rev().collect();
+            let tail: String = tail
+                .chars()
+                .rev()
+                .take(800)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
             return Outcome::Crash(format!("{}\nstderr: {}", out.status, tail.trim_end()));
         }
     };
@@ -497,6 +567,7 @@ pub fn run_case(case: &Case, cfg: &RunConfig) -> CaseResult {
         outcome: Outcome::Pass,
         compile_time: Duration::ZERO,
         run_time: None,
+        timer_us: None,
     };
     let mut dir = match WorkDir::new(&case.name) {
         Ok(d) => d,
@@ -516,6 +587,7 @@ pub fn run_case(case: &Case, cfg: &RunConfig) -> CaseResult {
                     Err(e) => Outcome::HarnessError(e),
                     Ok(out) => {
                         result.run_time = Some(out.elapsed);
+                        result.timer_us = super::bench::parse_timer_total(&out.stderr);
                         judge(case, &out)
                     }
                 }
@@ -579,12 +651,25 @@ pub fn failure_report(results: &[CaseResult]) -> String {
 /// Counts per outcome kind, in a fixed order, e.g. `pass 240, wrong output 3, crash 2`.
 pub fn summary_counts(results: &[CaseResult]) -> Vec<(&'static str, usize)> {
     let kinds = [
-        "pass", "built", "compile error", "compiler panic", "compile timeout", "link error",
-        "run timeout", "crash", "wrong output", "harness error",
+        "pass",
+        "built",
+        "compile error",
+        "compiler panic",
+        "compile timeout",
+        "link error",
+        "run timeout",
+        "crash",
+        "wrong output",
+        "harness error",
     ];
     kinds
         .iter()
-        .map(|k| (*k, results.iter().filter(|r| r.outcome.kind() == *k).count()))
+        .map(|k| {
+            (
+                *k,
+                results.iter().filter(|r| r.outcome.kind() == *k).count(),
+            )
+        })
         .filter(|(_, n)| *n > 0)
         .collect()
 }
@@ -609,6 +694,9 @@ mod tests {
     fn float_literals_become_single_precision() {
         let src = b"float a = 1.5, b = 1., c = .5e3, d = 0x1.8p+1, e = 0x.AP-3; int x = 0x1E + 10 + 017;\n// 2.5\n/* 3.5 */ putf(\"%d 4.5\", 1e-6);";
         let want = b"float a = 1.5f, b = 1.f, c = .5e3f, d = 0x1.8p+1f, e = 0x.AP-3f; int x = 0x1E + 10 + 017;\n// 2.5\n/* 3.5 */ putf(\"%d 4.5\", 1e-6f);";
-        assert_eq!(String::from_utf8_lossy(&sysy_as_c(src)), String::from_utf8_lossy(want));
+        assert_eq!(
+            String::from_utf8_lossy(&sysy_as_c(src)),
+            String::from_utf8_lossy(want)
+        );
     }
 }

@@ -69,13 +69,18 @@ pub fn find_in_path(tool: &str) -> Option<PathBuf> {
         return Path::new(tool).is_file().then(|| PathBuf::from(tool));
     }
     let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|d| d.join(tool)).find(|p| p.is_file())
+    std::env::split_paths(&path)
+        .map(|d| d.join(tool))
+        .find(|p| p.is_file())
 }
 
 /// `Ok` if every tool is in `$PATH`, else an error naming the missing ones and the fix.
 pub fn require_tools(tools: &[String]) -> Result<(), String> {
-    let missing: Vec<&str> =
-        tools.iter().filter(|t| find_in_path(t).is_none()).map(|t| t.as_str()).collect();
+    let missing: Vec<&str> = tools
+        .iter()
+        .filter(|t| find_in_path(t).is_none())
+        .map(|t| t.as_str())
+        .collect();
     if missing.is_empty() {
         Ok(())
     } else {
@@ -136,7 +141,10 @@ fn build_runtime(arch: Arch) -> Result<Runtime, String> {
     };
     require_tools(&[cc.clone()])?;
     let dir = target_dir().join("sysy-runtime").join(sub);
-    let rt = Runtime { lib: dir.join("libsysy.a"), header: dir.join("sylib.h") };
+    let rt = Runtime {
+        lib: dir.join("libsysy.a"),
+        header: dir.join("sylib.h"),
+    };
     let cflags = ["-O2", "-Wall", "-fno-strict-aliasing"];
     let stamp = format!("{:016x}", hash(&[SYLIB_C, SYLIB_H, &cc, &cflags.join(" ")]));
     if is_fresh(&dir, &stamp, &[&rt.lib, &rt.header]) {
@@ -147,21 +155,34 @@ fn build_runtime(arch: Arch) -> Result<Runtime, String> {
         write(&tmp.join("sylib.c"), SYLIB_C)?;
         write(&tmp.join("sylib.h"), SYLIB_H)?;
         let mut cmd = Command::new(&cc);
-        cmd.args(cflags).arg("-c").arg("sylib.c").arg("-o").arg("sylib.o").current_dir(&tmp);
+        cmd.args(cflags)
+            .arg("-c")
+            .arg("sylib.c")
+            .arg("-o")
+            .arg("sylib.o")
+            .current_dir(&tmp);
         run_tool(&mut cmd)?;
         // `ar` of the cross binutils would do as well; the format is the same.
         let ar = match arch {
-            Arch::Riscv64 if find_in_path("riscv64-linux-gnu-ar").is_some() => "riscv64-linux-gnu-ar",
+            Arch::Riscv64 if find_in_path("riscv64-linux-gnu-ar").is_some() => {
+                "riscv64-linux-gnu-ar"
+            }
             _ => "ar",
         };
-        run_tool(Command::new(ar).args(["rcs", "libsysy.a", "sylib.o"]).current_dir(&tmp))?;
+        run_tool(
+            Command::new(ar)
+                .args(["rcs", "libsysy.a", "sylib.o"])
+                .current_dir(&tmp),
+        )?;
         rename(&tmp.join("libsysy.a"), &rt.lib)?;
         rename(&tmp.join("sylib.h"), &rt.header)?;
         write(&tmp.join("stamp"), &stamp)?;
         rename(&tmp.join("stamp"), &dir.join("stamp"))
     })();
     let _ = std::fs::remove_dir_all(&tmp);
-    result.map(|()| rt).map_err(|e| format!("building the {sub} runtime library: {e}"))
+    result
+        .map(|()| rt)
+        .map_err(|e| format!("building the {sub} runtime library: {e}"))
 }
 
 /// The qemu instruction-count plugin (`perf/qemu-plugin/insn_count.c`), built on first use.
@@ -184,14 +205,18 @@ fn build_plugin() -> Result<PathBuf, String> {
     let result = (|| {
         write(&tmp.join("insn_count.c"), PLUGIN_C)?;
         let mut cmd = Command::new(&cc);
-        cmd.args(cflags).args(["insn_count.c", "-o", "insn_count.so"]).current_dir(&tmp);
+        cmd.args(cflags)
+            .args(["insn_count.c", "-o", "insn_count.so"])
+            .current_dir(&tmp);
         run_tool(&mut cmd)?;
         rename(&tmp.join("insn_count.so"), &so)?;
         write(&tmp.join("stamp"), &stamp)?;
         rename(&tmp.join("stamp"), &dir.join("stamp"))
     })();
     let _ = std::fs::remove_dir_all(&tmp);
-    result.map(|()| so).map_err(|e| format!("building the qemu plugin: {e}"))
+    result
+        .map(|()| so)
+        .map_err(|e| format!("building the qemu plugin: {e}"))
 }
 
 fn is_fresh(dir: &Path, stamp: &str, outputs: &[&Path]) -> bool {
@@ -220,7 +245,9 @@ fn rename(from: &Path, to: &Path) -> Result<(), String> {
 
 /// Runs a build tool, turning a failure into an error with its output.
 pub fn run_tool(cmd: &mut Command) -> Result<(), String> {
-    let out = cmd.output().map_err(|e| format!("running {:?}: {e}", cmd.get_program()))?;
+    let out = cmd
+        .output()
+        .map_err(|e| format!("running {:?}: {e}", cmd.get_program()))?;
     if out.status.success() {
         Ok(())
     } else {

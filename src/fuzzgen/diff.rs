@@ -1,0 +1,111 @@
+//! Differential testing: one program through the host C compiler (the oracle) and through sysyc
+//! in several modes, built and run with the suite machinery (`driver::suite::runner`).
+//!
+//! The oracle reads the program as C (`runner::sysy_as_c` makes float literals single
+//! precision) with `gcc -O1 -fwrapv -ffp-contract=off -include sylib.h`, linked with the host
+//! runtime, and runs natively; its stdout and exit code become the expected `.out`, which every
+//! mode must then match under the suites' comparison rule.
+
+use crate::driver::suite::exec::{self, Status};
+use crate::driver::suite::runner::{self, Compiler, Outcome, RunConfig, WorkDir};
+use crate::driver::suite::toolchain::{self, Arch};
+use crate::driver::suite::{compare, Case};
+use crate::driver::{CompileOptions, Emit};
+use std::process::Command;
+use std::time::Duration;
+
+/// Why a program failed the check.
+#[derive(Debug)]
+pub struct Failure {
+    /// `oracle` (the program or the harness is broken) or the label of the sysyc mode.
+    pub mode: String,
+    /// The outcome kind (`wrong output`, `compiler panic`, ...).
+    pub kind: String,
+    pub detail: String,
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}\n{}", self.mode, self.kind, self.detail)
+    }
+}
+
+/// sysyc as a compiler of the check.
+pub fn sysyc(opt_level: u8, emit: Emit) -> Compiler {
+    Compiler::Sysyc(CompileOptions { opt_level, emit, verify_each: true, ..CompileOptions::default() })
+}
+
+/// The default modes: -O0 and -O2 on RISC-V under qemu, and -O2 LLVM IR through clang.
+pub fn default_modes() -> Vec<Compiler> {
+    vec![sysyc(0, Emit::Asm), sysyc(2, Emit::Asm), sysyc(2, Emit::Llvm)]
+}
+
+/// The tools every check needs, or an error naming the missing ones.
+pub fn require_tools(modes: &[Compiler]) -> Result<(), String> {
+    let mut tools = vec![toolchain::host_cc()];
+    for m in modes {
+        tools.extend(m.tools());
+    }
+    toolchain::require_tools(&tools)?;
+    toolchain::runtime(Arch::Host)?;
+    if modes.iter().any(|m| m.arch() == Arch::Riscv64) {
+        toolchain::runtime(Arch::Riscv64)?;
+    }
+    Ok(())
+}
+
+/// The expected `.out` text of `source`: its stdout and exit code when compiled as C by the host
+/// compiler. `Err` when the oracle cannot build or run it (a generator or harness bug).
+pub fn oracle(source: &[u8], dir: &std::path::Path) -> Result<Vec<u8>, Failure> {
+    let fail = |kind: &str, detail: String| Failure { mode: "oracle".into(), kind: kind.into(), detail };
+    let rt = toolchain::runtime(Arch::Host).map_err(|e| fail("harness error", e))?;
+    let c = dir.join("prog.c");
+    std::fs::write(&c, runner::sysy_as_c(source)).map_err(|e| fail("harness error", e.to_string()))?;
+    let exe = dir.join("ref");
+    let mut cmd = Command::new(toolchain::host_cc());
+    cmd.args(["-x", "c", "-O1", "-fwrapv", "-ffp-contract=off", "-w", "-include"]).arg(&rt.header);
+    cmd.arg(&c).args(["-x", "none"]).arg(&rt.lib).arg("-o").arg(&exe);
+    let out = exec::run(&mut cmd, None, Some(Duration::from_secs(60))).map_err(|e| fail("harness error", e))?;
+    if out.status != Status::Exited(0) {
+        return Err(fail("oracle compile error", String::from_utf8_lossy(&out.stderr).into_owned()));
+    }
+    let out = exec::run(&mut Command::new(&exe), None, Some(Duration::from_secs(20)))
+        .map_err(|e| fail("harness error", e))?;
+    match out.status {
+        Status::Exited(code) => Ok(compare::actual_text(&out.stdout, code)),
+        s => Err(fail("oracle run failed", format!("{s}\n{}", String::from_utf8_lossy(&out.stderr)))),
+    }
+}
+
+/// Checks `source` in every mode against the oracle; the first failure wins.
+pub fn check_program(name: &str, source: &str, modes: &[Compiler]) -> Result<(), Failure> {
+    let dir = WorkDir::new(name).map_err(|e| Failure { mode: "harness".into(), kind: "harness error".into(), detail: e })?;
+    let expected = oracle(source.as_bytes(), &dir.path)?;
+    let sy = dir.path.join("prog.sy");
+    let out = dir.path.join("prog.out");
+    let io = |e: std::io::Error| Failure { mode: "harness".into(), kind: "harness error".into(), detail: e.to_string() };
+    std::fs::write(&sy, source).map_err(io)?;
+    std::fs::write(&out, &expected).map_err(io)?;
+    let case = Case { name: name.to_string(), sy, input: None, expected: Some(out) };
+    for m in modes {
+        let mut cfg = RunConfig::new(m.clone());
+        cfg.timeout = Duration::from_secs(30);
+        cfg.compile_timeout = Duration::from_secs(60);
+        let r = runner::run_case(&case, &cfg);
+        if !r.outcome.is_pass() {
+            let detail = match &r.outcome {
+                Outcome::CompileTimeout => "compile timed out".into(),
+                Outcome::RunTimeout => "run timed out".into(),
+                o => runner::truncate(o.detail(), 6000),
+            };
+            return Err(Failure { mode: m.label(), kind: r.outcome.kind().into(), detail });
+        }
+    }
+    Ok(())
+}
+
+/// Generates the program of `seed` and checks it.
+pub fn check_seed(seed: u64, modes: &[Compiler]) -> Result<(), (String, Failure)> {
+    let program = super::generate(seed);
+    check_program(&format!("seed{seed}"), &program, modes).map_err(|f| (program, f))
+}

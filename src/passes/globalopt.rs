@@ -1,0 +1,176 @@
+//! Global variable optimization (a module pass).
+//!
+//! 1. A global whose address only ever feeds loads (through `gep`/`offset`) in the whole program
+//!    is never written: it is marked constant and every load from it at a constant offset is
+//!    replaced by the initial value.
+//! 2. A scalar global used by `main` only (and `main` never called) lives in `main`'s frame
+//!    instead: an alloca initialised in the entry block, which `mem2reg` then turns into SSA
+//!    values, so loops in `main` keep it in a register.
+//! Cost: O(instructions).
+
+use crate::ir::{mk, FuncId, GlobalId, Module, Opcode, Type, Value, ValueDef};
+use rustc_hash::FxHashMap;
+
+#[derive(Default, Clone, Copy)]
+struct Usage {
+    written: bool,
+    /// Used by a function other than `main`.
+    outside_main: bool,
+}
+
+/// Follows address arithmetic from `v`; reports whether anything but loads reads the address.
+fn only_loaded(f: &crate::ir::Function, v: Value) -> bool {
+    let mut work = vec![v];
+    let mut seen = Vec::new();
+    while let Some(x) = work.pop() {
+        if seen.contains(&x) {
+            continue;
+        }
+        seen.push(x);
+        for u in f.uses_of(x) {
+            let user = f.uses().user[u];
+            match f.op(user) {
+                Opcode::Load => {}
+                Opcode::Gep | Opcode::Offset if f.arg(user, 0) == x => work.push(f.res(user)),
+                _ => return false,
+            }
+        }
+    }
+    true
+}
+
+pub fn run_module(m: &mut Module) -> bool {
+    let ids = m.defined_funcs();
+    let main = m.cx.func_by_name("main");
+    let mut usage: FxHashMap<GlobalId, Usage> = FxHashMap::default();
+    let mut main_called = false;
+    for &id in &ids {
+        let f = &m.funcs[id];
+        for b in f.layout().blocks() {
+            for i in f.layout().block_insts(b) {
+                match f.op(i) {
+                    Opcode::Gaddr => {
+                        let u = usage.entry(f.global(i)).or_default();
+                        if Some(id) != main {
+                            u.outside_main = true;
+                        }
+                        if !only_loaded(f, f.res(i)) {
+                            u.written = true;
+                        }
+                    }
+                    Opcode::Call if Some(f.callee(i)) == main => main_called = true,
+                    _ => {}
+                }
+            }
+        }
+    }
+    let mut changed = false;
+    for (&g, u) in &usage {
+        if !u.written && !m.cx.globals[g].is_const {
+            m.cx.globals[g].is_const = true;
+            changed = true;
+        }
+    }
+    // 1. Fold constant loads from read-only globals.
+    let cx = &m.cx;
+    for &id in &ids {
+        let f = &mut m.funcs[id];
+        let blocks: Vec<_> = f.layout().blocks().collect();
+        for b in blocks {
+            let insts: Vec<_> = f.layout().block_insts(b).collect();
+            for i in insts {
+                if f.op(i) != Opcode::Load {
+                    continue;
+                }
+                let ty = f.data(i).ty;
+                if !matches!(ty, Type::I32 | Type::F32) {
+                    continue;
+                }
+                let Some((g, off)) = const_global_addr(f, f.arg(i, 0)) else { continue };
+                let Some(gd) = cx.globals.get(g) else { continue };
+                if !gd.is_const || off < 0 || off as u64 + 4 > gd.size || off % 4 != 0 {
+                    continue;
+                }
+                let w = gd.word_at(off as u64);
+                let row = if ty == Type::F32 {
+                    mk::fconst(f32::from_bits(w))
+                } else {
+                    mk::iconst(Type::I32, w as i32 as i64)
+                };
+                f.replace_inst(i, row, &[]);
+                changed = true;
+            }
+        }
+    }
+    // 2. Scalars used only by a main that nobody calls move into main's frame.
+    if let (Some(main), false) = (main, main_called) {
+        let mut scalars: Vec<GlobalId> = usage
+            .iter()
+            .filter(|(g, u)| u.written && !u.outside_main && m.cx.globals[**g].size == 4)
+            .map(|(g, _)| *g)
+            .collect();
+        scalars.sort_by_key(|g| g.to_bits());
+        if !scalars.is_empty() {
+            changed |= localize(m, main, &scalars);
+        }
+    }
+    changed
+}
+
+/// `(global, byte offset)` if `ptr` is a global's address plus a constant.
+fn const_global_addr(f: &crate::ir::Function, ptr: Value) -> Option<(GlobalId, i64)> {
+    let mut v = ptr;
+    let mut off = 0i64;
+    loop {
+        let ValueDef::Result(i) = f.values.def[v] else { return None };
+        match f.op(i) {
+            Opcode::Gaddr => return Some((f.global(i), off)),
+            Opcode::Offset => {
+                off += f.data(i).imm;
+                v = f.arg(i, 0);
+            }
+            Opcode::Gep => {
+                off += f.as_iconst(f.arg(i, 1))? * f.data(i).imm;
+                v = f.arg(i, 0);
+            }
+            _ => return None,
+        }
+    }
+}
+
+fn localize(m: &mut Module, main: FuncId, scalars: &[GlobalId]) -> bool {
+    let elems: Vec<(Type, u32)> = scalars
+        .iter()
+        .map(|&g| {
+            let gd = &m.cx.globals[g];
+            (if gd.elem == Type::F32 { Type::F32 } else { Type::I32 }, gd.word_at(0))
+        })
+        .collect();
+    let f = &mut m.funcs[main];
+    let entry = f.entry();
+    let first = f.layout().first_inst(entry).unwrap();
+    for (k, &g) in scalars.iter().enumerate() {
+        let (ty, init) = elems[k];
+        let a = f.insert_new_before(first, mk::alloca(4, 4), &[]);
+        let av = f.res(a);
+        let row = if ty == Type::F32 { mk::fconst(f32::from_bits(init)) } else { mk::iconst(Type::I32, init as i32 as i64) };
+        let c = f.insert_new_before(first, row, &[]);
+        let cv = f.res(c);
+        f.insert_new_before(first, mk::store(), &[cv, av]);
+        let blocks: Vec<_> = f.layout().blocks().collect();
+        for b in blocks {
+            let insts: Vec<_> = f.layout().block_insts(b).collect();
+            for i in insts {
+                if f.op(i) == Opcode::Gaddr && f.global(i) == g {
+                    let r = f.res(i);
+                    f.replace_all_uses(r, av);
+                    f.remove_inst(i);
+                }
+            }
+        }
+    }
+    for &g in scalars {
+        m.cx.globals.remove(g);
+    }
+    true
+}

@@ -1,0 +1,292 @@
+//! Induction variables: trip counts, final-value replacement and deletion of loops whose only
+//! effect is their final values.
+//!
+//! Handles loops in the rotated shape lowering produces, with one latch that is also the only
+//! exiting block: `latch: brif c, header(..next..), exit(..)` (either edge order). The header
+//! parameters must all be *affine*: `p_next = p + inv` (an integer invariant, possibly 0).
+//! One of them is the counter `i` tested as `icmp lt (i + s), n` (or `le`, `gt`, `ge`) against an
+//! invariant `n`, with a constant step `s` whose sign matches the test. The body runs
+//! `k = max(1, ceil((n - i0) / s))` times (for `lt`; the others likewise), computed in 64 bits.
+//!
+//! When the loop has no side effects (no stores, no impure calls) and every loop value used
+//! outside it is a header parameter or its next value, the loop is deleted: the preheader jumps to
+//! the exit directly, and outside uses see `p0 + k*inv` (next values) or `p0 + (k-1)*inv`
+//! (parameters), all in wrapping i32 arithmetic like the loop itself.
+//!
+//! Overflow: the counter's last value must not wrap, or the original loop would go on. This is
+//! guaranteed when `n` and `i0` are constants (checked here) or when the step is ±1 with a strict
+//! test (the last value is `n` itself). Other loops are left alone.
+//! Needs: CFG, dominator tree, loop forest (recomputed after each deletion).
+
+use super::licm::ensure_preheaders;
+use crate::ir::analysis::loops::Loop;
+use crate::ir::analysis::{Cfg, DomTree, LoopForest};
+use crate::ir::{mk, Block, Builder, CmpCond, Function, Inst, ModuleCx, Opcode, Type, Value};
+
+pub fn run(f: &mut Function, cx: &ModuleCx) -> bool {
+    let mut changed = false;
+    for _ in 0..32 {
+        let added = ensure_preheaders(f);
+        changed |= added;
+        let cfg = Cfg::compute(f);
+        let dt = DomTree::compute(f, &cfg);
+        let forest = LoopForest::compute(&cfg, &dt);
+        let mut done = false;
+        for l in forest.loops.keys() {
+            if try_delete(f, cx, &cfg, &forest, l) {
+                done = true;
+                break;
+            }
+        }
+        if !done {
+            break;
+        }
+        changed = true;
+    }
+    changed
+}
+
+struct Affine {
+    param: Value,
+    init: Value,
+    next: Value,
+    /// `next = param + step`.
+    step: Value,
+}
+
+fn try_delete(f: &mut Function, cx: &ModuleCx, cfg: &Cfg, forest: &LoopForest, l: Loop) -> bool {
+    let data = &forest.loops[l];
+    let h = data.header;
+    let [latch] = data.latches[..] else { return false };
+    let Some(pre) = forest.preheader(l, cfg) else { return false };
+    let exits = forest.exits(l, cfg);
+    let [exit] = exits[..] else { return false };
+    // Only the latch may leave the loop.
+    for &b in &data.blocks {
+        if b != latch && cfg.succs[b].iter().any(|&s| !forest.contains(l, s)) {
+            return false;
+        }
+    }
+    let Some(t) = f.terminator(latch) else { return false };
+    if f.op(t) != Opcode::Brif {
+        return false;
+    }
+    let targets: Vec<(Block, Vec<Value>)> =
+        f.branch_targets(t).iter().map(|c| (c.block, c.args.to_vec())).collect();
+    let (back_when_true, back_args, exit_args) = if targets[0].0 == h && targets[1].0 == exit {
+        (true, targets[0].1.clone(), targets[1].1.clone())
+    } else if targets[1].0 == h && targets[0].0 == exit {
+        (false, targets[1].1.clone(), targets[0].1.clone())
+    } else {
+        return false;
+    };
+    let in_loop = |f: &Function, v: Value| f.def_block(v).is_some_and(|b| forest.contains(l, b));
+
+    // No side effects inside.
+    for &b in &data.blocks {
+        for i in f.layout().block_insts(b) {
+            match f.op(i) {
+                Opcode::Store => return false,
+                Opcode::Call if !cx.decls[f.callee(i)].effects.pure => return false,
+                _ => {}
+            }
+        }
+    }
+
+    // Every header parameter is affine.
+    let pre_t = f.terminator(pre).unwrap();
+    let init_args = f.args(pre_t).to_vec();
+    let params = f.blocks.params[h].clone();
+    let mut affine = Vec::new();
+    for (n, &p) in params.iter().enumerate() {
+        if f.ty(p) != Type::I32 {
+            return false;
+        }
+        let next = back_args[n];
+        let step = if next == p {
+            None
+        } else {
+            let Some(i) = f.def_inst(next) else { return false };
+            if f.op(i) != Opcode::Add {
+                return false;
+            }
+            let (a, b) = (f.arg(i, 0), f.arg(i, 1));
+            let s = if a == p { b } else if b == p { a } else { return false };
+            if in_loop(f, s) {
+                return false;
+            }
+            Some(s)
+        };
+        affine.push((p, init_args[n], next, step));
+    }
+
+    // The exit test.
+    let c = f.arg(t, 0);
+    let Some(ci) = f.def_inst(c) else { return false };
+    if f.op(ci) != Opcode::Icmp {
+        return false;
+    }
+    let mut cond = f.data(ci).cond();
+    if !back_when_true {
+        cond = cond.invert();
+    }
+    let (ca, cb) = (f.arg(ci, 0), f.arg(ci, 1));
+    let (iv_next, bound, cond) = if in_loop(f, cb) { (cb, ca, cond.swap()) } else { (ca, cb, cond) };
+    if in_loop(f, bound) {
+        return false;
+    }
+    let Some(&(_, i0, _, Some(step_v))) = affine.iter().find(|a| a.2 == iv_next) else { return false };
+    let Some(s) = f.as_iconst(step_v) else { return false };
+    let strict = matches!(cond, CmpCond::Lt | CmpCond::Gt);
+    match cond {
+        CmpCond::Lt | CmpCond::Le if s > 0 => {}
+        CmpCond::Gt | CmpCond::Ge if s < 0 => {}
+        _ => return false,
+    }
+    let consts = (f.as_iconst(i0), f.as_iconst(bound));
+    let exact = match consts {
+        (Some(a), Some(n)) => {
+            let k = trip_count(cond, a, n, s);
+            let last = a + k * s;
+            last >= i32::MIN as i64 && last <= i32::MAX as i64
+        }
+        _ => strict && (s == 1 || s == -1),
+    };
+    if !exact {
+        return false;
+    }
+
+    // Loop values used outside must be parameters or next values.
+    let affine: Vec<Affine> = affine
+        .into_iter()
+        .map(|(param, init, next, step)| Affine { param, init, next, step: step.unwrap_or(param) })
+        .collect();
+    let is_param_or_next = |v: Value| affine.iter().any(|a| a.param == v || a.next == v);
+    let mut outside_uses: Vec<Value> = Vec::new();
+    for &b in &data.blocks {
+        let mut vals: Vec<Value> = f.blocks.params[b].clone();
+        vals.extend(f.layout().block_insts(b).filter_map(|i| f.result(i)));
+        for v in vals {
+            let used_outside = f.uses_of(v).any(|u| {
+                let user = f.uses().user[u];
+                f.layout().inst_block(user).is_some_and(|ub| !forest.contains(l, ub))
+            }) || exit_args.contains(&v);
+            if used_outside {
+                if !is_param_or_next(v) {
+                    return false;
+                }
+                outside_uses.push(v);
+            }
+        }
+    }
+
+    // Build k and the final values in the preheader.
+    let mut bld = Builder::before(f, pre_t);
+    let k = match consts {
+        (Some(a), Some(n)) => bld.iconst(trip_count(cond, a, n, s) as i32),
+        _ => {
+            // s = ±1, strict test: k = max(1, |n - i0|) in 64 bits, then truncated.
+            let a64 = bld.unary(Opcode::Sext, Type::I64, i0);
+            let n64 = bld.unary(Opcode::Sext, Type::I64, bound);
+            let d = if s > 0 { bld.binary(Opcode::Sub, n64, a64) } else { bld.binary(Opcode::Sub, a64, n64) };
+            let one = bld.iconst_ty(Type::I64, 1);
+            let lt = bld.icmp(CmpCond::Lt, d, one);
+            let k64 = bld.select(lt, one, d);
+            bld.unary(Opcode::Trunc, Type::I32, k64)
+        }
+    };
+    let one = bld.iconst(1);
+    let km1 = bld.binary(Opcode::Sub, k, one);
+    let mut repl: Vec<(Value, Value)> = Vec::new();
+    for a in &affine {
+        let wants_next = outside_uses.contains(&a.next);
+        let wants_param = outside_uses.contains(&a.param);
+        if !wants_next && !wants_param {
+            continue;
+        }
+        let (fin_next, fin_param) = if a.step == a.param {
+            (a.init, a.init)
+        } else {
+            let kn = bld.binary(Opcode::Mul, k, a.step);
+            let fin_next = bld.binary(Opcode::Add, a.init, kn);
+            let kp = bld.binary(Opcode::Mul, km1, a.step);
+            let fin_param = bld.binary(Opcode::Add, a.init, kp);
+            (fin_next, fin_param)
+        };
+        if wants_next {
+            repl.push((a.next, fin_next));
+        }
+        if wants_param {
+            repl.push((a.param, fin_param));
+        }
+    }
+    let new_exit_args: Vec<Value> =
+        exit_args.iter().map(|&v| repl.iter().find(|r| r.0 == v).map_or(v, |r| r.1)).collect();
+    // Outside uses first (uses inside the loop stay until the loop is removed).
+    for &(old, new) in &repl {
+        let outside: Vec<_> = f
+            .uses_of(old)
+            .filter(|&u| {
+                let user = f.uses().user[u];
+                f.layout().inst_block(user).is_some_and(|ub| !forest.contains(l, ub))
+            })
+            .collect();
+        for u in outside {
+            f.set_use(u, new);
+        }
+    }
+    f.replace_inst(pre_t, mk::jump(exit), &new_exit_args);
+    // The loop is unreachable now; delete its blocks (they only use each other's values).
+    let blocks = data.blocks.clone();
+    for &b in &blocks {
+        let insts: Vec<Inst> = f.layout().block_insts(b).collect();
+        for i in insts {
+            f.remove_inst(i);
+        }
+    }
+    for &b in &blocks {
+        f.remove_block(b);
+    }
+    true
+}
+
+/// How many times the body runs: the first `k >= 1` with `i0 + k*s` failing the test.
+fn trip_count(cond: CmpCond, i0: i64, n: i64, s: i64) -> i64 {
+    let k = match cond {
+        CmpCond::Lt => (n - i0 + s - 1).div_euclid(s),
+        CmpCond::Le => (n - i0).div_euclid(s) + 1,
+        CmpCond::Gt => (i0 - n + (-s) - 1).div_euclid(-s),
+        CmpCond::Ge => (i0 - n).div_euclid(-s) + 1,
+        _ => 1,
+    };
+    k.max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trip_counts_match_simulation() {
+        for (cond, i0, n, s) in [
+            (CmpCond::Lt, 0, 300, 1),
+            (CmpCond::Lt, 0, 10, 3),
+            (CmpCond::Le, 0, 10, 3),
+            (CmpCond::Lt, 5, 2, 1),
+            (CmpCond::Gt, 10, 0, -2),
+            (CmpCond::Ge, 10, 0, -3),
+            (CmpCond::Ge, -4, 0, -1),
+        ] {
+            // Simulate: run the body, step, test.
+            let (mut i, mut k) = (i0, 0);
+            loop {
+                k += 1;
+                i += s;
+                if !cond.eval_int(i, n) {
+                    break;
+                }
+            }
+            assert_eq!(trip_count(cond, i0, n, s), k, "{cond:?} {i0} {n} {s}");
+        }
+    }
+}
