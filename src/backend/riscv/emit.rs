@@ -93,7 +93,7 @@ pub fn rewrite(mf: &MFunc, alloc: &Allocation, frame: &Frame, out: &mut Vec<MIns
                     mi.rd = alloc.reg[r.vindex()];
                 }
             }
-            if mi.op == MOp::Ret {
+            if matches!(mi.op, MOp::Ret | MOp::TailCall) {
                 frame.epilogue(out);
             }
             out.push(mi);
@@ -123,7 +123,7 @@ fn mnemonic(op: MOp) -> &'static str {
         FcvtWS => "fcvt.w.s", FcvtLS => "fcvt.l.s", FcvtWD => "fcvt.w.d", FcvtLD => "fcvt.l.d",
         FcvtDS => "fcvt.d.s", FcvtSD => "fcvt.s.d", FmvWX => "fmv.w.x", FmvXW => "fmv.x.w",
         FmvDX => "fmv.d.x", FmvXD => "fmv.x.d", Beq => "beq", Bne => "bne", Blt => "blt",
-        Bge => "bge", J => "j", Call => "call", Ret => "ret", Label => "",
+        Bge => "bge", J => "j", Call => "call", Ret => "ret", TailCall => "tail", Label => "",
     }
 }
 
@@ -186,8 +186,8 @@ pub fn print(mf: &MFunc, code: &[MInst], s: &mut String) {
             J => {
                 let _ = writeln!(s, "\tj\t{}", label(mi.imm));
             }
-            Call => {
-                let _ = writeln!(s, "\tcall\t{}", mf.calls[mi.imm as usize].sym);
+            Call | TailCall => {
+                let _ = writeln!(s, "\t{m}\t{}", mf.calls[mi.imm as usize].sym);
             }
             Ret => {
                 let _ = writeln!(s, "\tret");

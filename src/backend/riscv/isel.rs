@@ -749,6 +749,16 @@ impl<'a> Isel<'a> {
         let args = f.args(i).to_vec();
         let tys: Vec<Type> = args.iter().map(|&a| f.ty(a)).collect();
         let locs = classify_args(&tys, decl.sig.params.len());
+        // A call whose result is returned right away becomes `tail` when nothing needs this
+        // frame afterwards: no stack arguments, no stack objects whose address could escape.
+        let next = f.layout().next_inst(i);
+        let tail = next.filter(|&n| {
+            f.op(n) == Opcode::Ret
+                && f.args(n) == f.result(i).as_slice()
+                && decl.sig.ret == self.cx.decls[f.id].sig.ret
+                && self.mf.objects.is_empty()
+                && !locs.iter().any(|l| matches!(l, ArgLoc::Stack(_)))
+        });
         // Stack arguments first: computing them must not disturb argument registers.
         let mut nstack = 0u64;
         for (k, loc) in locs.iter().enumerate() {
@@ -786,6 +796,11 @@ impl<'a> Isel<'a> {
         }
         let ci = self.mf.calls.len() as i64;
         self.mf.calls.push(CallInfo { sym: func_symbol(decl), args: regs });
+        if let Some(ret) = tail {
+            self.push(MInst::new(MOp::TailCall, Reg::NONE, Reg::NONE, Reg::NONE, ci));
+            self.fused[ret.index()] = true; // the `ret` is done by the callee
+            return;
+        }
         self.push(MInst::new(MOp::Call, Reg::NONE, Reg::NONE, Reg::NONE, ci));
         if rd.is_some() {
             let ret_ty = decl.sig.ret;

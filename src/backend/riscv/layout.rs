@@ -1,5 +1,7 @@
-//! Block layout clean-up on machine IR (before register allocation): tail duplication of
-//! small branch blocks.
+//! Block layout clean-up on machine IR (before register allocation): jump threading and tail
+//! duplication of small branch blocks.
+//!
+//! Jump threading: a branch to a block holding only `j X` is retargeted to `X`.
 //!
 //! A loop lowered as `header: bge i, n, exit; j body` ... `body: ...; j header` runs two
 //! branches per iteration. When a block ends in `j H` and `H` is small (at most
@@ -30,6 +32,33 @@ pub fn run(mf: &mut MFunc) {
 
 fn pass(mf: &mut MFunc) -> bool {
     let nb = mf.blocks.len();
+    // Jump threading: a branch to a block that is only `j X` goes to X directly.
+    let lone_jump = |b: usize| {
+        let blk = &mf.blocks[b];
+        (blk.end == blk.start + 1 && mf.insts[blk.start as usize].op == MOp::J)
+            .then(|| mf.insts[blk.start as usize].imm as usize)
+    };
+    let mut forward: Vec<u32> = (0..nb as u32).collect();
+    for b in 0..nb {
+        let mut t = b;
+        for _ in 0..8 {
+            match lone_jump(t) {
+                Some(x) if x != t => t = x,
+                _ => break,
+            }
+        }
+        forward[b] = t as u32;
+    }
+    let mut threaded = false;
+    for &b in &mf.order {
+        let blk = &mf.blocks[b as usize];
+        for mi in &mut mf.insts[blk.start as usize..blk.end as usize] {
+            if (mi.op.is_branch() || mi.op == MOp::J) && forward[mi.imm as usize] != mi.imm as u32 {
+                mi.imm = forward[mi.imm as usize] as i64;
+                threaded = true;
+            }
+        }
+    }
     let dupable: Vec<bool> = mf
         .blocks
         .iter()
@@ -37,7 +66,7 @@ fn pass(mf: &mut MFunc) -> bool {
             let body = &mf.insts[b.start as usize..b.end as usize];
             b.end - b.start <= MAX_DUP
                 && body.last().is_some_and(|mi| mi.op == MOp::J)
-                && body.iter().all(|mi| !matches!(mi.op, MOp::Call | MOp::Ret))
+                && body.iter().all(|mi| !matches!(mi.op, MOp::Call | MOp::Ret | MOp::TailCall))
         })
         .collect();
     // Liveness and the checker treat every successor as leaving at the block's end, which is
@@ -78,7 +107,7 @@ fn pass(mf: &mut MFunc) -> bool {
             .map(|mi| mi.imm as u32)
             .collect();
     }
-    if !changed {
+    if !changed && !threaded {
         return false;
     }
     // Drop blocks that became unreachable.

@@ -181,6 +181,8 @@ pub enum MOp {
     FmvWX, FmvXW, FmvDX, FmvXD,
     // Control.
     Beq, Bne, Blt, Bge, J, Call, Ret,
+    /// Call in return position after the epilogue (`tail`): imm indexes `MFunc::calls`.
+    TailCall,
     /// Block label (post-allocation code only).
     Label,
 }
@@ -196,7 +198,7 @@ impl MOp {
         matches!(self, MOp::Sw | MOp::Sd | MOp::Fsw | MOp::Fsd)
     }
     pub fn is_terminator(self) -> bool {
-        matches!(self, MOp::J | MOp::Ret)
+        matches!(self, MOp::J | MOp::Ret | MOp::TailCall)
     }
     /// A register-to-register copy.
     pub fn is_move(self) -> bool {
@@ -348,7 +350,7 @@ impl MFunc {
     /// The registers `inst` reads, including a call's argument registers.
     pub fn for_each_use(&self, inst: &MInst, mut f: impl FnMut(Reg)) {
         inst.uses().for_each(&mut f);
-        if inst.op == MOp::Call {
+        if matches!(inst.op, MOp::Call | MOp::TailCall) {
             self.calls[inst.imm as usize].args.iter().copied().for_each(f);
         }
     }

@@ -1,6 +1,8 @@
 //! Peephole clean-up of allocated code (physical registers, labels present).
 //!
 //! - moves to self (`mv a0, a0`, left by coalesced copies) are dropped;
+//! - moves into or out of spill scratch registers are folded into the instruction that
+//!   defines the scratch register or the spill store that reads it;
 //! - a `j` to the label that immediately follows is dropped;
 //! - a conditional branch over an unconditional jump to the next label is inverted
 //!   (`bne x, L1; j L2; L1:` becomes `beq x, L2; L1:`).
@@ -13,6 +15,7 @@ pub fn run(code: &mut Vec<MInst>) {
     loop {
         let before = code.len();
         code.retain(|mi| !(mi.op.is_move() && mi.rd == mi.rs1));
+        fold_scratch_moves(code);
         let mut keep = vec![true; code.len()];
         for k in 0..code.len() {
             let mi = code[k];
@@ -42,6 +45,33 @@ pub fn run(code: &mut Vec<MInst>) {
             break;
         }
     }
+}
+
+fn is_scratch(r: Reg) -> bool {
+    matches!(r, Reg::T0 | Reg::T1 | Reg::FT0 | Reg::FT1)
+}
+
+/// Spill code goes through scratch registers that die right after their one reader:
+/// `X t0, ..; mv r, t0` becomes `X r, ..` and `mv t0, r; sd t0, m` becomes `sd r, m`.
+fn fold_scratch_moves(code: &mut Vec<MInst>) {
+    let mut keep = vec![true; code.len()];
+    for k in 1..code.len() {
+        let (a, b) = (code[k - 1], code[k]);
+        if !keep[k - 1] {
+            continue;
+        }
+        let same_class = |x: Reg, y: Reg| x.phys_class() == y.phys_class();
+        if b.op.is_move() && is_scratch(b.rs1) && a.rd == b.rs1 && a.op != MOp::Label && same_class(a.rd, b.rd) {
+            // t0 is read only by the move (spill reloads feed one instruction).
+            code[k - 1].rd = b.rd;
+            keep[k] = false;
+        } else if a.op.is_move() && is_scratch(a.rd) && b.op.is_store() && b.rs2 == a.rd && b.rs1 != a.rd {
+            code[k].rs2 = a.rs1;
+            keep[k - 1] = false;
+        }
+    }
+    let mut it = keep.iter();
+    code.retain(|_| *it.next().unwrap());
 }
 
 fn invert(op: MOp) -> MOp {

@@ -355,3 +355,89 @@ fn register_pressure_and_floats() {
     assert_eq!(code, 2);
 }
 
+
+#[test]
+fn tail_calls_run_in_constant_stack() {
+    // sum(n, acc) = n == 0 ? acc : sum(n - 1, acc + n), 10^7 deep: only works as a loop.
+    let mut m = Module::new();
+    let rt = runtime(&mut m);
+    let sum = m.declare_func("sum", sig(vec![Type::I32, Type::I32], Type::I32), true);
+    let main = m.declare_func("main", sig(vec![], Type::I32), true);
+    {
+        let f = &mut m.funcs[sum];
+        let bb = blocks(f, 3);
+        let n = f.append_block_param(bb[0], Type::I32);
+        let acc = f.append_block_param(bb[0], Type::I32);
+        let mut b = Builder::at_end(f, bb[0]);
+        let zero = b.iconst(0);
+        let c = b.icmp(CmpCond::Eq, n, zero);
+        b.brif(c, bb[1], &[], bb[2], &[]);
+        b.switch_to(bb[1]);
+        b.ret(Some(acc));
+        b.switch_to(bb[2]);
+        let one = b.iconst(1);
+        let n1 = b.binary(Opcode::Sub, n, one);
+        let a1 = b.binary(Opcode::Add, acc, n);
+        let r = b.call(sum, Type::I32, &[n1, a1]).unwrap();
+        b.ret(Some(r));
+    }
+    let f = &mut m.funcs[main];
+    let bb = blocks(f, 1);
+    let mut b = Builder::at_end(f, bb[0]);
+    let n = b.iconst(10_000_000);
+    let z = b.iconst(0);
+    let r = b.call(sum, Type::I32, &[n, z]).unwrap();
+    print_int(&mut b, &rt, r);
+    b.ret(Some(z));
+    let asm = compile_module(&m, &RiscvOptions::default());
+    assert!(asm.contains("\ttail\tsy.sum"), "{asm}");
+    let Some((out, _)) = run("tail", &m, "", "") else { return };
+    assert_eq!(out, format!("{}\n", (50000005000000i64 as u64 as u32) as i32));
+}
+
+#[test]
+fn output_is_identical_for_any_thread_count() {
+    let mut m = Module::new();
+    let rt = runtime(&mut m);
+    for k in 0..12 {
+        let id = m.declare_func(&format!("f{k}"), sig(vec![Type::I32], Type::I32), true);
+        let f = &mut m.funcs[id];
+        let bb = blocks(f, 1);
+        let x = f.append_block_param(bb[0], Type::I32);
+        let mut b = Builder::at_end(f, bb[0]);
+        let c = b.iconst(k);
+        let y = b.binary(Opcode::Mul, x, c);
+        b.call(rt.putint, Type::Void, &[y]);
+        b.ret(Some(y));
+    }
+    let opts = RiscvOptions { opt_level: 2, check_regalloc: true };
+    let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap().install(|| compile_module(&m, &opts));
+    let four = rayon::ThreadPoolBuilder::new().num_threads(4).build().unwrap().install(|| compile_module(&m, &opts));
+    assert_eq!(one, four);
+}
+
+/// `SYSY_STATS=a.sy:b.sy cargo test --release stats_report -- --ignored --nocapture` prints the
+/// static counts of each function (the benchmark's view of allocation quality).
+#[test]
+#[ignore]
+fn stats_report() {
+    let files = std::env::var("SYSY_STATS").unwrap_or_default();
+    for path in files.split(':').filter(|p| !p.is_empty()) {
+        let src = std::fs::read(path).unwrap();
+        let mut m = crate::frontend::compile_to_ir(&src, path).unwrap();
+        let popts = crate::passes::PassOptions {
+            opt_level: 2,
+            verify_each: false,
+            print_after: Vec::new(),
+            time_passes: false,
+            opt_bisect: None,
+        };
+        crate::passes::optimize(&mut m, &popts);
+        for s in stats(&m, &RiscvOptions { opt_level: 2, check_regalloc: true }) {
+            println!(
+                "{path} {:<24} insts {:>5} spill-ld {:>4} spill-st {:>4} moves {:>4} frame {:>8} spilled {:>4}",
+                s.name, s.insts, s.spill_loads, s.spill_stores, s.moves, s.frame_size, s.spilled_vregs
+            );
+        }
+    }
+}
