@@ -6,8 +6,8 @@
 //!   (`SYSYC_DIFF_BUDGET` seconds, default 150) or `SYSYC_DIFF_N` seeds (default 400) are used
 //!   up; fails naming every failing seed with its program and diff.
 //! - `differential_many` (ignored; `scripts/difftest.sh N`): seeds `SYSYC_DIFF_START..+SYSYC_DIFF_N`
-//!   without a time budget; failing programs are written to `target/difftest/seedN.sy` with the
-//!   failure in `seedN.txt`.
+//!   without a time budget; failing programs are written to `target/difftest/seedN.sy` with
+//!   their input in `seedN.in` and the failure in `seedN.txt`.
 //! - `print_program` (ignored): writes the program of `SYSYC_GEN_SEED` to `SYSYC_GEN_OUT`
 //!   (default stdout).
 //! - `regress_fixtures` (ignored until the bugs they show are fixed): every
@@ -61,12 +61,17 @@ fn run_seeds(seeds: std::ops::Range<u64>, deadline: Option<Instant>, save_dir: O
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(&seed) = seeds.get(i) else { return };
                 let result = diff::check_seed(seed, &modes);
-                report.ran.fetch_add(1, Ordering::Relaxed);
+                let ran = report.ran.fetch_add(1, Ordering::Relaxed) + 1;
+                if ran % 50 == 0 {
+                    let failing = report.failures.lock().unwrap().len();
+                    eprintln!("differential: {ran} of {} seeds checked, {failing} failing", seeds.len());
+                }
                 if let Err((program, f)) = result {
                     eprintln!("seed {seed}: FAIL {}: {}", f.mode, f.kind);
                     if let Some(dir) = save_dir {
                         let _ = std::fs::create_dir_all(dir);
                         let _ = std::fs::write(dir.join(format!("seed{seed}.sy")), &program);
+                        let _ = std::fs::write(dir.join(format!("seed{seed}.in")), fuzzgen::input(seed));
                         let _ = std::fs::write(dir.join(format!("seed{seed}.txt")), f.to_string());
                     }
                     report.failures.lock().unwrap().push((seed, program, f));

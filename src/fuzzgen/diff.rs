@@ -56,7 +56,7 @@ pub fn require_tools(modes: &[Compiler]) -> Result<(), String> {
 
 /// The expected `.out` text of `source`: its stdout and exit code when compiled as C by the host
 /// compiler. `Err` when the oracle cannot build or run it (a generator or harness bug).
-pub fn oracle(source: &[u8], dir: &std::path::Path) -> Result<Vec<u8>, Failure> {
+pub fn oracle(source: &[u8], input: Option<&std::path::Path>, dir: &std::path::Path) -> Result<Vec<u8>, Failure> {
     let fail = |kind: &str, detail: String| Failure { mode: "oracle".into(), kind: kind.into(), detail };
     let rt = toolchain::runtime(Arch::Host).map_err(|e| fail("harness error", e))?;
     let c = dir.join("prog.c");
@@ -69,7 +69,7 @@ pub fn oracle(source: &[u8], dir: &std::path::Path) -> Result<Vec<u8>, Failure> 
     if out.status != Status::Exited(0) {
         return Err(fail("oracle compile error", String::from_utf8_lossy(&out.stderr).into_owned()));
     }
-    let out = exec::run(&mut Command::new(&exe), None, Some(Duration::from_secs(20)))
+    let out = exec::run(&mut Command::new(&exe), input, Some(Duration::from_secs(20)))
         .map_err(|e| fail("harness error", e))?;
     match out.status {
         Status::Exited(code) => Ok(compare::actual_text(&out.stdout, code)),
@@ -77,16 +77,19 @@ pub fn oracle(source: &[u8], dir: &std::path::Path) -> Result<Vec<u8>, Failure> 
     }
 }
 
-/// Checks `source` in every mode against the oracle; the first failure wins.
-pub fn check_program(name: &str, source: &str, modes: &[Compiler]) -> Result<(), Failure> {
+/// Checks `source` (with `input` on stdin) in every mode against the oracle; the first failure
+/// wins.
+pub fn check_program(name: &str, source: &str, input: &str, modes: &[Compiler]) -> Result<(), Failure> {
     let dir = WorkDir::new(name).map_err(|e| Failure { mode: "harness".into(), kind: "harness error".into(), detail: e })?;
-    let expected = oracle(source.as_bytes(), &dir.path)?;
-    let sy = dir.path.join("prog.sy");
-    let out = dir.path.join("prog.out");
     let io = |e: std::io::Error| Failure { mode: "harness".into(), kind: "harness error".into(), detail: e.to_string() };
+    let sy = dir.path.join("prog.sy");
+    let inp = dir.path.join("prog.in");
+    let out = dir.path.join("prog.out");
     std::fs::write(&sy, source).map_err(io)?;
+    std::fs::write(&inp, input).map_err(io)?;
+    let expected = oracle(source.as_bytes(), Some(&inp), &dir.path)?;
     std::fs::write(&out, &expected).map_err(io)?;
-    let case = Case { name: name.to_string(), sy, input: None, expected: Some(out) };
+    let case = Case { name: name.to_string(), sy, input: Some(inp), expected: Some(out) };
     for m in modes {
         let mut cfg = RunConfig::new(m.clone());
         cfg.timeout = Duration::from_secs(30);
@@ -104,8 +107,8 @@ pub fn check_program(name: &str, source: &str, modes: &[Compiler]) -> Result<(),
     Ok(())
 }
 
-/// Generates the program of `seed` and checks it.
+/// Generates the program (and input) of `seed` and checks it.
 pub fn check_seed(seed: u64, modes: &[Compiler]) -> Result<(), (String, Failure)> {
     let program = super::generate(seed);
-    check_program(&format!("seed{seed}"), &program, modes).map_err(|f| (program, f))
+    check_program(&format!("seed{seed}"), &program, &super::input(seed), modes).map_err(|f| (program, f))
 }

@@ -123,6 +123,21 @@ struct Gen {
     nest: u32,
 }
 
+/// The standard input of the program of `seed`: 12 integers in -1000..=1000, read by `main` with
+/// up to 8 `getint()` and then up to 4 `getfloat()` calls.
+pub fn input(seed: u64) -> String {
+    let mut rng = Rng::new(seed.wrapping_mul(0x2545_f491_4f6c_dd1d) ^ 0x1f);
+    let nums: Vec<String> = (0..12)
+        .map(|_| match rng.below(4) {
+            0 => rng.range(-1000, 1000),
+            1 => rng.range(-3, 3),
+            _ => rng.range(0, 100),
+        })
+        .map(|v| v.to_string())
+        .collect();
+    nums.join(" ") + "\n"
+}
+
 /// A SysY program determined by `seed`.
 pub fn generate(seed: u64) -> String {
     let mut g = Gen {
@@ -380,6 +395,15 @@ impl Gen {
         self.indent += 1;
         self.begin_function(false, Some(Ty::Int), 300_000, &[]);
         self.cx.is_main = true;
+        // Values from stdin (see `input`): opaque to the optimizer, unlike everything else.
+        let (ints, floats) = (self.rng.range(0, 8), self.rng.range(0, 4));
+        for k in 0..ints + floats {
+            let id = self.id();
+            let (ty, f) = if k < ints { (Ty::Int, "getint") } else { (Ty::Float, "getfloat") };
+            let name = format!("v{id}");
+            self.line(&format!("{} {name} = {f}();", ty.kw()));
+            self.scopes[0].push(scalar(&name, ty, false, false));
+        }
         self.decls(6, 16);
         let n = self.rng.range(8, 24);
         for _ in 0..n {

@@ -10,13 +10,16 @@
 //! parameters, short-circuit conditions with side effects, `break`/`continue`, partial array
 //! arguments, shadowing, const arrays, and division by constants and variables.
 //!
+//! `input(seed)` is the program's standard input (numbers read by `main`, so that some values are
+//! unknown to the optimizer).
+//!
 //! `diff` runs one program through the host C compiler (the oracle) and through sysyc in several
 //! modes, and reports the first disagreement.
 
 pub mod diff;
 mod gen;
 
-pub use gen::generate;
+pub use gen::{generate, input};
 
 /// splitmix64: small, fast, and the same sequence on every platform.
 #[derive(Clone, Debug)]
