@@ -106,10 +106,12 @@ fn incoming(f: &Function, cfg: &Cfg, b: crate::ir::Block, n: usize) -> Vec<Value
     out
 }
 
-/// Whether an alloca's address escapes into a call (so a callee may read or write it).
-pub fn escapes(f: &Function, alloca: Inst) -> bool {
-    let mut work = vec![f.res(alloca)];
-    let mut seen = Vec::new();
+/// Every instruction that uses `root` or an address derived from it by `gep`/`offset`, with the
+/// derived value it uses (address arithmetic itself is followed, not listed).
+pub fn derived_users(f: &Function, root: Value) -> Vec<(Inst, Value)> {
+    let mut out = Vec::new();
+    let mut work = vec![root];
+    let mut seen: Vec<Value> = Vec::new();
     while let Some(v) = work.pop() {
         if seen.contains(&v) {
             continue;
@@ -118,20 +120,22 @@ pub fn escapes(f: &Function, alloca: Inst) -> bool {
         for u in f.uses_of(v) {
             let user = f.uses().user[u];
             match f.op(user) {
-                Opcode::Call => return true,
-                Opcode::Store => {
-                    // Storing the pointer itself somewhere.
-                    if f.arg(user, 0) == v {
-                        return true;
-                    }
-                }
-                Opcode::Gep | Opcode::Offset => work.push(f.res(user)),
-                Opcode::Jump | Opcode::Brif => return true,
-                _ => {}
+                Opcode::Gep | Opcode::Offset if f.arg(user, 0) == v => work.push(f.res(user)),
+                _ => out.push((user, v)),
             }
         }
     }
-    false
+    out
+}
+
+/// Whether an alloca's address escapes (into a call, a branch argument or memory), so that
+/// code elsewhere may read or write it.
+pub fn escapes(f: &Function, alloca: Inst) -> bool {
+    derived_users(f, f.res(alloca)).iter().any(|&(user, v)| match f.op(user) {
+        Opcode::Load => false,
+        Opcode::Store => f.arg(user, 0) == v,
+        _ => true,
+    })
 }
 
 /// Whether two bases may refer to overlapping memory.

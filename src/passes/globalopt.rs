@@ -18,25 +18,9 @@ struct Usage {
     outside_main: bool,
 }
 
-/// Follows address arithmetic from `v`; reports whether anything but loads reads the address.
+/// Whether the address `v` (and everything derived from it) is only ever loaded from.
 fn only_loaded(f: &crate::ir::Function, v: Value) -> bool {
-    let mut work = vec![v];
-    let mut seen = Vec::new();
-    while let Some(x) = work.pop() {
-        if seen.contains(&x) {
-            continue;
-        }
-        seen.push(x);
-        for u in f.uses_of(x) {
-            let user = f.uses().user[u];
-            match f.op(user) {
-                Opcode::Load => {}
-                Opcode::Gep | Opcode::Offset if f.arg(user, 0) == x => work.push(f.res(user)),
-                _ => return false,
-            }
-        }
-    }
-    true
+    super::alias::derived_users(f, v).iter().all(|&(user, _)| f.op(user) == Opcode::Load)
 }
 
 pub fn run_module(m: &mut Module) -> bool {

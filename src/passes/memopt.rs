@@ -16,7 +16,7 @@
 //! possible read in between is removed; stores into a non-escaping alloca that is never loaded
 //! from are removed everywhere. Needs: CFG (computed here). Cost: O(instructions * table size).
 
-use super::alias::{base_of, escapes, may_alias, Base};
+use super::alias::{base_of, derived_users, escapes, may_alias, Base};
 use crate::ir::analysis::Cfg;
 use crate::ir::{Block, Function, IdVec, Inst, ModuleCx, Opcode, Type, Value, ValueDef};
 
@@ -190,30 +190,12 @@ fn dead_alloca_stores(f: &mut Function) -> bool {
     let entry = f.entry();
     let allocas: Vec<Inst> = f.layout().block_insts(entry).filter(|&i| f.op(i) == Opcode::Alloca).collect();
     for al in allocas {
-        // Collect every instruction reachable through address arithmetic.
-        let mut work = vec![f.res(al)];
-        let mut stores = Vec::new();
-        let mut read = false;
-        let mut seen: Vec<Value> = Vec::new();
-        while let Some(v) = work.pop() {
-            if seen.contains(&v) {
-                continue;
-            }
-            seen.push(v);
-            for u in f.uses_of(v) {
-                let user = f.uses().user[u];
-                match f.op(user) {
-                    Opcode::Gep | Opcode::Offset => work.push(f.res(user)),
-                    Opcode::Store if f.arg(user, 1) == v && f.arg(user, 0) != v => stores.push(user),
-                    _ => read = true,
-                }
-            }
-            if read {
-                break;
-            }
-        }
-        if !read && !stores.is_empty() {
-            for s in stores {
+        let users = derived_users(f, f.res(al));
+        let only_stored_into = users
+            .iter()
+            .all(|&(user, v)| f.op(user) == Opcode::Store && f.arg(user, 1) == v && f.arg(user, 0) != v);
+        if only_stored_into && !users.is_empty() {
+            for (s, _) in users {
                 f.remove_inst(s);
             }
             changed = true;
