@@ -241,14 +241,14 @@ impl<'a> Isel<'a> {
             (Store, _) => k == 1 && is_obj,
             (Gep, Some(_)) => k == 1,
             (Add | And | Or | Xor, Some(c)) => fits12(c),
-            (Sub, Some(c)) => k == 1 && fits12(-c),
+            (Sub, Some(c)) => k == 1 && fits12(c.wrapping_neg()),
             (Shl | Ashr | Lshr, Some(_)) => k == 1,
             (Mul, Some(c)) => c > 0 && (c as u64).is_power_of_two(),
             (Icmp, Some(c)) => {
                 !self.fused[user.index()]
                     && k == 1
                     && match d.cond() {
-                        CmpCond::Eq | CmpCond::Ne => fits12(-c),
+                        CmpCond::Eq | CmpCond::Ne => fits12(c.wrapping_neg()),
                         CmpCond::Lt | CmpCond::Ge => fits12(c),
                         _ => false,
                     }
@@ -586,7 +586,7 @@ impl<'a> Isel<'a> {
         if let Some(c) = f.as_iconst(b) {
             let imm: Option<(MOp, i64)> = match op {
                 Add if fits12(c) => Some((if w { MOp::Addiw } else { MOp::Addi }, c)),
-                Sub if fits12(-c) => Some((if w { MOp::Addiw } else { MOp::Addi }, -c)),
+                Sub if fits12(c.wrapping_neg()) => Some((if w { MOp::Addiw } else { MOp::Addi }, c.wrapping_neg())),
                 And if fits12(c) => Some((MOp::Andi, c)),
                 Or if fits12(c) => Some((MOp::Ori, c)),
                 Xor if fits12(c) => Some((MOp::Xori, c)),
@@ -646,9 +646,9 @@ impl<'a> Isel<'a> {
             CmpCond::Eq | CmpCond::Ne => {
                 let t = match bc {
                     Some(0) => ra,
-                    Some(k) if fits12(-k) => {
+                    Some(k) if fits12(k.wrapping_neg()) => {
                         let t = self.vreg(RegClass::Int);
-                        self.push(MInst::i(MOp::Addi, t, ra, -k));
+                        self.push(MInst::i(MOp::Addi, t, ra, k.wrapping_neg()));
                         t
                     }
                     _ => {

@@ -3,6 +3,8 @@
 //! - moves to self (`mv a0, a0`, left by coalesced copies) are dropped;
 //! - moves into or out of spill scratch registers are folded into the instruction that
 //!   defines the scratch register or the spill store that reads it;
+//! - branches to a block that only jumps on go straight to the final target (jump threading),
+//!   and blocks left without predecessors after an unconditional transfer are dropped;
 //! - a `j` to the label that immediately follows is dropped;
 //! - a conditional branch over an unconditional jump to the next label is inverted
 //!   (`bne x, L1; j L2; L1:` becomes `beq x, L2; L1:`).
@@ -16,6 +18,8 @@ pub fn run(code: &mut Vec<MInst>) {
         let before = code.len();
         code.retain(|mi| !(mi.op.is_move() && mi.rd == mi.rs1));
         fold_scratch_moves(code);
+        thread_jumps(code);
+        remove_dead_blocks(code);
         let mut keep = vec![true; code.len()];
         for k in 0..code.len() {
             let mi = code[k];
@@ -45,6 +49,56 @@ pub fn run(code: &mut Vec<MInst>) {
             break;
         }
     }
+}
+
+/// Branches to a label followed by `j X` go to `X` (edge blocks whose copies coalesced away).
+fn thread_jumps(code: &mut [MInst]) {
+    let mut jump_after: rustc_hash::FxHashMap<i64, i64> = Default::default();
+    for k in 0..code.len().saturating_sub(1) {
+        if code[k].op == MOp::Label && code[k + 1].op == MOp::J {
+            jump_after.insert(code[k].imm, code[k + 1].imm);
+        }
+    }
+    if jump_after.is_empty() {
+        return;
+    }
+    for mi in code.iter_mut() {
+        if mi.op.is_branch() || mi.op == MOp::J {
+            let mut t = mi.imm;
+            for _ in 0..8 {
+                match jump_after.get(&t) {
+                    Some(&x) if x != t => t = x,
+                    _ => break,
+                }
+            }
+            mi.imm = t;
+        }
+    }
+}
+
+/// Drops code after an unconditional transfer up to a label nothing branches to.
+fn remove_dead_blocks(code: &mut Vec<MInst>) {
+    let mut used = rustc_hash::FxHashSet::default();
+    for mi in code.iter() {
+        if mi.op.is_branch() || mi.op == MOp::J {
+            used.insert(mi.imm);
+        }
+    }
+    let mut keep = vec![true; code.len()];
+    let mut dead = false;
+    for k in 0..code.len() {
+        let mi = code[k];
+        if mi.op == MOp::Label {
+            // The first label is the entry; a label reached by fallthrough or a branch lives.
+            dead = dead && k > 0 && !used.contains(&mi.imm);
+        }
+        keep[k] = !dead;
+        if matches!(mi.op, MOp::J | MOp::Ret | MOp::TailCall) {
+            dead = true;
+        }
+    }
+    let mut it = keep.iter();
+    code.retain(|_| *it.next().unwrap());
 }
 
 fn is_scratch(r: Reg) -> bool {

@@ -441,3 +441,48 @@ fn stats_report() {
         }
     }
 }
+
+#[test]
+fn variadic_calls_pass_doubles_in_integer_registers() {
+    // show("..", d0, i0, d1, i1, ...) with 6 doubles and 6 ints: registers, then the stack.
+    let mut m = Module::new();
+    let rt = runtime(&mut m);
+    let s = m.add_global(GlobalData {
+        name: "fmt".into(),
+        size: 3,
+        elem: Type::I1,
+        init: GlobalInit::Bytes(b"%d".to_vec()),
+        is_const: true,
+    });
+    let show = m.declare_func("show", Signature { params: vec![Type::Ptr], ret: Type::I32, variadic: true }, false);
+    let main = m.declare_func("main", sig(vec![], Type::I32), true);
+    let f = &mut m.funcs[main];
+    let bb = blocks(f, 1);
+    let mut b = Builder::at_end(f, bb[0]);
+    let p = b.gaddr(s);
+    let mut args = vec![p];
+    for k in 0..6 {
+        let x = b.fconst(k as f32 + 0.25);
+        args.push(b.unary(Opcode::Fpext, Type::F64, x));
+        args.push(b.iconst(10 * k));
+    }
+    let r = b.call(show, Type::I32, &args).unwrap();
+    print_int(&mut b, &rt, r);
+    let z = b.iconst(0);
+    b.ret(Some(z));
+    let c = r#"
+#include <stdarg.h>
+int show(char *fmt, ...) {
+    va_list ap; va_start(ap, fmt);
+    int bad = fmt[0] != '%' || fmt[1] != 'd' || fmt[2] != 0;
+    for (int k = 0; k < 6; k++) {
+        double d = va_arg(ap, double); int i = va_arg(ap, int);
+        if (d != k + 0.25 || i != 10 * k) bad |= 2 << k;
+    }
+    va_end(ap);
+    return bad;
+}
+"#;
+    let Some((out, _)) = run("variadic", &m, c, "") else { return };
+    assert_eq!(out, "0\n");
+}

@@ -24,15 +24,21 @@ struct Ck<'a> {
 }
 
 impl Ck<'_> {
-    fn loc(&self, r: Reg) -> usize {
+    /// The location of `r`; `None` for a rematerialized value (recomputed at each use from
+    /// its constant definition, so it cannot be clobbered).
+    fn loc(&self, r: Reg) -> Option<usize> {
         let v = r.vindex();
-        if self.alloc.slot[v] != u32::MAX {
+        if self.alloc.slot[v] == super::REMAT {
+            assert!(self.mf.remat[v].is_some(), "%{v} marked rematerializable without a definition");
+            return None;
+        }
+        Some(if self.alloc.slot[v] != u32::MAX {
             64 + self.alloc.slot[v] as usize
         } else {
             let p = self.alloc.reg[v];
             assert!(p.is_some(), "%{v} has neither a register nor a slot");
             p.0 as usize
-        }
+        })
     }
 
     /// Applies block `b` to `st`; with `check`, reports the first bad read. Each branch hands
@@ -44,7 +50,7 @@ impl Ck<'_> {
             if check {
                 for r in mi.uses() {
                     if r.is_virt() {
-                        let l = self.loc(r);
+                        let Some(l) = self.loc(r) else { continue };
                         if st[l] != r.vindex() as u32 {
                             let held = match st[l] {
                                 NOTHING | TOP => "nothing".to_string(),
@@ -64,8 +70,9 @@ impl Ck<'_> {
             }
             self.mf.for_each_def(mi, |r| {
                 if r.is_virt() {
-                    let l = self.loc(r);
-                    st[l] = r.vindex() as u32;
+                    if let Some(l) = self.loc(r) {
+                        st[l] = r.vindex() as u32;
+                    }
                 } else if r.is_phys() {
                     st[r.0 as usize] = NOTHING;
                 }

@@ -143,6 +143,10 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
     let mut slot_end: Vec<u32> = Vec::new();
     for v in spilled {
         let vi = v as usize;
+        if mf.remat[vi].is_some() {
+            alloc.slot[vi] = super::REMAT;
+            continue;
+        }
         let k = match slot_end.iter().position(|&e| e < iv.start[vi]) {
             Some(k) => k,
             None => {

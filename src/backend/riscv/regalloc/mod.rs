@@ -10,10 +10,14 @@ use super::minst::Reg;
 pub struct Allocation {
     /// Physical register per virtual register (`Reg::NONE` if spilled or unused).
     pub reg: Vec<Reg>,
-    /// Spill slot per virtual register (`u32::MAX` if in a register).
+    /// Spill slot per virtual register (`u32::MAX` if in a register, `REMAT` if spilled and
+    /// recomputed at each use, which needs no slot).
     pub slot: Vec<u32>,
     pub num_slots: u32,
 }
+
+/// The `slot` of a spilled register that is rematerialized instead of reloaded.
+pub const REMAT: u32 = u32::MAX - 1;
 
 impl Allocation {
     /// Whether `r` (virtual) lives in a stack slot.
