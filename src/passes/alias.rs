@@ -111,12 +111,11 @@ fn incoming(f: &Function, cfg: &Cfg, b: crate::ir::Block, n: usize) -> Vec<Value
 pub fn derived_users(f: &Function, root: Value) -> Vec<(Inst, Value)> {
     let mut out = Vec::new();
     let mut work = vec![root];
-    let mut seen: Vec<Value> = Vec::new();
+    let mut seen: crate::ir::IdSet<Value> = crate::ir::IdSet::with_capacity(f.num_values());
     while let Some(v) = work.pop() {
-        if seen.contains(&v) {
+        if !seen.insert(v) {
             continue;
         }
-        seen.push(v);
         for u in f.uses_of(v) {
             let user = f.uses().user[u];
             match f.op(user) {

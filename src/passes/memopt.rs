@@ -166,6 +166,10 @@ fn dead_stores_local(f: &mut Function, cx: &ModuleCx, cfg: &Cfg) -> bool {
                         changed = true;
                     }
                     pending.push((i, a, size));
+                    // Bounded, like the forwarding table: a huge initialiser stays linear.
+                    if pending.len() > 256 {
+                        pending.drain(..128);
+                    }
                 }
                 Opcode::Load => {
                     let size = f.data(i).ty.bytes() as i64;

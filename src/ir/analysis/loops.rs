@@ -90,13 +90,14 @@ impl LoopForest {
             }
             loops[l].blocks = blocks;
         }
-        // Outer loops' block lists include nested loops' blocks.
+        // Outer loops' block lists include nested loops' blocks: each loop's own blocks (those
+        // it claimed itself) go to every ancestor once, so the total stays O(blocks * depth).
         let ids: Vec<Loop> = loops.keys().collect();
+        let own: Vec<Vec<Block>> = ids.iter().map(|&l| loops[l].blocks.clone()).collect();
         for &l in &ids {
             let mut p = loops[l].parent;
-            let own: Vec<Block> = loops[l].blocks.clone();
             while let Some(outer) = p {
-                loops[outer].blocks.extend_from_slice(&own);
+                loops[outer].blocks.extend_from_slice(&own[l.index()]);
                 p = loops[outer].parent;
             }
         }
