@@ -132,8 +132,9 @@ fn localize(m: &mut Module, main: FuncId, scalars: &[GlobalId]) -> bool {
         .collect();
     let f = &mut m.funcs[main];
     let entry = f.entry();
-    let first = f.layout().first_inst(entry).unwrap();
     for (k, &g) in scalars.iter().enumerate() {
+        // Looked up each time: the previous global's `gaddr` may have been the first instruction.
+        let first = f.layout().first_inst(entry).unwrap();
         let (ty, init) = elems[k];
         let a = f.insert_new_before(first, mk::alloca(4, 4), &[]);
         let av = f.res(a);
