@@ -3,9 +3,10 @@
 
 usage: scripts/reduce.py PROGRAM.sy [--mode=-O2] [--input IN] [--out REDUCED.sy] [--timeout S] [--sysyc BIN]
 
-The failure is judged like the differential test: the program read as C by the host gcc
-(`-O1 -fwrapv -ffp-contract=off`, float literals made single precision, UBSan on so a reduction
-that introduces undefined behaviour is rejected) gives the expected stdout and exit code; sysyc
+The failure is judged like the differential test: the program read as C by the host gcc and
+clang (`-O1 -fwrapv -ffp-contract=off`, float literals made single precision, UBSan on so a
+reduction that introduces undefined behaviour is rejected; both must agree) gives the expected
+stdout and exit code; sysyc
 in MODE (`-O0`, `-O2`: RISC-V under qemu; add `--emit-llvm` for LLVM IR + clang natively) must
 give something else, or crash. Without --mode every mode is tried and the first failing one is
 kept. A candidate is interesting only if it fails the *same way* (wrong output / compiler crash
@@ -111,20 +112,25 @@ class Judge:
         return norm(t + b"%d\n" % (rc & 255))
 
     def oracle(self, src):
+        """The expected text: gcc -O1 (with UBSan), cross-checked by clang -O1; None if either
+        rejects or fails the program, or they disagree (gcc 12 misfolds some signed zeros)."""
         c = os.path.join(self.work, "o.c")
-        exe = os.path.join(self.work, "o.exe")
         with open(c, "w") as f:
             f.write(sysy_as_c(src))
-        rc, _, _ = self.run(["gcc", "-x", "c", "-O1", "-fwrapv", "-ffp-contract=off", "-w",
-                             "-Werror=return-type", "-Werror=implicit-function-declaration",
-                             "-fsanitize=undefined", "-fno-sanitize-recover=all",
-                             "-include", self.header, c, "-x", "none", self.host_lib, "-o", exe], 60)
-        if rc != 0:
-            return None
-        rc, out, _ = self.run([exe], feed=True)
-        if not isinstance(rc, int) or rc < 0:
-            return None
-        return self.text(rc, out)
+        texts = []
+        for cc in ("gcc", "clang-14"):
+            exe = os.path.join(self.work, "o.exe")
+            rc, _, _ = self.run([cc, "-x", "c", "-O1", "-fwrapv", "-ffp-contract=off", "-w",
+                                 "-Werror=return-type", "-Werror=implicit-function-declaration",
+                                 "-fsanitize=undefined", "-fno-sanitize-recover=all",
+                                 "-include", self.header, c, "-x", "none", self.host_lib, "-o", exe], 60)
+            if rc != 0:
+                return None
+            rc, out, _ = self.run([exe], feed=True)
+            if not isinstance(rc, int) or rc < 0:
+                return None
+            texts.append(self.text(rc, out))
+        return texts[0] if texts[0] == texts[1] else None
 
     def sysyc_run(self, src, mode):
         """('panic'|'compile error'|'crash'|'timeout'|'ok', text)."""
