@@ -1,5 +1,6 @@
 //! Differential testing with generated programs (`sysyc::fuzzgen`): each program's output through
-//! sysyc -O0 and -O2 on RISC-V (qemu) and -O2 LLVM IR + clang must equal the host C compiler's.
+//! sysyc -O0 and -O2 on RISC-V (qemu) and -O2 LLVM IR + clang must equal the host C compiler's
+//! (gcc -O1, cross-checked with clang -O1; a program the two disagree on is skipped, not failed).
 //!
 //! - `generated_programs_pass_the_frontend`: generated programs are valid SysY (fast, no tools).
 //! - `differential_fixed_seeds`: seeds 0, 1, 2, ... checked in parallel until a time budget
@@ -10,8 +11,8 @@
 //!   their input in `seedN.in` and the failure in `seedN.txt`.
 //! - `print_program` (ignored): writes the program of `SYSYC_GEN_SEED` to `SYSYC_GEN_OUT`
 //!   (default stdout).
-//! - `regress_fixtures` (ignored until the bugs they show are fixed): every
-//!   `fixtures/regress/*.sy` in every mode against its `.out`.
+//! - `regress_fixtures`: every `fixtures/regress/*.sy` in every mode against its `.out`; those
+//!   named in `fixtures/regress/KNOWN` (open bugs) are reported without failing.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -42,12 +43,14 @@ fn tools_or_skip(modes: &[Compiler]) -> bool {
 struct Report {
     ran: AtomicUsize,
     failures: Mutex<Vec<(u64, String, diff::Failure)>>,
+    /// Seeds whose program the two C compilers disagree on: skipped.
+    ambiguous: Mutex<Vec<u64>>,
 }
 
 /// Checks `seeds` on `jobs()` threads, stopping early (between seeds) at `deadline`.
 fn run_seeds(seeds: std::ops::Range<u64>, deadline: Option<Instant>, save_dir: Option<&std::path::Path>) -> Report {
     let modes = diff::default_modes();
-    let report = Report { ran: AtomicUsize::new(0), failures: Mutex::new(Vec::new()) };
+    let report = Report { ran: AtomicUsize::new(0), failures: Mutex::new(Vec::new()), ambiguous: Mutex::new(Vec::new()) };
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let seeds: Vec<u64> = seeds.collect();
@@ -65,6 +68,13 @@ fn run_seeds(seeds: std::ops::Range<u64>, deadline: Option<Instant>, save_dir: O
                 if ran % 50 == 0 {
                     let failing = report.failures.lock().unwrap().len();
                     eprintln!("differential: {ran} of {} seeds checked, {failing} failing", seeds.len());
+                }
+                if let Err((_, f)) = &result {
+                    if f.kind == diff::DISAGREEMENT {
+                        eprintln!("seed {seed}: skipped, the C compilers disagree:\n{}", f.detail);
+                        report.ambiguous.lock().unwrap().push(seed);
+                        continue;
+                    }
                 }
                 if let Err((program, f)) = result {
                     eprintln!("seed {seed}: FAIL {}: {}", f.mode, f.kind);
@@ -117,9 +127,10 @@ fn differential_fixed_seeds() {
     let start = Instant::now();
     let report = run_seeds(0..n, Some(start + budget), None);
     let ran = report.ran.load(Ordering::Relaxed);
+    let ambiguous = report.ambiguous.into_inner().unwrap().len();
     let mut failures = report.failures.into_inner().unwrap();
     eprintln!(
-        "differential: {ran} of {n} seeds checked in {:.0?} ({} failing)",
+        "differential: {ran} of {n} seeds checked in {:.0?} ({} failing, {ambiguous} skipped as ambiguous)",
         start.elapsed(),
         failures.len()
     );
@@ -142,9 +153,10 @@ fn differential_many() {
     let start = Instant::now();
     let report = run_seeds(from..from + n, None, Some(&dir));
     let ran = report.ran.load(Ordering::Relaxed);
+    let ambiguous = report.ambiguous.into_inner().unwrap().len();
     let mut failures = report.failures.into_inner().unwrap();
     eprintln!(
-        "differential: seeds {from}..{}: {ran} checked in {:.0?}, {} failing (programs in {})",
+        "differential: seeds {from}..{}: {ran} checked in {:.0?}, {} failing, {ambiguous} skipped as ambiguous (programs in {})",
         from + n,
         start.elapsed(),
         failures.len(),
@@ -171,24 +183,45 @@ fn print_program() {
 }
 
 #[test]
-#[ignore]
 fn regress_fixtures() {
     let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/regress");
     let modes = diff::default_modes();
     if !tools_or_skip(&modes) {
         return;
     }
+    // Reproducers of bugs not fixed yet: reported, not failed. Remove a name once it passes.
+    let known: Vec<String> = std::fs::read_to_string(dir.join("KNOWN"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| l.split('#').next().unwrap_or("").trim().to_string())
+        .filter(|l| !l.is_empty())
+        .collect();
     let cases = suite::discover(&[dir], std::env::var("SYSY_FILTER").ok().as_deref()).expect("listing cases");
     let mut report = String::new();
+    let mut unexpected = Vec::new();
     for m in modes {
         let cfg = RunConfig::new(m);
         let results = suite::run_cases(&cases, &cfg, jobs(), &|_| {});
-        for r in results.iter().filter(|r| !r.outcome.is_pass()) {
-            report.push_str(&format!("{} with {}: {}\n", r.name, cfg.compiler.label(), r.outcome.kind()));
+        for r in &results {
+            let base = r.name.rsplit('/').next().unwrap_or(&r.name).to_string();
+            let is_known = known.contains(&base);
+            if !r.outcome.is_pass() {
+                let line = format!("{} with {}: {}", r.name, cfg.compiler.label(), r.outcome.kind());
+                if is_known {
+                    eprintln!("known bug: {line}");
+                } else {
+                    unexpected.push(line);
+                }
+            }
         }
-        report.push_str(&runner::failure_report(&results));
+        let failing: Vec<_> = results
+            .iter()
+            .filter(|r| !r.outcome.is_pass() && !known.contains(&r.name.rsplit('/').next().unwrap_or(&r.name).to_string()))
+            .cloned()
+            .collect();
+        report.push_str(&runner::failure_report(&failing));
     }
-    if report.lines().any(|l| l.contains(" with sysyc")) {
-        panic!("{report}");
+    if !unexpected.is_empty() {
+        panic!("{report}\n{}", unexpected.join("\n"));
     }
 }

@@ -55,27 +55,40 @@ pub fn require_tools(modes: &[Compiler]) -> Result<(), String> {
 }
 
 /// The expected `.out` text of `source`: its stdout and exit code when compiled as C by the host
-/// compiler. `Err` when the oracle cannot build or run it (a generator or harness bug).
+/// gcc -O1, cross-checked with clang -O1 (gcc 12 was caught folding `(c - c) * 5 - 0` to -0.0, see
+/// fixtures/regress/README). `Err` when an oracle cannot build or run the program (a generator or
+/// harness bug), or kind `oracle disagreement` when the two differ (the program is skipped).
 pub fn oracle(source: &[u8], input: Option<&std::path::Path>, dir: &std::path::Path) -> Result<Vec<u8>, Failure> {
     let fail = |kind: &str, detail: String| Failure { mode: "oracle".into(), kind: kind.into(), detail };
     let rt = toolchain::runtime(Arch::Host).map_err(|e| fail("harness error", e))?;
     let c = dir.join("prog.c");
     std::fs::write(&c, runner::sysy_as_c(source)).map_err(|e| fail("harness error", e.to_string()))?;
-    let exe = dir.join("ref");
-    let mut cmd = Command::new(toolchain::host_cc());
-    cmd.args(["-x", "c", "-O1", "-fwrapv", "-ffp-contract=off", "-w", "-include"]).arg(&rt.header);
-    cmd.arg(&c).args(["-x", "none"]).arg(&rt.lib).arg("-o").arg(&exe);
-    let out = exec::run(&mut cmd, None, Some(Duration::from_secs(60))).map_err(|e| fail("harness error", e))?;
-    if out.status != Status::Exited(0) {
-        return Err(fail("oracle compile error", String::from_utf8_lossy(&out.stderr).into_owned()));
+    let mut texts = Vec::new();
+    for cc in [toolchain::host_cc(), toolchain::clang()] {
+        let exe = dir.join(format!("ref-{}", texts.len()));
+        let mut cmd = Command::new(&cc);
+        cmd.args(["-x", "c", "-O1", "-fwrapv", "-ffp-contract=off", "-w", "-include"]).arg(&rt.header);
+        cmd.arg(&c).args(["-x", "none"]).arg(&rt.lib).arg("-o").arg(&exe);
+        let out = exec::run(&mut cmd, None, Some(Duration::from_secs(60))).map_err(|e| fail("harness error", e))?;
+        if out.status != Status::Exited(0) {
+            return Err(fail("oracle compile error", format!("{cc}: {}", String::from_utf8_lossy(&out.stderr))));
+        }
+        let out = exec::run(&mut Command::new(&exe), input, Some(Duration::from_secs(20)))
+            .map_err(|e| fail("harness error", e))?;
+        match out.status {
+            Status::Exited(code) => texts.push((cc, compare::actual_text(&out.stdout, code))),
+            s => return Err(fail("oracle run failed", format!("{cc}: {s}\n{}", String::from_utf8_lossy(&out.stderr)))),
+        }
     }
-    let out = exec::run(&mut Command::new(&exe), input, Some(Duration::from_secs(20)))
-        .map_err(|e| fail("harness error", e))?;
-    match out.status {
-        Status::Exited(code) => Ok(compare::actual_text(&out.stdout, code)),
-        s => Err(fail("oracle run failed", format!("{s}\n{}", String::from_utf8_lossy(&out.stderr)))),
+    if !compare::matches(&texts[0].1, &texts[1].1) {
+        let d = compare::diff(&texts[0].1, &texts[1].1, 2, 12);
+        return Err(fail(DISAGREEMENT, format!("- {}\n+ {}\n{d}", texts[0].0, texts[1].0)));
     }
+    Ok(texts.swap_remove(0).1)
 }
+
+/// The failure kind of a program on which the two oracles disagree (not a sysyc bug).
+pub const DISAGREEMENT: &str = "oracle disagreement";
 
 /// Checks `source` (with `input` on stdin) in every mode against the oracle; the first failure
 /// wins.
