@@ -62,11 +62,16 @@ fn normalize_args(args: &[String]) -> Vec<String> {
                 out.push("--opt-level".to_string());
                 out.push("1".to_string());
             }
+            // argh takes a lone `-` for an unknown option: pass stdin under a name it accepts.
+            None if a == "-" => out.push(STDIN_ARG.to_string()),
             _ => out.push(a.clone()),
         }
     }
     out
 }
+
+/// How a `-` (read stdin) input reaches the argument parser.
+const STDIN_ARG: &str = "<stdin>";
 
 fn main() {
     let argv: Vec<String> = std::env::args().collect();
@@ -98,7 +103,7 @@ fn run(cli: Cli) -> i32 {
     } else {
         let _ = rayon::ThreadPoolBuilder::new().stack_size(64 << 20).build_global();
     }
-    let (source, name) = if cli.input == "-" {
+    let (source, name) = if cli.input == "-" || cli.input == STDIN_ARG {
         let mut buf = Vec::new();
         if let Err(e) = std::io::stdin().read_to_end(&mut buf) {
             eprintln!("sysyc: error: cannot read stdin: {e}");

@@ -256,7 +256,6 @@ fn million_element_initialiser() {
 }
 
 #[test]
-#[ignore = "known bug: -O2 quadratic in the size of a local array initialiser (memopt), see fixtures/hostile/known/local_init_200000.sy"]
 fn million_element_local_initialiser() {
     let t = Tmp::new("localinit");
     let elems: Vec<String> = (0..1_000_000).map(|i| (i % 1000).to_string()).collect();
@@ -388,7 +387,6 @@ fn stdin_input() {
 }
 
 #[test]
-#[ignore = "known bug: `sysyc -` is rejected by the argument parser (\"Unrecognized argument: -\"); only `-- -` works"]
 fn stdin_input_plain_dash() {
     let t = Tmp::new("stdin_dash");
     let input = t.file("in.sy", b"int main() { return 3; }\n");
@@ -515,7 +513,6 @@ fn moderately_nested_loops() {
 }
 
 #[test]
-#[ignore = "known bug: time and memory exponential in loop nesting depth (LoopForest::compute), see fixtures/hostile/known/nested_while_40.sy"]
 fn deeply_nested_loops() {
     let t = Tmp::new("deeploops");
     must_succeed(&t, "whiles40.sy", nested_whiles(40).as_bytes());
