@@ -16,7 +16,7 @@ struct Cli {
     /// emit assembly (the default; accepted for compatibility)
     #[argh(switch, short = 'S')]
     asm: bool,
-    /// output file (default: stdout)
+    /// output file (default, or "-": stdout)
     #[argh(option, short = 'o')]
     output: Option<PathBuf>,
     /// optimization level 0, 1 or 2 (also written -O0, -O1, -O2)
@@ -51,7 +51,8 @@ struct Cli {
 /// Rewrites `-O2`-style flags (which argh cannot parse) to `--opt-level 2`.
 fn normalize_args(args: &[String]) -> Vec<String> {
     let mut out = Vec::with_capacity(args.len() + 2);
-    for a in args {
+    for (k, a) in args.iter().enumerate() {
+        let is_option_value = k > 0 && matches!(args[k - 1].as_str(), "-o" | "--output");
         match a.strip_prefix("-O") {
             Some(n) if !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()) => {
                 let level = n.parse::<u32>().unwrap_or(2).min(2);
@@ -63,7 +64,7 @@ fn normalize_args(args: &[String]) -> Vec<String> {
                 out.push("1".to_string());
             }
             // argh takes a lone `-` for an unknown option: pass stdin under a name it accepts.
-            None if a == "-" => out.push(STDIN_ARG.to_string()),
+            None if a == "-" && !is_option_value => out.push(STDIN_ARG.to_string()),
             _ => out.push(a.clone()),
         }
     }
@@ -148,7 +149,7 @@ fn run(cli: Cli) -> i32 {
             return 2;
         }
     };
-    match &cli.output {
+    match cli.output.as_ref().filter(|p| p.as_os_str() != "-") {
         None => {
             let mut out = std::io::stdout().lock();
             if out.write_all(text.as_bytes()).and_then(|_| out.flush()).is_err() {

@@ -19,6 +19,7 @@
 //! Needs: CFG, dominator tree, loop forest (recomputed after each deletion).
 
 use super::licm::ensure_preheaders;
+use super::loop_shape::{exit_test, ExitTest};
 use crate::ir::analysis::loops::Loop;
 use crate::ir::analysis::{Cfg, DomTree, LoopForest};
 use crate::ir::{mk, Block, Builder, CmpCond, Function, Inst, ModuleCx, Opcode, Type, Value};
@@ -121,20 +122,9 @@ fn try_delete(f: &mut Function, cx: &ModuleCx, cfg: &Cfg, forest: &LoopForest, l
     }
 
     // The exit test.
-    let c = f.arg(t, 0);
-    let Some(ci) = f.def_inst(c) else { return false };
-    if f.op(ci) != Opcode::Icmp {
+    let Some(ExitTest { next: iv_next, bound, cond, .. }) = exit_test(f, t, back_when_true, in_loop) else {
         return false;
-    }
-    let mut cond = f.data(ci).cond();
-    if !back_when_true {
-        cond = cond.invert();
-    }
-    let (ca, cb) = (f.arg(ci, 0), f.arg(ci, 1));
-    let (iv_next, bound, cond) = if in_loop(f, cb) { (cb, ca, cond.swap()) } else { (ca, cb, cond) };
-    if in_loop(f, bound) {
-        return false;
-    }
+    };
     let Some(&(_, i0, _, Some(step_v))) = affine.iter().find(|a| a.2 == iv_next) else { return false };
     let Some(s) = f.as_iconst(step_v) else { return false };
     let strict = matches!(cond, CmpCond::Lt | CmpCond::Gt);

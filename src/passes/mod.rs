@@ -15,6 +15,7 @@ pub mod indvars;
 pub mod inline;
 pub mod instcombine;
 pub mod licm;
+pub mod loop_shape;
 pub mod lsr;
 pub mod mem2reg;
 pub mod memopt;

@@ -19,6 +19,7 @@
 //! Needs: CFG, dominator tree, loop forest (computed here).
 
 use super::licm::ensure_preheaders;
+use super::loop_shape::{exit_test, ExitTest};
 use crate::ir::analysis::{Cfg, DomTree, LoopForest};
 use crate::ir::{mk, Block, Builder, CmpCond, Function, Inst, ModuleCx, Opcode, Type, Value};
 use rustc_hash::FxHashMap;
@@ -122,18 +123,10 @@ fn unroll(f: &mut Function, b: Block, pre: Block) -> bool {
     };
     let in_b = |f: &Function, v: Value| f.def_block(v) == Some(b);
     // The exit test: icmp (continue when true) of iv_next against an invariant bound.
-    let c = f.arg(t, 0);
-    let Some(ci) = f.def_inst(c) else { return false };
-    if f.op(ci) != Opcode::Icmp || f.layout().inst_block(ci) != Some(b) {
+    let Some(ExitTest { cmp, next: iv_next, bound, cond }) = exit_test(f, t, back_when_true, in_b) else {
         return false;
-    }
-    let mut cond = f.data(ci).cond();
-    if !back_when_true {
-        cond = cond.invert();
-    }
-    let (ca, cb) = (f.arg(ci, 0), f.arg(ci, 1));
-    let (iv_next, bound, cond) = if in_b(f, cb) { (cb, ca, cond.swap()) } else { (ca, cb, cond) };
-    if in_b(f, bound) || f.ty(bound) != Type::I32 {
+    };
+    if f.layout().inst_block(cmp) != Some(b) || f.ty(bound) != Type::I32 {
         return false;
     }
     let params = f.blocks.params[b].clone();
