@@ -136,7 +136,8 @@ impl CmpCond {
             CmpCond::Ge => CmpCond::Lt,
         }
     }
-    pub fn eval_int(self, a: i64, b: i64) -> bool {
+    /// Evaluates the comparison on any ordered values (floats: ordered, except `Ne`).
+    pub fn eval<T: PartialOrd>(self, a: T, b: T) -> bool {
         match self {
             CmpCond::Eq => a == b,
             CmpCond::Ne => a != b,
@@ -146,15 +147,11 @@ impl CmpCond {
             CmpCond::Ge => a >= b,
         }
     }
+    pub fn eval_int(self, a: i64, b: i64) -> bool {
+        self.eval(a, b)
+    }
     pub fn eval_float(self, a: f64, b: f64) -> bool {
-        match self {
-            CmpCond::Eq => a == b,
-            CmpCond::Ne => a != b,
-            CmpCond::Lt => a < b,
-            CmpCond::Le => a <= b,
-            CmpCond::Gt => a > b,
-            CmpCond::Ge => a >= b,
-        }
+        self.eval(a, b)
     }
 }
 
