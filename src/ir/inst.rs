@@ -213,6 +213,8 @@ opcodes! {
     Fptosi = "fptosi",
     /// f32 -> f64 (for variadic arguments).
     Fpext = "fpext",
+    /// f32 <-> i32 with the same bits.
+    Bitcast = "bitcast",
     Alloca = "alloca",
     Gaddr = "gaddr",
     Gep = "gep",
@@ -257,7 +259,7 @@ impl Opcode {
     /// One-operand conversions.
     pub fn is_conversion(self) -> bool {
         use Opcode::*;
-        matches!(self, Zext | Sext | Trunc | Sitofp | Fptosi | Fpext)
+        matches!(self, Zext | Sext | Trunc | Sitofp | Fptosi | Fpext | Bitcast)
     }
 
     /// Has effects beyond its result (or may trap / read memory): never removed or moved freely.

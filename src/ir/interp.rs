@@ -368,6 +368,8 @@ impl<'a> Machine<'a> {
                     }
                 }
                 Fpext => (f32v(r!(0)) as f64).to_bits(),
+                // i32 and f32 are both held as their 32 bits.
+                Bitcast => r!(0) & 0xffff_ffff,
                 Alloca => frame_sp + self.info(fid).alloca_off[pc.index()],
                 Gaddr => match self.globals.get(f.global(pc)) {
                     Some(&a) => a,

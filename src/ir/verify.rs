@@ -369,6 +369,11 @@ fn check_inst(ck: &mut Ck, i: Inst) {
                 ck.at(i, format!("fptosi {} -> {}", tys[0], d.ty));
             }
         }
+        Bitcast => {
+            if arity(ck, 1) && !matches!((tys[0], d.ty), (Type::F32, Type::I32) | (Type::I32, Type::F32)) {
+                ck.at(i, format!("bitcast {} -> {}", tys[0], d.ty));
+            }
+        }
         Fpext => {
             if arity(ck, 1) && !(tys[0] == Type::F32 && d.ty == Type::F64) {
                 ck.at(i, format!("fpext {} -> {}", tys[0], d.ty));

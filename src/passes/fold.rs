@@ -163,6 +163,11 @@ pub fn fold(d: &InstData, args: &[Const]) -> Option<Const> {
             }
             Some(Const::int(ty, x.trunc() as i64))
         }
+        Bitcast => match (args[0], ty) {
+            (Const::Int(Type::I32, a), Type::F32) => Some(Const::F32(a as u32)),
+            (Const::F32(bits), Type::I32) => Some(Const::int(ty, bits as i32 as i64)),
+            _ => None,
+        },
         _ => None,
     }
 }

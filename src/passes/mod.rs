@@ -18,6 +18,7 @@ pub mod licm;
 pub mod loop_shape;
 pub mod lsr;
 pub mod mem2reg;
+pub mod memo;
 pub mod memopt;
 pub mod pipeline;
 pub mod sccp;

@@ -73,6 +73,7 @@ pub const O2: &[Step] = &[
     pass!(gvn),
     pass!(memopt), // copies re-load words the previous copy loaded or stored
     pass!(dce),
+    module_pass!(memo),  // last: callers have used the purity its cache must not disturb
     pass!(simplify_cfg), // clean up empty preheaders licm did not fill
     pass!(dce),          // conditions folded by simplify_cfg leave dead compares
 ];

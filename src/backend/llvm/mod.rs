@@ -351,7 +351,7 @@ impl<'a> Emitter<'a> {
             Select => {
                 let _ = write!(o, "{r} = select {}, {}, {}", self.typed(args[0]), self.typed(args[1]), self.typed(args[2]));
             }
-            Zext | Sext | Trunc | Sitofp | Fptosi | Fpext => {
+            Zext | Sext | Trunc | Sitofp | Fptosi | Fpext | Bitcast => {
                 let _ = write!(o, "{r} = {} {} to {rt}", d.op.name(), self.typed(args[0]));
             }
             Gep => {

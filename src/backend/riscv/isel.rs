@@ -530,6 +530,11 @@ impl<'a> Isel<'a> {
                 let a = self.reg(args[0]);
                 self.push(MInst::unary(MOp::FcvtDS, rd, a));
             }
+            Bitcast => {
+                let a = self.reg(args[0]);
+                let op = if d.ty == Type::I32 { MOp::FmvXW } else { MOp::FmvWX };
+                self.push(MInst::unary(op, rd, a));
+            }
             Gep => self.gep(rd, args[0], args[1], d.imm),
             Offset => {
                 let base = self.reg(args[0]);
