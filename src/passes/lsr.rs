@@ -189,6 +189,85 @@ pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
             }
             changed = true;
         }
+        changed |= derive_pointer_ivs(f, h, pre, latch, back, &|f: &Function, v: Value| {
+            f.def_block(v).is_some_and(|db| !forest.contains(l, db))
+        }, &data.blocks);
+    }
+    changed
+}
+
+/// `gep p, x, stride` with `p` a pointer induction variable of the loop (`p_next = offset p, c`)
+/// and `x` invariant is itself a pointer induction variable with the same step: a column walk
+/// `a[k][j]` over `k` (inner `gep` made a pointer by the groups above) then needs no add per
+/// iteration. Repeats for chains of such geps.
+fn derive_pointer_ivs(
+    f: &mut Function,
+    h: crate::ir::Block,
+    pre: crate::ir::Block,
+    latch: crate::ir::Block,
+    back: usize,
+    invariant: &dyn Fn(&Function, Value) -> bool,
+    blocks: &[crate::ir::Block],
+) -> bool {
+    let mut changed = false;
+    for _round in 0..4 {
+        let pre_t = f.terminator(pre).unwrap();
+        let lt = f.terminator(latch).unwrap();
+        let back_args = f.branch_args(lt, back).to_vec();
+        let init_args = f.args(pre_t).to_vec();
+        // (param, init, step)
+        let mut ptr_ivs: Vec<(Value, Value, i64)> = Vec::new();
+        for (n, &p) in f.blocks.params[h].iter().enumerate() {
+            if f.ty(p) != Type::Ptr {
+                continue;
+            }
+            let Some(i) = f.def_inst(back_args[n]) else { continue };
+            if f.op(i) == Opcode::Offset && f.arg(i, 0) == p {
+                ptr_ivs.push((p, init_args[n], f.data(i).imm));
+            }
+        }
+        let mut groups: Vec<((Value, Value, i64), Vec<Inst>)> = Vec::new();
+        for &b in blocks {
+            for i in f.layout().block_insts(b) {
+                if f.op(i) != Opcode::Gep {
+                    continue;
+                }
+                let (base, idx) = (f.arg(i, 0), f.arg(i, 1));
+                if !ptr_ivs.iter().any(|&(p, _, _)| p == base) || !invariant(f, idx) {
+                    continue;
+                }
+                let key = (base, idx, f.data(i).imm);
+                match groups.iter_mut().find(|g| g.0 == key) {
+                    Some(g) => g.1.push(i),
+                    None => groups.push((key, vec![i])),
+                }
+            }
+        }
+        if groups.is_empty() {
+            break;
+        }
+        for ((base, idx, stride), uses) in groups {
+            let &(_, init, step) = ptr_ivs.iter().find(|&&(p, _, _)| p == base).unwrap();
+            let pre_t = f.terminator(pre).unwrap();
+            let q0 = f.insert_new_before(pre_t, mk::gep(stride), &[init, idx]);
+            let q0 = f.res(q0);
+            let q = f.append_block_param(h, Type::Ptr);
+            let mut args = f.args(pre_t).to_vec();
+            args.push(q0);
+            f.set_branch_target(pre_t, 0, h, &args);
+            let lt = f.terminator(latch).unwrap();
+            let qn = f.insert_new_before(lt, mk::offset(step), &[q]);
+            let qn = f.res(qn);
+            let mut bargs = f.branch_args(lt, back).to_vec();
+            bargs.push(qn);
+            f.set_branch_target(lt, back, h, &bargs);
+            for i in uses {
+                let r = f.res(i);
+                f.replace_all_uses(r, q);
+                f.remove_inst(i);
+            }
+            changed = true;
+        }
     }
     changed
 }
