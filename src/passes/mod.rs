@@ -6,6 +6,7 @@
 //! (`pipeline.rs`).
 
 pub mod alias;
+pub mod condprop;
 pub mod dce;
 pub mod effects;
 pub mod fold;
@@ -13,6 +14,7 @@ pub mod globalopt;
 pub mod gvn;
 pub mod indvars;
 pub mod inline;
+pub mod jump_thread;
 pub mod instcombine;
 pub mod licm;
 pub mod loop_shape;

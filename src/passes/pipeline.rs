@@ -17,10 +17,12 @@ use std::time::{Duration, Instant};
 
 /// Every function pass, for lookup by name.
 pub const ALL_FUNC_PASSES: &[Pass] = &[
+    Pass { name: "condprop", run: super::condprop::run },
     Pass { name: "dce", run: super::dce::run },
     Pass { name: "gvn", run: super::gvn::run },
     Pass { name: "indvars", run: super::indvars::run },
     Pass { name: "instcombine", run: super::instcombine::run },
+    Pass { name: "jump_thread", run: super::jump_thread::run },
     Pass { name: "licm", run: super::licm::run },
     Pass { name: "lsr", run: super::lsr::run },
     Pass { name: "mem2reg", run: super::mem2reg::run },
@@ -57,7 +59,11 @@ pub const O2: &[Step] = &[
     pass!(sccp),        // before gvn: folded constants make more expressions equal
     pass!(instcombine), // canonical operand order and constants on the right feed gvn
     pass!(gvn),
-    pass!(memopt), // after gvn: equal addresses are one value
+    pass!(jump_thread),  // constant arguments into condition-only merges decide their branch
+    pass!(simplify_cfg), // merges left with one predecessor join it
+    pass!(condprop),     // after gvn: one value per repeated condition (inlined bounds checks)
+    pass!(simplify_cfg), // fold the branches condprop decided
+    pass!(memopt),       // after gvn: equal addresses are one value
     pass!(dce),
     pass!(licm),    // after gvn, so hoisted code is already deduplicated
     pass!(indvars), // after licm: step values and bounds must be defined outside the loop

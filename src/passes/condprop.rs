@@ -1,0 +1,154 @@
+//! Conditions known from dominating branches.
+//!
+//! Below the edge `brif c, T, E` into a block with that single predecessor, `c` is true (in `T`)
+//! or false (in `E`) everywhere that block dominates. So are the comparisons that follow from
+//! it: the inverse comparison (`a < b` true means `a >= b` false), the swapped one (`b > a`),
+//! the operands of a true `and` or a false `or`. Every use of a known condition in that region
+//! becomes a constant; `sccp`/`simplify_cfg` then fold the branches. Inlined bounds checks
+//! (`if (i < 0 || i >= n) return -1;` repeated per call) collapse to their first test.
+//!
+//! Walks the dominator tree in pre-order with a scoped fact table (undo log on the way out).
+//! Needs: CFG, dominator tree (computed here). Cost: O(instructions + operands).
+
+use crate::ir::analysis::{Cfg, DomTree};
+use crate::ir::{mk, Block, CmpCond, Function, Inst, ModuleCx, Opcode, Type, Value};
+use rustc_hash::FxHashMap;
+
+/// A fact's subject: a value, or a comparison by (opcode, condition, operands).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Subject {
+    Value(Value),
+    Cmp(Opcode, CmpCond, Value, Value),
+}
+
+struct Facts {
+    known: FxHashMap<Subject, bool>,
+    undo: Vec<(Subject, Option<bool>)>,
+}
+
+impl Facts {
+    fn set(&mut self, s: Subject, t: bool) {
+        let old = self.known.insert(s, t);
+        self.undo.push((s, old));
+    }
+
+    fn rollback(&mut self, mark: usize) {
+        while self.undo.len() > mark {
+            let (s, old) = self.undo.pop().unwrap();
+            match old {
+                Some(t) => self.known.insert(s, t),
+                None => self.known.remove(&s),
+            };
+        }
+    }
+
+    /// Records `c == t` and what follows from it.
+    fn assume(&mut self, f: &Function, c: Value, t: bool, depth: u32) {
+        self.set(Subject::Value(c), t);
+        let Some(i) = f.def_inst(c) else { return };
+        let d = f.data(i);
+        match d.op {
+            Opcode::Icmp | Opcode::Fcmp => {
+                let (a, b, cond) = (f.arg(i, 0), f.arg(i, 1), d.cond());
+                self.set(Subject::Cmp(d.op, cond, a, b), t);
+                self.set(Subject::Cmp(d.op, cond.swap(), b, a), t);
+                // For floats only equality inverts exactly (NaN compares false both ways).
+                if d.op == Opcode::Icmp || matches!(cond, CmpCond::Eq | CmpCond::Ne) {
+                    self.set(Subject::Cmp(d.op, cond.invert(), a, b), !t);
+                    self.set(Subject::Cmp(d.op, cond.invert().swap(), b, a), !t);
+                }
+            }
+            Opcode::And if t && depth < 4 => {
+                self.assume(f, f.arg(i, 0), true, depth + 1);
+                self.assume(f, f.arg(i, 1), true, depth + 1);
+            }
+            Opcode::Or if !t && depth < 4 => {
+                self.assume(f, f.arg(i, 0), false, depth + 1);
+                self.assume(f, f.arg(i, 1), false, depth + 1);
+            }
+            _ => {}
+        }
+    }
+
+    /// What is known about the i1 value `v`.
+    fn lookup(&self, f: &Function, v: Value) -> Option<bool> {
+        if let Some(&t) = self.known.get(&Subject::Value(v)) {
+            return Some(t);
+        }
+        let i = f.def_inst(v)?;
+        let d = f.data(i);
+        if !matches!(d.op, Opcode::Icmp | Opcode::Fcmp) {
+            return None;
+        }
+        self.known.get(&Subject::Cmp(d.op, d.cond(), f.arg(i, 0), f.arg(i, 1))).copied()
+    }
+}
+
+/// The condition `b` learns from its single predecessor's branch, if any.
+fn edge_fact(f: &Function, cfg: &Cfg, b: Block) -> Option<(Value, bool)> {
+    let [p] = cfg.preds[b][..] else { return None };
+    let t = f.terminator(p)?;
+    if f.op(t) != Opcode::Brif {
+        return None;
+    }
+    let targets = f.branch_targets(t);
+    let (then, els) = (targets[0].block, targets[1].block);
+    if then == els {
+        return None;
+    }
+    Some((f.arg(t, 0), b == then))
+}
+
+pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
+    let cfg = Cfg::compute(f);
+    let dt = DomTree::compute(f, &cfg);
+    let mut facts = Facts { known: FxHashMap::default(), undo: Vec::new() };
+    let mut consts: [Option<Value>; 2] = [None, None];
+    let mut changed = false;
+    // (block, undo mark when leaving; None when entering)
+    let mut work: Vec<(Block, Option<usize>)> = vec![(f.entry(), None)];
+    while let Some((b, leave)) = work.pop() {
+        if let Some(mark) = leave {
+            facts.rollback(mark);
+            continue;
+        }
+        work.push((b, Some(facts.undo.len())));
+        if let Some((c, t)) = edge_fact(f, &cfg, b) {
+            facts.assume(f, c, t, 0);
+        }
+        if !facts.known.is_empty() {
+            let insts: Vec<Inst> = f.layout().block_insts(b).collect();
+            for i in insts {
+                for u in f.arg_uses(i).collect::<Vec<_>>() {
+                    let v = f.uses().value[u];
+                    if f.ty(v) != Type::I1 {
+                        continue;
+                    }
+                    let Some(t) = facts.lookup(f, v) else { continue };
+                    let k = t as usize;
+                    let cv = match consts[k] {
+                        Some(cv) => cv,
+                        None => {
+                            let entry = f.entry();
+                            let ci = match f.layout().first_inst(entry) {
+                                Some(first) => f.insert_new_before(first, mk::iconst(Type::I1, k as i64), &[]),
+                                None => f.append_new(entry, mk::iconst(Type::I1, k as i64), &[]),
+                            };
+                            let cv = f.res(ci);
+                            consts[k] = Some(cv);
+                            cv
+                        }
+                    };
+                    if v != cv {
+                        f.set_use(u, cv);
+                        changed = true;
+                    }
+                }
+            }
+        }
+        for &c in dt.children[b].iter().rev() {
+            work.push((c, None));
+        }
+    }
+    changed
+}
