@@ -76,7 +76,11 @@ const STDIN_ARG: &str = "<stdin>";
 
 fn main() {
     let argv: Vec<String> = std::env::args().collect();
-    let cmd = Path::new(&argv[0]).file_name().and_then(|s| s.to_str()).unwrap_or("sysyc").to_string();
+    let cmd = Path::new(&argv[0])
+        .file_name()
+        .and_then(|s| s.to_str())
+        .unwrap_or("sysyc")
+        .to_string();
     let rest = normalize_args(&argv[1..]);
     if let Some(code) = driver::dispatch_subcommand(&cmd, &rest) {
         std::process::exit(code);
@@ -100,9 +104,14 @@ fn main() {
 fn run(cli: Cli) -> i32 {
     let _ = cli.asm;
     if let Some(j) = cli.jobs {
-        let _ = rayon::ThreadPoolBuilder::new().num_threads(j.max(1)).stack_size(64 << 20).build_global();
+        let _ = rayon::ThreadPoolBuilder::new()
+            .num_threads(j.max(1))
+            .stack_size(64 << 20)
+            .build_global();
     } else {
-        let _ = rayon::ThreadPoolBuilder::new().stack_size(64 << 20).build_global();
+        let _ = rayon::ThreadPoolBuilder::new()
+            .stack_size(64 << 20)
+            .build_global();
     }
     let (source, name) = if cli.input == "-" || cli.input == STDIN_ARG {
         let mut buf = Vec::new();
@@ -152,7 +161,11 @@ fn run(cli: Cli) -> i32 {
     match cli.output.as_ref().filter(|p| p.as_os_str() != "-") {
         None => {
             let mut out = std::io::stdout().lock();
-            if out.write_all(text.as_bytes()).and_then(|_| out.flush()).is_err() {
+            if out
+                .write_all(text.as_bytes())
+                .and_then(|_| out.flush())
+                .is_err()
+            {
                 return 1;
             }
             0
@@ -174,8 +187,14 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let file = path.file_name().ok_or_else(|| std::io::Error::other("not a file name"))?;
-    let tmp = dir.join(format!(".{}.tmp{}", file.to_string_lossy(), std::process::id()));
+    let file = path
+        .file_name()
+        .ok_or_else(|| std::io::Error::other("not a file name"))?;
+    let tmp = dir.join(format!(
+        ".{}.tmp{}",
+        file.to_string_lossy(),
+        std::process::id()
+    ));
     let res = (|| {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(bytes)?;

@@ -21,7 +21,10 @@ use sysyc::driver::suite::{self, runner, Compiler, RunConfig};
 use sysyc::fuzzgen::{self, diff};
 
 fn env_u64(name: &str, default: u64) -> u64 {
-    std::env::var(name).ok().and_then(|s| s.parse().ok()).unwrap_or(default)
+    std::env::var(name)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
 }
 
 fn jobs() -> usize {
@@ -48,9 +51,17 @@ struct Report {
 }
 
 /// Checks `seeds` on `jobs()` threads, stopping early (between seeds) at `deadline`.
-fn run_seeds(seeds: std::ops::Range<u64>, deadline: Option<Instant>, save_dir: Option<&std::path::Path>) -> Report {
+fn run_seeds(
+    seeds: std::ops::Range<u64>,
+    deadline: Option<Instant>,
+    save_dir: Option<&std::path::Path>,
+) -> Report {
     let modes = diff::default_modes();
-    let report = Report { ran: AtomicUsize::new(0), failures: Mutex::new(Vec::new()), ambiguous: Mutex::new(Vec::new()) };
+    let report = Report {
+        ran: AtomicUsize::new(0),
+        failures: Mutex::new(Vec::new()),
+        ambiguous: Mutex::new(Vec::new()),
+    };
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let seeds: Vec<u64> = seeds.collect();
@@ -67,11 +78,17 @@ fn run_seeds(seeds: std::ops::Range<u64>, deadline: Option<Instant>, save_dir: O
                 let ran = report.ran.fetch_add(1, Ordering::Relaxed) + 1;
                 if ran % 50 == 0 {
                     let failing = report.failures.lock().unwrap().len();
-                    eprintln!("differential: {ran} of {} seeds checked, {failing} failing", seeds.len());
+                    eprintln!(
+                        "differential: {ran} of {} seeds checked, {failing} failing",
+                        seeds.len()
+                    );
                 }
                 if let Err((_, f)) = &result {
                     if f.kind == diff::DISAGREEMENT {
-                        eprintln!("seed {seed}: skipped, the C compilers disagree:\n{}", f.detail);
+                        eprintln!(
+                            "seed {seed}: skipped, the C compilers disagree:\n{}",
+                            f.detail
+                        );
                         report.ambiguous.lock().unwrap().push(seed);
                         continue;
                     }
@@ -81,7 +98,10 @@ fn run_seeds(seeds: std::ops::Range<u64>, deadline: Option<Instant>, save_dir: O
                     if let Some(dir) = save_dir {
                         let _ = std::fs::create_dir_all(dir);
                         let _ = std::fs::write(dir.join(format!("seed{seed}.sy")), &program);
-                        let _ = std::fs::write(dir.join(format!("seed{seed}.in")), fuzzgen::input(seed));
+                        let _ = std::fs::write(
+                            dir.join(format!("seed{seed}.in")),
+                            fuzzgen::input(seed),
+                        );
                         let _ = std::fs::write(dir.join(format!("seed{seed}.txt")), f.to_string());
                     }
                     report.failures.lock().unwrap().push((seed, program, f));
@@ -96,7 +116,12 @@ fn render(failures: &mut [(u64, String, diff::Failure)]) -> String {
     failures.sort_by_key(|f| f.0);
     let mut s = String::new();
     for (seed, program, f) in failures.iter() {
-        s.push_str(&format!("==== seed {seed}: {}: {} ====\n{}\n", f.mode, f.kind, f.detail.trim_end()));
+        s.push_str(&format!(
+            "==== seed {seed}: {}: {} ====\n{}\n",
+            f.mode,
+            f.kind,
+            f.detail.trim_end()
+        ));
         s.push_str(&format!("---- program of seed {seed} ----\n{program}\n"));
     }
     let seeds: Vec<String> = failures.iter().map(|f| f.0.to_string()).collect();
@@ -109,7 +134,9 @@ fn generated_programs_pass_the_frontend() {
     for seed in 0..300 {
         let p = fuzzgen::generate(seed);
         let q = p.clone();
-        let r = sysyc::frontend::with_big_stack(move || sysyc::frontend::check(q.as_bytes(), "gen.sy").map(|_| ()));
+        let r = sysyc::frontend::with_big_stack(move || {
+            sysyc::frontend::check(q.as_bytes(), "gen.sy").map(|_| ())
+        });
         if let Err(e) = r {
             panic!("seed {seed}: the generated program is rejected:\n{e}\n{p}");
         }
@@ -196,7 +223,8 @@ fn regress_fixtures() {
         .map(|l| l.split('#').next().unwrap_or("").trim().to_string())
         .filter(|l| !l.is_empty())
         .collect();
-    let cases = suite::discover(&[dir], std::env::var("SYSY_FILTER").ok().as_deref()).expect("listing cases");
+    let cases = suite::discover(&[dir], std::env::var("SYSY_FILTER").ok().as_deref())
+        .expect("listing cases");
     let mut report = String::new();
     let mut unexpected = Vec::new();
     for m in modes {
@@ -206,7 +234,12 @@ fn regress_fixtures() {
             let base = r.name.rsplit('/').next().unwrap_or(&r.name).to_string();
             let is_known = known.contains(&base);
             if !r.outcome.is_pass() {
-                let line = format!("{} with {}: {}", r.name, cfg.compiler.label(), r.outcome.kind());
+                let line = format!(
+                    "{} with {}: {}",
+                    r.name,
+                    cfg.compiler.label(),
+                    r.outcome.kind()
+                );
                 if is_known {
                     eprintln!("known bug: {line}");
                 } else {
@@ -216,7 +249,10 @@ fn regress_fixtures() {
         }
         let failing: Vec<_> = results
             .iter()
-            .filter(|r| !r.outcome.is_pass() && !known.contains(&r.name.rsplit('/').next().unwrap_or(&r.name).to_string()))
+            .filter(|r| {
+                !r.outcome.is_pass()
+                    && !known.contains(&r.name.rsplit('/').next().unwrap_or(&r.name).to_string())
+            })
             .cloned()
             .collect();
         report.push_str(&runner::failure_report(&failing));

@@ -37,7 +37,9 @@ use sysyc::passes::{self, Step};
 const STEP_LIMIT: u64 = 10_000_000;
 
 fn files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
     let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
     entries.sort();
     for p in entries {
@@ -51,10 +53,13 @@ fn files(dir: &Path, out: &mut Vec<PathBuf>) {
 
 /// A module pass of the standard pipelines, by name.
 fn module_pass(name: &str) -> Option<fn(&mut Module) -> bool> {
-    passes::pipeline::O1.iter().chain(passes::pipeline::O2).find_map(|s| match s {
-        Step::Module(p) if p.name == name => Some(p.run),
-        _ => None,
-    })
+    passes::pipeline::O1
+        .iter()
+        .chain(passes::pipeline::O2)
+        .find_map(|s| match s {
+            Step::Module(p) if p.name == name => Some(p.run),
+            _ => None,
+        })
 }
 
 /// `(anchor line, message)` for every `; error:` line: the anchor is the closest line above that
@@ -139,15 +144,28 @@ fn run_file(path: &Path, text: &str) -> Outcome {
         .find_map(|l| l.trim().strip_prefix("; run:"))
         .map(|s| s.split_whitespace().map(String::from).collect())
         .unwrap_or_default();
-    let stdin: String = text.lines().find_map(|l| l.trim().strip_prefix("; stdin:")).unwrap_or("").trim().to_string();
+    let stdin: String = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("; stdin:"))
+        .unwrap_or("")
+        .trim()
+        .to_string();
     let (input, expect) = match text.find("\n; expect:") {
         Some(k) => (&text[..k + 1], Some(&text[k + "\n; expect:".len()..])),
         None => (text, None),
     };
-    let bail = |failures: Vec<String>| Outcome { failures, blessed: text.to_string() };
+    let bail = |failures: Vec<String>| Outcome {
+        failures,
+        blessed: text.to_string(),
+    };
     let mut m = match parse::module(input) {
         Ok(m) => m,
-        Err(e) => return bail(vec![format!("{name}:{}: parse error: {}", e.line, e.message)]),
+        Err(e) => {
+            return bail(vec![format!(
+                "{name}:{}: parse error: {}",
+                e.line, e.message
+            )])
+        }
     };
     let before = if m.cx.func_by_name("main").is_some() && !steps.iter().any(|s| s == "verify") {
         interp::run(&m, stdin.as_bytes(), STEP_LIMIT).ok()
@@ -163,7 +181,11 @@ fn run_file(path: &Path, text: &str) -> Outcome {
                 if want != got {
                     failures.push(format!("{name}: verifier errors differ\n--- expected\n{want:#?}\n--- actual\n{ann}"));
                 }
-                let header: String = input.lines().take_while(|l| l.starts_with(';')).map(|l| format!("{l}\n")).collect();
+                let header: String = input
+                    .lines()
+                    .take_while(|l| l.starts_with(';'))
+                    .map(|l| format!("{l}\n"))
+                    .collect();
                 input_out = format!("{header}{}", ann.trim_start_matches('\n'));
             }
             "print" => {
@@ -175,11 +197,17 @@ fn run_file(path: &Path, text: &str) -> Outcome {
                             failures.push(format!("{name}: print/parse round trip differs\n--- first\n{p1}--- second\n{p2}"));
                         }
                     }
-                    Err(e) => failures.push(format!("{name}: printed text does not parse: {e}\n{p1}")),
+                    Err(e) => {
+                        failures.push(format!("{name}: printed text does not parse: {e}\n{p1}"))
+                    }
                 }
             }
             "O1" | "O2" => {
-                let opts = passes::PassOptions { opt_level: step[1..].parse().unwrap(), verify_each: true, ..Default::default() };
+                let opts = passes::PassOptions {
+                    opt_level: step[1..].parse().unwrap(),
+                    verify_each: true,
+                    ..Default::default()
+                };
                 passes::optimize(&mut m, &opts);
             }
             p => {
@@ -188,7 +216,10 @@ fn run_file(path: &Path, text: &str) -> Outcome {
                     for id in cx.decls.keys().filter(|&id| cx.decls[id].defined) {
                         run(&mut funcs[id], cx);
                         if let Err(e) = verify::function(&funcs[id], cx) {
-                            failures.push(format!("{name}: IR broken after `{p}`:\n{}", e.render(&funcs[id], cx)));
+                            failures.push(format!(
+                                "{name}: IR broken after `{p}`:\n{}",
+                                e.render(&funcs[id], cx)
+                            ));
                             return bail(failures);
                         }
                     }
@@ -217,10 +248,18 @@ fn run_file(path: &Path, text: &str) -> Outcome {
     let actual = as_comments(&print::module(&m));
     let mut blessed = input_out;
     if let Some(expect) = expect {
-        let want: Vec<&str> = expect.lines().map(str::trim_end).filter(|l| !l.is_empty()).collect();
+        let want: Vec<&str> = expect
+            .lines()
+            .map(str::trim_end)
+            .filter(|l| !l.is_empty())
+            .collect();
         let got: Vec<&str> = actual.lines().collect();
         if want != got {
-            failures.push(format!("{name}: output differs\n--- expected\n{}\n--- actual\n{}", want.join("\n"), actual));
+            failures.push(format!(
+                "{name}: output differs\n--- expected\n{}\n--- actual\n{}",
+                want.join("\n"),
+                actual
+            ));
         }
         if !blessed.ends_with('\n') {
             blessed.push('\n');
@@ -241,7 +280,10 @@ fn filetests() {
     let mut failures = Vec::new();
     for p in &paths {
         let text = std::fs::read_to_string(p).unwrap();
-        let xfail = text.lines().find_map(|l| l.trim().strip_prefix("; xfail:")).map(str::trim);
+        let xfail = text
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("; xfail:"))
+            .map(str::trim);
         let out = match std::panic::catch_unwind(|| run_file(p, &text)) {
             Ok(out) => out,
             Err(e) => {
@@ -250,12 +292,18 @@ fn filetests() {
                     .cloned()
                     .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
                     .unwrap_or_default();
-                Outcome { failures: vec![format!("{}: panicked: {msg}", p.display())], blessed: text.clone() }
+                Outcome {
+                    failures: vec![format!("{}: panicked: {msg}", p.display())],
+                    blessed: text.clone(),
+                }
             }
         };
         if let Some(why) = xfail {
             if out.failures.is_empty() {
-                failures.push(format!("{}: passes now; remove its `; xfail:` line", p.display()));
+                failures.push(format!(
+                    "{}: passes now; remove its `; xfail:` line",
+                    p.display()
+                ));
             } else {
                 eprintln!("expected failure {} ({why})", p.display());
             }
@@ -271,7 +319,11 @@ fn filetests() {
     }
     eprintln!("{} filetests, {} failures", paths.len(), failures.len());
     if !failures.is_empty() {
-        panic!("{} filetest failure(s):\n\n{}", failures.len(), failures.join("\n\n"));
+        panic!(
+            "{} filetest failure(s):\n\n{}",
+            failures.len(),
+            failures.join("\n\n")
+        );
     }
 }
 
@@ -295,11 +347,22 @@ const SUITE_STEP_LIMIT: u64 = 300_000_000;
 fn interp_suites(opt_level: u8) -> Vec<String> {
     use rayon::prelude::*;
     use sysyc::driver::suite::{self, compare};
-    let names = std::env::var("SYSY_INTERP_DIRS").unwrap_or_else(|_| "functional,hidden_functional".into());
-    let dirs: Vec<PathBuf> = names.split(',').map(|d| suites_root().join(d)).filter(|d| d.is_dir()).collect();
-    let limit: u64 = std::env::var("SYSY_INTERP_STEPS").ok().and_then(|s| s.parse().ok()).unwrap_or(SUITE_STEP_LIMIT);
+    let names =
+        std::env::var("SYSY_INTERP_DIRS").unwrap_or_else(|_| "functional,hidden_functional".into());
+    let dirs: Vec<PathBuf> = names
+        .split(',')
+        .map(|d| suites_root().join(d))
+        .filter(|d| d.is_dir())
+        .collect();
+    let limit: u64 = std::env::var("SYSY_INTERP_STEPS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(SUITE_STEP_LIMIT);
     if dirs.is_empty() {
-        eprintln!("\n!!! SKIPPED interpreter suite run: {} not found (set SYSY_SUITES)\n", suites_root().display());
+        eprintln!(
+            "\n!!! SKIPPED interpreter suite run: {} not found (set SYSY_SUITES)\n",
+            suites_root().display()
+        );
         return Vec::new();
     }
     let filter = std::env::var("SYSY_FILTER").ok();
@@ -309,13 +372,21 @@ fn interp_suites(opt_level: u8) -> Vec<String> {
         .map(|case| {
             let t = std::time::Instant::now();
             let src = std::fs::read(&case.sy).unwrap();
-            let input = case.input.as_ref().map(|p| std::fs::read(p).unwrap()).unwrap_or_default();
+            let input = case
+                .input
+                .as_ref()
+                .map(|p| std::fs::read(p).unwrap())
+                .unwrap_or_default();
             let expected = std::fs::read(case.expected.as_ref()?).unwrap();
             let run = std::panic::catch_unwind(|| {
                 let mut m = sysyc::frontend::compile_to_ir(&src, &case.name)?;
                 verify::module(&m)?;
                 if opt_level > 0 {
-                    let opts = passes::PassOptions { opt_level, verify_each: true, ..Default::default() };
+                    let opts = passes::PassOptions {
+                        opt_level,
+                        verify_each: true,
+                        ..Default::default()
+                    };
                     passes::optimize(&mut m, &opts);
                 }
                 interp::run(&m, &input, limit)
@@ -331,7 +402,11 @@ fn interp_suites(opt_level: u8) -> Vec<String> {
                         .cloned()
                         .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
                         .unwrap_or_default();
-                    Some(format!("{}: panicked: {}", case.name, msg.lines().next().unwrap_or("")))
+                    Some(format!(
+                        "{}: panicked: {}",
+                        case.name,
+                        msg.lines().next().unwrap_or("")
+                    ))
                 }
                 Ok(Err(e)) if e.starts_with("step limit") => {
                     eprintln!("skipped {}: more than {limit} steps", case.name);
@@ -341,15 +416,27 @@ fn interp_suites(opt_level: u8) -> Vec<String> {
                 Ok(Ok((out, code))) => {
                     let actual = compare::actual_text(&out, code);
                     (!compare::matches(&expected, &actual)).then(|| {
-                        let culprit = if opt_level > 0 { first_bad_step(&src, &input, &expected, opt_level) } else { String::new() };
-                        format!("{}: wrong output{culprit}\n{}", case.name, compare::diff(&expected, &actual, 2, 10))
+                        let culprit = if opt_level > 0 {
+                            first_bad_step(&src, &input, &expected, opt_level)
+                        } else {
+                            String::new()
+                        };
+                        format!(
+                            "{}: wrong output{culprit}\n{}",
+                            case.name,
+                            compare::diff(&expected, &actual, 2, 10)
+                        )
                     })
                 }
             }
         })
         .collect();
     let failures: Vec<String> = results.into_iter().flatten().collect();
-    eprintln!("interpreter at -O{opt_level}: {} cases, {} failures", cases.len(), failures.len());
+    eprintln!(
+        "interpreter at -O{opt_level}: {} cases, {} failures",
+        cases.len(),
+        failures.len()
+    );
     failures
 }
 
@@ -357,9 +444,19 @@ fn interp_suites(opt_level: u8) -> Vec<String> {
 /// after which the output is wrong (the quickest way to the miscompiling pass).
 fn first_bad_step(src: &[u8], input: &[u8], expected: &[u8], opt_level: u8) -> String {
     use sysyc::driver::suite::compare;
-    let Ok(mut m) = sysyc::frontend::compile_to_ir(src, "case") else { return String::new() };
-    let steps = if opt_level == 1 { passes::pipeline::O1 } else { passes::pipeline::O2 };
-    let opts = passes::PassOptions { opt_level, verify_each: true, ..Default::default() };
+    let Ok(mut m) = sysyc::frontend::compile_to_ir(src, "case") else {
+        return String::new();
+    };
+    let steps = if opt_level == 1 {
+        passes::pipeline::O1
+    } else {
+        passes::pipeline::O2
+    };
+    let opts = passes::PassOptions {
+        opt_level,
+        verify_each: true,
+        ..Default::default()
+    };
     for (k, step) in steps.iter().enumerate() {
         passes::pipeline::run_steps(&mut m, std::slice::from_ref(step), &opts);
         let ok = match interp::run(&m, input, SUITE_STEP_LIMIT) {
@@ -376,14 +473,24 @@ fn first_bad_step(src: &[u8], input: &[u8], expected: &[u8], opt_level: u8) -> S
 #[test]
 fn interp_functional_suites_o0() {
     let failures = interp_suites(0);
-    assert!(failures.is_empty(), "{} failure(s):\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failure(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 /// The pipeline must not change what programs print: `-O2` then interpret, against the `.out`.
 #[test]
 fn interp_functional_suites_o2() {
     let failures = interp_suites(2);
-    assert!(failures.is_empty(), "{} failure(s):\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failure(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 /// `print(parse(print(m))) == print(m)` for the IR of every suite program, as lowered and after
@@ -392,13 +499,21 @@ fn interp_functional_suites_o2() {
 fn print_parse_round_trip_on_suites() {
     use rayon::prelude::*;
     use sysyc::driver::suite;
-    let dirs: Vec<PathBuf> = ["functional", "hidden_functional", "performance", "final_performance"]
-        .iter()
-        .map(|d| suites_root().join(d))
-        .filter(|d| d.is_dir())
-        .collect();
+    let dirs: Vec<PathBuf> = [
+        "functional",
+        "hidden_functional",
+        "performance",
+        "final_performance",
+    ]
+    .iter()
+    .map(|d| suites_root().join(d))
+    .filter(|d| d.is_dir())
+    .collect();
     if dirs.is_empty() {
-        eprintln!("\n!!! SKIPPED round trip on suites: {} not found (set SYSY_SUITES)\n", suites_root().display());
+        eprintln!(
+            "\n!!! SKIPPED round trip on suites: {} not found (set SYSY_SUITES)\n",
+            suites_root().display()
+        );
         return;
     }
     let filter = std::env::var("SYSY_FILTER").ok();
@@ -410,7 +525,13 @@ fn print_parse_round_trip_on_suites() {
             let mut m = sysyc::frontend::compile_to_ir(&src, &case.name).ok()?;
             for opt_level in [0u8, 2] {
                 if opt_level > 0 {
-                    passes::optimize(&mut m, &passes::PassOptions { opt_level, ..Default::default() });
+                    passes::optimize(
+                        &mut m,
+                        &passes::PassOptions {
+                            opt_level,
+                            ..Default::default()
+                        },
+                    );
                 }
                 let p1 = print::module(&m);
                 let p2 = match parse::module(&p1) {
@@ -418,13 +539,25 @@ fn print_parse_round_trip_on_suites() {
                     Err(e) => return Some(format!("{} -O{opt_level}: {e}", case.name)),
                 };
                 if p1 != p2 {
-                    let k = p1.lines().zip(p2.lines()).position(|(a, b)| a != b).unwrap_or(0);
-                    return Some(format!("{} -O{opt_level}: differs at line {}", case.name, k + 1));
+                    let k = p1
+                        .lines()
+                        .zip(p2.lines())
+                        .position(|(a, b)| a != b)
+                        .unwrap_or(0);
+                    return Some(format!(
+                        "{} -O{opt_level}: differs at line {}",
+                        case.name,
+                        k + 1
+                    ));
                 }
             }
             None
         })
         .collect();
-    eprintln!("round trip: {} cases, {} failures", cases.len(), failures.len());
+    eprintln!(
+        "round trip: {} cases, {} failures",
+        cases.len(),
+        failures.len()
+    );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -71,7 +71,9 @@ fn make_writable(p: &Path) -> std::io::Result<()> {
 /// Runs the binary with `args` (under the memory cap and the time limit).
 fn sysyc(args: &[&str], stdin: Option<&Path>) -> Run {
     let mut cmd = Command::new("sh");
-    cmd.arg("-c").arg(format!("ulimit -v {MEM_LIMIT_KB} 2>/dev/null; exec \"$0\" \"$@\""));
+    cmd.arg("-c").arg(format!(
+        "ulimit -v {MEM_LIMIT_KB} 2>/dev/null; exec \"$0\" \"$@\""
+    ));
     cmd.arg(env!("CARGO_BIN_EXE_sysyc")).args(args);
     let out = exec::run(&mut cmd, stdin, Some(TIME_LIMIT)).expect("running sysyc");
     Run {
@@ -84,7 +86,10 @@ fn sysyc(args: &[&str], stdin: Option<&Path>) -> Run {
 
 fn describe(what: &str, r: &Run) -> String {
     let cut: String = r.stderr.chars().take(2000).collect();
-    format!("{what}: {} after {:.1?}\nstderr:\n{cut}", r.status, r.elapsed)
+    format!(
+        "{what}: {} after {:.1?}\nstderr:\n{cut}",
+        r.status, r.elapsed
+    )
 }
 
 /// Never a panic, a crash or a timeout; exit 0 or 1.
@@ -96,7 +101,11 @@ fn assert_clean(what: &str, r: &Run) {
         describe(what, r)
     );
     if r.status == Status::Exited(1) {
-        assert!(!r.stderr.trim().is_empty(), "exit 1 without a diagnostic: {}", describe(what, r));
+        assert!(
+            !r.stderr.trim().is_empty(),
+            "exit 1 without a diagnostic: {}",
+            describe(what, r)
+        );
     }
 }
 
@@ -106,21 +115,36 @@ fn assert_diag(what: &str, r: &Run, file: &str, needle: &str) {
     assert_eq!(r.status, Status::Exited(1), "{}", describe(what, r));
     // The diagnostic names the path as given, which ends in `file`.
     let located = r.stderr.lines().any(|l| {
-        let Some(at) = l.find(&format!("{file}:")) else { return false };
+        let Some(at) = l.find(&format!("{file}:")) else {
+            return false;
+        };
         let path_ok = at == 0 || l[..at].ends_with('/');
-        path_ok && Some(&l[at + file.len()..]).and_then(|rest| rest.strip_prefix(':')).is_some_and(|rest| {
-            let mut parts = rest.splitn(3, ':');
-            let line = parts.next().unwrap_or("");
-            let col = parts.next().unwrap_or("");
-            !line.is_empty()
-                && line.bytes().all(|b| b.is_ascii_digit())
-                && !col.is_empty()
-                && col.bytes().all(|b| b.is_ascii_digit())
-                && parts.next().is_some_and(|m| m.trim_start().starts_with("error"))
-        })
+        path_ok
+            && Some(&l[at + file.len()..])
+                .and_then(|rest| rest.strip_prefix(':'))
+                .is_some_and(|rest| {
+                    let mut parts = rest.splitn(3, ':');
+                    let line = parts.next().unwrap_or("");
+                    let col = parts.next().unwrap_or("");
+                    !line.is_empty()
+                        && line.bytes().all(|b| b.is_ascii_digit())
+                        && !col.is_empty()
+                        && col.bytes().all(|b| b.is_ascii_digit())
+                        && parts
+                            .next()
+                            .is_some_and(|m| m.trim_start().starts_with("error"))
+                })
     });
-    assert!(located, "no `{file}:line:col: error` diagnostic: {}", describe(what, r));
-    assert!(r.stderr.contains(needle), "diagnostic lacks {needle:?}: {}", describe(what, r));
+    assert!(
+        located,
+        "no `{file}:line:col: error` diagnostic: {}",
+        describe(what, r)
+    );
+    assert!(
+        r.stderr.contains(needle),
+        "diagnostic lacks {needle:?}: {}",
+        describe(what, r)
+    );
 }
 
 const MODES: &[&[&str]] = &[&["-O0"], &["-O2"], &["-O2", "--emit-llvm"]];
@@ -146,8 +170,15 @@ fn compile_all(t: &Tmp, name: &str, source: &[u8]) -> Vec<Run> {
             }
             _ => assert!(!out.exists(), "{what}: failed but left an output file"),
         }
-        let stray: Vec<String> = t.entries().into_iter().filter(|e| e.contains(".tmp")).collect();
-        assert!(stray.is_empty(), "{what}: temporary files left behind: {stray:?}");
+        let stray: Vec<String> = t
+            .entries()
+            .into_iter()
+            .filter(|e| e.contains(".tmp"))
+            .collect();
+        assert!(
+            stray.is_empty(),
+            "{what}: temporary files left behind: {stray:?}"
+        );
         runs.push(r);
     }
     runs
@@ -170,7 +201,12 @@ fn must_diag(t: &Tmp, name: &str, source: &[u8], needle: &str) {
 
 fn must_succeed(t: &Tmp, name: &str, source: &[u8]) {
     for (r, mode) in compile_all(t, name, source).iter().zip(MODES) {
-        assert_eq!(r.status, Status::Exited(0), "{}", describe(&format!("{name} {}", mode.join(" ")), r));
+        assert_eq!(
+            r.status,
+            Status::Exited(0),
+            "{}",
+            describe(&format!("{name} {}", mode.join(" ")), r)
+        );
     }
 }
 
@@ -181,9 +217,17 @@ const DEEP: usize = 100_000;
 #[test]
 fn deep_parentheses() {
     let t = Tmp::new("parens");
-    let src = format!("int main() {{ return {}1{}; }}\n", "(".repeat(DEEP + 1), ")".repeat(DEEP + 1));
+    let src = format!(
+        "int main() {{ return {}1{}; }}\n",
+        "(".repeat(DEEP + 1),
+        ")".repeat(DEEP + 1)
+    );
     must_diag(&t, "parens.sy", src.as_bytes(), "nesting too deep");
-    let src = format!("int main() {{ return {}1{}; }}\n", "(".repeat(DEEP - 10), ")".repeat(DEEP - 10));
+    let src = format!(
+        "int main() {{ return {}1{}; }}\n",
+        "(".repeat(DEEP - 10),
+        ")".repeat(DEEP - 10)
+    );
     ok_or_diag(&t, "parens_limit.sy", src.as_bytes(), "nesting");
     // Unbalanced: many opened, none closed.
     let src = format!("int main() {{ return {}1; }}\n", "(".repeat(DEEP));
@@ -196,16 +240,26 @@ fn deep_parentheses() {
 #[test]
 fn deep_blocks() {
     let t = Tmp::new("blocks");
-    let src = format!("int main() {{ {}{} return 0; }}\n", "{".repeat(DEEP + 1), "}".repeat(DEEP + 1));
+    let src = format!(
+        "int main() {{ {}{} return 0; }}\n",
+        "{".repeat(DEEP + 1),
+        "}".repeat(DEEP + 1)
+    );
     must_diag(&t, "blocks.sy", src.as_bytes(), "nesting too deep");
-    let src = format!("int main() {{ int x = 1; {} putint(x); {} return 0; }}\n", "{ int x = x + 1;".repeat(20_000), "}".repeat(20_000));
+    let src = format!(
+        "int main() {{ int x = 1; {} putint(x); {} return 0; }}\n",
+        "{ int x = x + 1;".repeat(20_000),
+        "}".repeat(20_000)
+    );
     must_succeed(&t, "blocks_shadow.sy", src.as_bytes());
 }
 
 #[test]
 fn deep_if_else_chain() {
     let t = Tmp::new("ifelse");
-    let chain: String = (0..DEEP).map(|i| format!("if (x == {i}) x = {}; else ", i + 1)).collect();
+    let chain: String = (0..DEEP)
+        .map(|i| format!("if (x == {i}) x = {}; else ", i + 1))
+        .collect();
     let src = format!("int main() {{ int x = getint(); {chain} x = 0; return x; }}\n");
     ok_or_diag(&t, "ifelse.sy", src.as_bytes(), "nesting too deep");
 }
@@ -215,11 +269,22 @@ fn deep_unary_and_calls() {
     let t = Tmp::new("unary");
     let src = format!("int main() {{ return {}1; }}\n", "-".repeat(DEEP + 1));
     must_diag(&t, "neg.sy", src.as_bytes(), "nesting too deep");
-    let src = format!("int main() {{ if ({}1) return 1; return 0; }}\n", "!".repeat(DEEP + 1));
+    let src = format!(
+        "int main() {{ if ({}1) return 1; return 0; }}\n",
+        "!".repeat(DEEP + 1)
+    );
     must_diag(&t, "not.sy", src.as_bytes(), "nesting too deep");
-    let src = format!("int f(int a) {{ return a + 1; }}\nint main() {{ return {}1{}; }}\n", "f(".repeat(DEEP + 1), ")".repeat(DEEP + 1));
+    let src = format!(
+        "int f(int a) {{ return a + 1; }}\nint main() {{ return {}1{}; }}\n",
+        "f(".repeat(DEEP + 1),
+        ")".repeat(DEEP + 1)
+    );
     must_diag(&t, "calls.sy", src.as_bytes(), "nesting too deep");
-    let src = format!("int main() {{ int a[2]; a[0] = 0; return {}0{}; }}\n", "a[".repeat(DEEP + 1), "]".repeat(DEEP + 1));
+    let src = format!(
+        "int main() {{ int a[2]; a[0] = 0; return {}0{}; }}\n",
+        "a[".repeat(DEEP + 1),
+        "]".repeat(DEEP + 1)
+    );
     must_diag(&t, "index.sy", src.as_bytes(), "nesting too deep");
 }
 
@@ -227,9 +292,15 @@ fn deep_unary_and_calls() {
 fn long_flat_expressions() {
     let t = Tmp::new("flat");
     // Left-deep trees as deep as the limit allows, but written without any nesting.
-    let src = format!("int main() {{ int x = getint(); return {}; }}\n", vec!["x"; 50_000].join(" + "));
+    let src = format!(
+        "int main() {{ int x = getint(); return {}; }}\n",
+        vec!["x"; 50_000].join(" + ")
+    );
     ok_or_diag(&t, "sum.sy", src.as_bytes(), "nesting");
-    let src = format!("int main() {{ int x = getint(); if ({}) return 1; return 0; }}\n", vec!["x"; 20_000].join(" && "));
+    let src = format!(
+        "int main() {{ int x = getint(); if ({}) return 1; return 0; }}\n",
+        vec!["x"; 20_000].join(" && ")
+    );
     ok_or_diag(&t, "and.sy", src.as_bytes(), "nesting");
     let many: String = (0..20_000).map(|i| format!("  x = x + {i};\n")).collect();
     let src = format!("int main() {{ int x = getint();\n{many}  return x; }}\n");
@@ -242,34 +313,80 @@ fn long_flat_expressions() {
 fn million_element_initialiser() {
     let t = Tmp::new("init");
     let elems: Vec<String> = (0..1_000_000).map(|i| (i % 1000).to_string()).collect();
-    let src = format!("int a[1000000] = {{{}}};\nint main() {{ return a[999999] % 256; }}\n", elems.join(","));
+    let src = format!(
+        "int a[1000000] = {{{}}};\nint main() {{ return a[999999] % 256; }}\n",
+        elems.join(",")
+    );
     must_succeed(&t, "init.sy", src.as_bytes());
     // Too many elements for the array.
-    let src = format!("int a[999999] = {{{}}};\nint main() {{ return 0; }}\n", elems.join(","));
+    let src = format!(
+        "int a[999999] = {{{}}};\nint main() {{ return 0; }}\n",
+        elems.join(",")
+    );
     must_diag(&t, "init_excess.sy", src.as_bytes(), "error");
     // A local one, of floats, at -O0 (-O2: see below).
-    let src = format!("int main() {{ float a[1000000] = {{{}}}; return a[5]; }}\n", elems.join(","));
+    let src = format!(
+        "int main() {{ float a[1000000] = {{{}}}; return a[5]; }}\n",
+        elems.join(",")
+    );
     let input = t.file("init_local.sy", src.as_bytes());
     let out = t.0.join("init_local.s");
-    let r = sysyc(&["-S", "-O0", "-o", out.to_str().unwrap(), input.to_str().unwrap()], None);
-    assert_eq!(r.status, Status::Exited(0), "{}", describe("init_local.sy -O0", &r));
+    let r = sysyc(
+        &[
+            "-S",
+            "-O0",
+            "-o",
+            out.to_str().unwrap(),
+            input.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(
+        r.status,
+        Status::Exited(0),
+        "{}",
+        describe("init_local.sy -O0", &r)
+    );
 }
 
 #[test]
 fn million_element_local_initialiser() {
     let t = Tmp::new("localinit");
     let elems: Vec<String> = (0..1_000_000).map(|i| (i % 1000).to_string()).collect();
-    let src = format!("int main() {{ float a[1000000] = {{{}}}; return a[5]; }}\n", elems.join(","));
+    let src = format!(
+        "int main() {{ float a[1000000] = {{{}}}; return a[5]; }}\n",
+        elems.join(",")
+    );
     must_succeed(&t, "init_local.sy", src.as_bytes());
 }
 
 #[test]
 fn huge_arrays() {
     let t = Tmp::new("huge");
-    ok_or_diag(&t, "huge_global.sy", b"int a[100000000];\nint main() { a[99999999] = 1; return a[99999999]; }\n", "error");
-    ok_or_diag(&t, "huge_dims.sy", b"int a[65536][65536][65536];\nint main() { return 0; }\n", "too large");
-    must_diag(&t, "negative_dim.sy", b"int a[-1];\nint main() { return 0; }\n", "error");
-    must_diag(&t, "zero_div_dim.sy", b"const int z = 0;\nint a[1 / z];\nint main() { return 0; }\n", "error");
+    ok_or_diag(
+        &t,
+        "huge_global.sy",
+        b"int a[100000000];\nint main() { a[99999999] = 1; return a[99999999]; }\n",
+        "error",
+    );
+    ok_or_diag(
+        &t,
+        "huge_dims.sy",
+        b"int a[65536][65536][65536];\nint main() { return 0; }\n",
+        "too large",
+    );
+    must_diag(
+        &t,
+        "negative_dim.sy",
+        b"int a[-1];\nint main() { return 0; }\n",
+        "error",
+    );
+    must_diag(
+        &t,
+        "zero_div_dim.sy",
+        b"const int z = 0;\nint a[1 / z];\nint main() { return 0; }\n",
+        "error",
+    );
 }
 
 #[test]
@@ -288,13 +405,26 @@ fn hundred_thousand_character_identifiers() {
 #[test]
 fn integer_literals_out_of_range() {
     let t = Tmp::new("intlit");
-    for (k, lit) in ["99999999999", "4294967296", "0x1FFFFFFFF", "077777777777", "123456789012345678901234567890"].iter().enumerate() {
+    for (k, lit) in [
+        "99999999999",
+        "4294967296",
+        "0x1FFFFFFFF",
+        "077777777777",
+        "123456789012345678901234567890",
+    ]
+    .iter()
+    .enumerate()
+    {
         let src = format!("int main() {{\n  return {lit};\n}}\n");
         let name = format!("lit{k}.sy");
         must_diag(&t, &name, src.as_bytes(), "out of range");
         // The position is the literal's: line 2, column 10.
         let r = &compile_all(&t, &name, src.as_bytes())[0];
-        assert!(r.stderr.contains(&format!("/{name}:2:10:")), "{}", describe(&name, r));
+        assert!(
+            r.stderr.contains(&format!("/{name}:2:10:")),
+            "{}",
+            describe(&name, r)
+        );
     }
     for (k, lit) in ["1e999", "0x1p99999", "1e-99999"].iter().enumerate() {
         let src = format!("int main() {{ float f = {lit}; return 0; }}\n");
@@ -315,17 +445,51 @@ fn empty_and_blank_files() {
 #[test]
 fn non_utf8_and_control_bytes() {
     let t = Tmp::new("bytes");
-    must_diag(&t, "latin1.sy", b"int main() { int \xe9t\xe9 = 1; return 0; }\n", "error");
+    must_diag(
+        &t,
+        "latin1.sy",
+        b"int main() { int \xe9t\xe9 = 1; return 0; }\n",
+        "error",
+    );
     must_diag(&t, "ff.sy", b"int main() { \xff\xfe return 0; }\n", "error");
     must_diag(&t, "nul.sy", b"int main() { return 0; }\n\0\0\0", "error");
-    must_diag(&t, "bom.sy", b"\xef\xbb\xbfint main() { return 0; }\n", "error");
-    must_diag(&t, "truncated_utf8.sy", b"int main() { return 0; } \xe4\xb8", "error");
+    must_diag(
+        &t,
+        "bom.sy",
+        b"\xef\xbb\xbfint main() { return 0; }\n",
+        "error",
+    );
+    must_diag(
+        &t,
+        "truncated_utf8.sy",
+        b"int main() { return 0; } \xe4\xb8",
+        "error",
+    );
     // In comments anything goes.
-    must_succeed(&t, "comment_bytes.sy", b"// \xff\xfe\x00\x01\n/* \xc3\x28 \x80 */ int main() { return 0; }\n");
-    must_diag(&t, "unterminated_comment.sy", b"int main() { return 0; } /* \xff", "error");
-    must_diag(&t, "unterminated_string.sy", b"int main() { putf(\"abc); return 0; }\n", "error");
+    must_succeed(
+        &t,
+        "comment_bytes.sy",
+        b"// \xff\xfe\x00\x01\n/* \xc3\x28 \x80 */ int main() { return 0; }\n",
+    );
+    must_diag(
+        &t,
+        "unterminated_comment.sy",
+        b"int main() { return 0; } /* \xff",
+        "error",
+    );
+    must_diag(
+        &t,
+        "unterminated_string.sy",
+        b"int main() { putf(\"abc); return 0; }\n",
+        "error",
+    );
     must_diag(&t, "stray.sy", b"int main() { return 0 @ 1; }\n", "error");
-    must_diag(&t, "preprocessor.sy", b"#include <stdio.h>\nint main() { return 0; }\n", "error");
+    must_diag(
+        &t,
+        "preprocessor.sy",
+        b"#include <stdio.h>\nint main() { return 0; }\n",
+        "error",
+    );
 }
 
 #[test]
@@ -339,15 +503,19 @@ fn garbage_bytes() {
         x ^= x << 17;
         x
     };
-    let tokens = ["int", "float", "void", "const", "if", "else", "while", "break", "continue", "return", "main",
-        "(", ")", "{", "}", "[", "]", ";", ",", "=", "+", "-", "*", "/", "%", "!", "&&", "||", "<", ">=", "==",
-        "x", "a", "1", "0x1p3", "1.5", "\"s\"", "/*", "*/", "//", "\n"];
+    let tokens = [
+        "int", "float", "void", "const", "if", "else", "while", "break", "continue", "return",
+        "main", "(", ")", "{", "}", "[", "]", ";", ",", "=", "+", "-", "*", "/", "%", "!", "&&",
+        "||", "<", ">=", "==", "x", "a", "1", "0x1p3", "1.5", "\"s\"", "/*", "*/", "//", "\n",
+    ];
     let mut srcs = Vec::new();
     for _ in 0..8 {
         let len = next() % 400;
         srcs.push((0..len).map(|_| next() as u8).collect::<Vec<u8>>());
         let len = next() % 300;
-        let soup: Vec<&str> = (0..len).map(|_| tokens[(next() % tokens.len() as u64) as usize]).collect();
+        let soup: Vec<&str> = (0..len)
+            .map(|_| tokens[(next() % tokens.len() as u64) as usize])
+            .collect();
         srcs.push(format!("int main() {{ {} }}", soup.join(" ")).into_bytes());
     }
     for (k, s) in srcs.iter().enumerate() {
@@ -361,13 +529,38 @@ fn garbage_bytes() {
 fn missing_and_unreadable_input() {
     let t = Tmp::new("input");
     let out = t.0.join("out.s");
-    let r = sysyc(&["-S", "-o", out.to_str().unwrap(), t.0.join("missing.sy").to_str().unwrap()], None);
+    let r = sysyc(
+        &[
+            "-S",
+            "-o",
+            out.to_str().unwrap(),
+            t.0.join("missing.sy").to_str().unwrap(),
+        ],
+        None,
+    );
     assert_clean("missing input", &r);
-    assert_eq!(r.status, Status::Exited(1), "{}", describe("missing input", &r));
-    assert!(r.stderr.contains("missing.sy"), "{}", describe("missing input", &r));
+    assert_eq!(
+        r.status,
+        Status::Exited(1),
+        "{}",
+        describe("missing input", &r)
+    );
+    assert!(
+        r.stderr.contains("missing.sy"),
+        "{}",
+        describe("missing input", &r)
+    );
     assert!(!out.exists());
-    let r = sysyc(&["-S", "-o", out.to_str().unwrap(), t.0.to_str().unwrap()], None);
-    assert_eq!(r.status, Status::Exited(1), "{}", describe("directory as input", &r));
+    let r = sysyc(
+        &["-S", "-o", out.to_str().unwrap(), t.0.to_str().unwrap()],
+        None,
+    );
+    assert_eq!(
+        r.status,
+        Status::Exited(1),
+        "{}",
+        describe("directory as input", &r)
+    );
     assert!(!out.exists());
     let r = sysyc(&["-S", "-o", out.to_str().unwrap()], None);
     assert_eq!(r.status, Status::Exited(1), "{}", describe("no input", &r));
@@ -391,7 +584,12 @@ fn stdin_input_plain_dash() {
     let t = Tmp::new("stdin_dash");
     let input = t.file("in.sy", b"int main() { return 3; }\n");
     let r = sysyc(&["-S", "-"], Some(&input));
-    assert_eq!(r.status, Status::Exited(0), "{}", describe("sysyc -S -", &r));
+    assert_eq!(
+        r.status,
+        Status::Exited(0),
+        "{}",
+        describe("sysyc -S -", &r)
+    );
 }
 
 #[test]
@@ -399,7 +597,11 @@ fn unwritable_output_paths() {
     let t = Tmp::new("output");
     let input = t.file("ok.sy", b"int main() { return 0; }\n");
     let inp = input.to_str().unwrap();
-    for path in ["/nonexistent/dir/out.s", "/proc/sysyc-hostile.s", "/dev/null/out.s"] {
+    for path in [
+        "/nonexistent/dir/out.s",
+        "/proc/sysyc-hostile.s",
+        "/dev/null/out.s",
+    ] {
         let r = sysyc(&["-S", "-o", path, inp], None);
         assert_clean(path, &r);
         assert_eq!(r.status, Status::Exited(1), "{}", describe(path, &r));
@@ -417,13 +619,30 @@ fn unwritable_output_paths() {
     let r = sysyc(&["-S", "-o", out.to_str().unwrap(), inp], None);
     assert_clean("read-only dir", &r);
     if privileged {
-        assert_eq!(r.status, Status::Exited(0), "{}", describe("read-only dir (as root)", &r));
+        assert_eq!(
+            r.status,
+            Status::Exited(0),
+            "{}",
+            describe("read-only dir (as root)", &r)
+        );
     } else {
-        assert_eq!(r.status, Status::Exited(1), "{}", describe("read-only dir", &r));
+        assert_eq!(
+            r.status,
+            Status::Exited(1),
+            "{}",
+            describe("read-only dir", &r)
+        );
         assert!(!out.exists());
     }
-    let left: Vec<_> = std::fs::read_dir(&ro).unwrap().flatten().map(|e| e.file_name()).collect();
-    assert!(left.iter().all(|n| !n.to_string_lossy().contains(".tmp")), "temporary files left: {left:?}");
+    let left: Vec<_> = std::fs::read_dir(&ro)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(
+        left.iter().all(|n| !n.to_string_lossy().contains(".tmp")),
+        "temporary files left: {left:?}"
+    );
 }
 
 #[test]
@@ -434,9 +653,17 @@ fn output_path_is_a_directory() {
     std::fs::create_dir(&dir).unwrap();
     std::fs::write(dir.join("keep"), b"keep").unwrap();
     let before = t.entries();
-    let r = sysyc(&["-S", "-o", dir.to_str().unwrap(), input.to_str().unwrap()], None);
+    let r = sysyc(
+        &["-S", "-o", dir.to_str().unwrap(), input.to_str().unwrap()],
+        None,
+    );
     assert_clean("output is a directory", &r);
-    assert_eq!(r.status, Status::Exited(1), "{}", describe("output is a directory", &r));
+    assert_eq!(
+        r.status,
+        Status::Exited(1),
+        "{}",
+        describe("output is a directory", &r)
+    );
     assert!(dir.is_dir() && std::fs::read(dir.join("keep")).unwrap() == b"keep");
     assert_eq!(t.entries(), before, "stray files left beside the output");
 }
@@ -446,22 +673,38 @@ fn failed_compile_keeps_the_old_output() {
     let t = Tmp::new("atomic");
     let out = t.file("out.s", b"OLD");
     let bad = t.file("bad.sy", b"int main() { return 1 +; }\n");
-    let r = sysyc(&["-S", "-o", out.to_str().unwrap(), bad.to_str().unwrap()], None);
+    let r = sysyc(
+        &["-S", "-o", out.to_str().unwrap(), bad.to_str().unwrap()],
+        None,
+    );
     assert_diag("bad.sy", &r, bad.to_str().unwrap(), "error");
     assert_eq!(std::fs::read(&out).unwrap(), b"OLD");
     assert_eq!(t.entries(), vec!["bad.sy", "out.s"]);
     let good = t.file("good.sy", b"int main() { return 1; }\n");
-    let r = sysyc(&["-S", "-o", out.to_str().unwrap(), good.to_str().unwrap()], None);
+    let r = sysyc(
+        &["-S", "-o", out.to_str().unwrap(), good.to_str().unwrap()],
+        None,
+    );
     assert_eq!(r.status, Status::Exited(0), "{}", describe("good.sy", &r));
     assert!(std::fs::read(&out).unwrap().len() > 3);
 }
 
 #[test]
 fn bad_command_lines() {
-    for args in [&["--no-such-flag", "x.sy"][..], &["-O9"], &["-o"], &["--opt-level", "banana", "x.sy"]] {
+    for args in [
+        &["--no-such-flag", "x.sy"][..],
+        &["-O9"],
+        &["-o"],
+        &["--opt-level", "banana", "x.sy"],
+    ] {
         let r = sysyc(args, None);
         assert_clean(&format!("{args:?}"), &r);
-        assert_eq!(r.status, Status::Exited(1), "{}", describe(&format!("{args:?}"), &r));
+        assert_eq!(
+            r.status,
+            Status::Exited(1),
+            "{}",
+            describe(&format!("{args:?}"), &r)
+        );
     }
 }
 
@@ -472,7 +715,12 @@ fn bad_command_lines() {
 fn hostile_fixtures() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/hostile");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .map(|d| d.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "sy")).collect())
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|e| e == "sy"))
+                .collect()
+        })
         .unwrap_or_default();
     files.sort();
     let t = Tmp::new("fixtures");
@@ -490,7 +738,12 @@ fn hostile_fixtures() {
 fn known_hostile_fixtures() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/hostile/known");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .map(|d| d.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "sy")).collect())
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|e| e == "sy"))
+                .collect()
+        })
         .unwrap_or_default();
     files.sort();
     let t = Tmp::new("known");
@@ -503,7 +756,10 @@ fn known_hostile_fixtures() {
 // ---- known blow-ups (deep, but within the parser's limit) ----
 
 fn nested_whiles(n: usize) -> String {
-    format!("int main() {{ int x = 0; {} x = x + 1; return x; }}\n", "while (x < 1) ".repeat(n))
+    format!(
+        "int main() {{ int x = 0; {} x = x + 1; return x; }}\n",
+        "while (x < 1) ".repeat(n)
+    )
 }
 
 #[test]
@@ -523,7 +779,9 @@ fn deeply_nested_loops() {
 #[ignore = "known bug: -O2 (and the -O0 RISC-V backend) quadratic in if-else chain length, see fixtures/hostile/known/if_else_chain_20000.sy"]
 fn long_if_else_chain_within_limit() {
     let t = Tmp::new("ifchain");
-    let chain: String = (0..40_000).map(|i| format!("if (x == {i}) x = {}; else ", i + 1)).collect();
+    let chain: String = (0..40_000)
+        .map(|i| format!("if (x == {i}) x = {}; else ", i + 1))
+        .collect();
     let src = format!("int main() {{ int x = getint(); {chain} x = 0; return x; }}\n");
     must_succeed(&t, "ifelse40k.sy", src.as_bytes());
 }

@@ -50,7 +50,9 @@ static ONE_SUITE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// Runs every case under the existing ones of `dirs` together; panics listing all failures.
 /// `SYSY_FILTER=pat1,pat2` narrows the cases while debugging.
 fn check_dirs(dirs: &[PathBuf], compiler: Compiler) {
-    let _turn = ONE_SUITE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = ONE_SUITE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
     let dirs: Vec<PathBuf> = dirs.iter().filter(|d| d.is_dir()).cloned().collect();
     let cases = suite::discover(&dirs, std::env::var("SYSY_FILTER").ok().as_deref())
         .expect("listing cases");

@@ -73,7 +73,10 @@ pub fn compile(source: &[u8], file_name: &str, opts: &CompileOptions) -> Result<
         Emit::Ir => print::module(&m),
         Emit::Llvm => llvm::emit_module(&m),
         Emit::Asm => {
-            let ropts = riscv::RiscvOptions { opt_level: opts.opt_level, check_regalloc: opts.verify_each };
+            let ropts = riscv::RiscvOptions {
+                opt_level: opts.opt_level,
+                check_regalloc: opts.verify_each,
+            };
             riscv::compile_module(&m, &ropts)
         }
     })
@@ -81,7 +84,9 @@ pub fn compile(source: &[u8], file_name: &str, opts: &CompileOptions) -> Result<
 
 /// Runs `f` on a thread with a stack large enough for deeply nested programs, turning a panic
 /// into `Err(message)`.
-pub fn with_big_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, String> {
+pub fn with_big_stack<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, String> {
     let handle = std::thread::Builder::new()
         .name("sysyc-main".into())
         .stack_size(1 << 30)

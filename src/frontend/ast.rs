@@ -13,8 +13,8 @@ use super::lexer::Sym;
 /// recurses at most about this many times (times a small constant).
 pub const MAX_DEPTH: u32 = 100_000;
 
-pub use crate::ir::entity::IdVec as Arena;
 use crate::entity;
+pub use crate::ir::entity::IdVec as Arena;
 
 entity!(/// A syntactic expression.
     ExprId, "e");
@@ -73,7 +73,10 @@ impl BinOp {
         }
     }
     pub fn is_comparison(self) -> bool {
-        matches!(self, BinOp::Lt | BinOp::Gt | BinOp::Le | BinOp::Ge | BinOp::Eq | BinOp::Ne)
+        matches!(
+            self,
+            BinOp::Lt | BinOp::Gt | BinOp::Le | BinOp::Ge | BinOp::Eq | BinOp::Ne
+        )
     }
 }
 
@@ -84,8 +87,16 @@ pub enum ExprKind {
     /// Only legal as the format argument of `putf`.
     Str(Vec<u8>),
     /// `name` or `name[i][j]...`
-    LVal { name: Sym, name_span: Span, indices: Vec<ExprId> },
-    Call { name: Sym, name_span: Span, args: Vec<ExprId> },
+    LVal {
+        name: Sym,
+        name_span: Span,
+        indices: Vec<ExprId>,
+    },
+    Call {
+        name: Sym,
+        name_span: Span,
+        args: Vec<ExprId>,
+    },
     Unary(UnOp, ExprId),
     Binary(BinOp, ExprId, ExprId),
 }
@@ -130,12 +141,22 @@ pub struct Decl {
 pub enum StmtKind {
     Decl(Decl),
     /// `lval = value;` (`target` is an `ExprKind::LVal`).
-    Assign { target: ExprId, value: ExprId },
+    Assign {
+        target: ExprId,
+        value: ExprId,
+    },
     /// `expr;` or the empty statement `;`.
     Expr(Option<ExprId>),
     Block(Vec<StmtId>),
-    If { cond: ExprId, then: StmtId, els: Option<StmtId> },
-    While { cond: ExprId, body: StmtId },
+    If {
+        cond: ExprId,
+        then: StmtId,
+        els: Option<StmtId>,
+    },
+    While {
+        cond: ExprId,
+        body: StmtId,
+    },
     Break,
     Continue,
     Return(Option<ExprId>),

@@ -27,11 +27,17 @@ pub struct Span {
 
 impl Span {
     pub fn new(lo: usize, hi: usize) -> Span {
-        Span { lo: lo as u32, hi: hi as u32 }
+        Span {
+            lo: lo as u32,
+            hi: hi as u32,
+        }
     }
     /// The smallest span covering both.
     pub fn to(self, other: Span) -> Span {
-        Span { lo: self.lo.min(other.lo), hi: self.hi.max(other.hi) }
+        Span {
+            lo: self.lo.min(other.lo),
+            hi: self.hi.max(other.hi),
+        }
     }
 }
 
@@ -45,7 +51,11 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     pub fn new(span: Span, message: impl Into<String>) -> Diagnostic {
-        Diagnostic { span, message: message.into(), notes: Vec::new() }
+        Diagnostic {
+            span,
+            message: message.into(),
+            notes: Vec::new(),
+        }
     }
     pub fn with_note(mut self, span: Option<Span>, note: impl Into<String>) -> Diagnostic {
         self.notes.push((span, note.into()));
@@ -82,7 +92,9 @@ impl Diags {
         let mut out = String::new();
         let lines = LineIndex::new(source);
         for d in &self.list {
-            render_one(&mut out, &lines, source, file_name, "error", d.span, &d.message);
+            render_one(
+                &mut out, &lines, source, file_name, "error", d.span, &d.message,
+            );
             for (span, note) in &d.notes {
                 match span {
                     Some(s) => render_one(&mut out, &lines, source, file_name, "note", *s, note),
@@ -93,7 +105,11 @@ impl Diags {
             }
         }
         if self.dropped > 0 {
-            let _ = writeln!(out, "{}: too many errors ({} more not shown)", file_name, self.dropped);
+            let _ = writeln!(
+                out,
+                "{}: too many errors ({} more not shown)",
+                file_name, self.dropped
+            );
         }
         out
     }
@@ -125,7 +141,10 @@ impl LineIndex {
     /// Byte range of line `line` (1-based), without the newline.
     pub fn line_range(&self, source: &[u8], line: usize) -> (usize, usize) {
         let lo = self.starts[line - 1] as usize;
-        let mut hi = self.starts.get(line).map_or(source.len(), |&s| s as usize - 1);
+        let mut hi = self
+            .starts
+            .get(line)
+            .map_or(source.len(), |&s| s as usize - 1);
         if hi > lo && source.get(hi - 1) == Some(&b'\r') {
             hi -= 1;
         }
@@ -135,7 +154,10 @@ impl LineIndex {
 
 /// 1-based line of `offset` in `source` (used for `starttime()` line numbers).
 pub fn line_of(source: &[u8], offset: u32) -> usize {
-    1 + source[..(offset as usize).min(source.len())].iter().filter(|&&b| b == b'\n').count()
+    1 + source[..(offset as usize).min(source.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
 }
 
 fn render_one(
@@ -154,10 +176,17 @@ fn render_one(
     // Long lines (a 10^5-character identifier) are shown cut around the caret.
     const WINDOW: usize = 160;
     let caret = lo as usize;
-    let start = if caret - ls > WINDOW { caret - WINDOW / 2 } else { ls };
+    let start = if caret - ls > WINDOW {
+        caret - WINDOW / 2
+    } else {
+        ls
+    };
     let end = le.min(start + 2 * WINDOW);
     let text = &source[start..end];
-    let shown: String = String::from_utf8_lossy(text).chars().map(|c| if c.is_control() && c != '\t' { ' ' } else { c }).collect();
+    let shown: String = String::from_utf8_lossy(text)
+        .chars()
+        .map(|c| if c.is_control() && c != '\t' { ' ' } else { c })
+        .collect();
     let _ = writeln!(out, "    {}", shown);
     let mut marker = String::from("    ");
     for &b in &source[start..caret.min(end)] {
@@ -188,6 +217,9 @@ mod tests {
         let mut d = Diags::default();
         d.error(Span::new(22, 23), "undefined name `x`");
         let r = d.render(src, "a.sy");
-        assert_eq!(r, "a.sy:2:10: error: undefined name `x`\n      return x;\n             ^\n");
+        assert_eq!(
+            r,
+            "a.sy:2:10: error: undefined name `x`\n      return x;\n             ^\n"
+        );
     }
 }

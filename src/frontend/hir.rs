@@ -15,8 +15,8 @@
 //! Trees are as deep as the source (at most `ast::MAX_DEPTH`), so walks may recurse.
 
 use super::ast::Arena;
-use crate::entity;
 use super::diag::Span;
+use crate::entity;
 
 entity!(/// A variable: global, local or parameter.
     VarId, "var");
@@ -52,7 +52,10 @@ pub enum Ty {
     /// The address of the first element of an array whose elements have shape `dims` (empty:
     /// scalars). `int a[4][5]` used as an argument is `Ptr { Int, [5] }`, `a[i]` is `Ptr { Int, [] }`,
     /// and so is the parameter `int b[]`.
-    Ptr { elem: Scalar, dims: Vec<u32> },
+    Ptr {
+        elem: Scalar,
+        dims: Vec<u32>,
+    },
     /// The type of an expression that already produced a diagnostic; accepted everywhere.
     Error,
 }
@@ -156,7 +159,9 @@ impl Var {
     }
     /// Constant value of element `index` of a constant variable.
     pub fn const_elem(&self, index: u32) -> Option<Const> {
-        let VarInit::Const(vals) = &self.init else { return None };
+        let VarInit::Const(vals) = &self.init else {
+            return None;
+        };
         match vals.binary_search_by_key(&index, |&(i, _)| i) {
             Ok(k) => Some(vals[k].1),
             Err(_) => Some(match self.elem {
@@ -196,24 +201,42 @@ pub enum ExprKind {
     /// Read of a scalar variable.
     Var(VarId),
     /// Read of an array element; `indices.len() == dims.len()`, all `int`.
-    Elem { var: VarId, indices: Vec<ExprId> },
+    Elem {
+        var: VarId,
+        indices: Vec<ExprId>,
+    },
     /// Address of a sub-array (fewer indices than dims, possibly none); type `Ptr`.
     /// Only appears as a call argument.
-    Addr { var: VarId, indices: Vec<ExprId> },
+    Addr {
+        var: VarId,
+        indices: Vec<ExprId>,
+    },
     /// `-x`; type int or float.
     Neg(ExprId),
     /// `!x` for an int `x`: 1 if x == 0 else 0.
     Not(ExprId),
     /// Both operands have the node's type (int or float).
-    Arith { op: ArithOp, lhs: ExprId, rhs: ExprId },
+    Arith {
+        op: ArithOp,
+        lhs: ExprId,
+        rhs: ExprId,
+    },
     /// Both operands have type `operand`; the result is int 0/1.
-    Cmp { op: CmpOp, operand: Scalar, lhs: ExprId, rhs: ExprId },
+    Cmp {
+        op: CmpOp,
+        operand: Scalar,
+        lhs: ExprId,
+        rhs: ExprId,
+    },
     /// Short-circuit; int operands (truth = non-zero), int 0/1 result.
     And(ExprId, ExprId),
     Or(ExprId, ExprId),
     /// Arguments already converted to the parameter types (array arguments are `Addr`).
     /// Variadic `putf` arguments after the format keep their own type (int or float).
-    Call { func: FuncId, args: Vec<ExprId> },
+    Call {
+        func: FuncId,
+        args: Vec<ExprId>,
+    },
     IntToFloat(ExprId),
     /// Truncates toward zero.
     FloatToInt(ExprId),
@@ -232,12 +255,23 @@ pub enum StmtKind {
     Decl(VarId),
     /// `var[indices] = value`; `indices` is empty for scalars, else one per dimension.
     /// `value` has the element type.
-    Assign { var: VarId, indices: Vec<ExprId>, value: ExprId },
+    Assign {
+        var: VarId,
+        indices: Vec<ExprId>,
+        value: ExprId,
+    },
     Expr(ExprId),
     Block(Vec<StmtId>),
     /// `cond` is int.
-    If { cond: ExprId, then: StmtId, els: Option<StmtId> },
-    While { cond: ExprId, body: StmtId },
+    If {
+        cond: ExprId,
+        then: StmtId,
+        els: Option<StmtId>,
+    },
+    While {
+        cond: ExprId,
+        body: StmtId,
+    },
     Break,
     Continue,
     /// The value has the function's return type.

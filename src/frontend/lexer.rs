@@ -219,18 +219,27 @@ pub fn lex(src: &[u8], interner: &mut Interner, diags: &mut Diags) -> Vec<Token>
                 "return" => Tok::KwReturn,
                 _ => Tok::Ident(interner.intern(text)),
             };
-            toks.push(Token { tok, span: Span::new(start, i) });
+            toks.push(Token {
+                tok,
+                span: Span::new(start, i),
+            });
             continue;
         }
         if b.is_ascii_digit() || (b == b'.' && i + 1 < n && src[i + 1].is_ascii_digit()) {
             let (tok, end) = lex_number(src, start, diags);
-            toks.push(Token { tok, span: Span::new(start, end) });
+            toks.push(Token {
+                tok,
+                span: Span::new(start, end),
+            });
             i = end;
             continue;
         }
         if b == b'"' {
             let (tok, end) = lex_string(src, start, diags);
-            toks.push(Token { tok, span: Span::new(start, end) });
+            toks.push(Token {
+                tok,
+                span: Span::new(start, end),
+            });
             i = end;
             continue;
         }
@@ -280,10 +289,16 @@ pub fn lex(src: &[u8], interner: &mut Interner, diags: &mut Diags) -> Vec<Token>
                 continue;
             }
         };
-        toks.push(Token { tok, span: Span::new(start, start + len) });
+        toks.push(Token {
+            tok,
+            span: Span::new(start, start + len),
+        });
         i += len;
     }
-    toks.push(Token { tok: Tok::Eof, span: Span::new(n, n) });
+    toks.push(Token {
+        tok: Tok::Eof,
+        span: Span::new(n, n),
+    });
     toks
 }
 
@@ -335,17 +350,29 @@ fn lex_number(src: &[u8], start: usize, diags: &mut Diags) -> (Tok, usize) {
         if is_float {
             let text = &src[digits_start..mant_end];
             if !exp_ok || text == b"." || text.is_empty() {
-                diags.error(Span::new(start, i), "invalid hexadecimal float literal (needs digits and a `p` exponent)");
+                diags.error(
+                    Span::new(start, i),
+                    "invalid hexadecimal float literal (needs digits and a `p` exponent)",
+                );
                 return (Tok::Float(0.0), i);
             }
             let exp_text = std::str::from_utf8(&src[mant_end + 1..i]).unwrap_or("0");
             tok = Tok::Float(parse_hex_float(text, exp_text));
         } else {
             if digits_start == int_end {
-                diags.error(Span::new(start, i), "invalid hexadecimal literal (no digits)");
+                diags.error(
+                    Span::new(start, i),
+                    "invalid hexadecimal literal (no digits)",
+                );
                 return (Tok::Int(0), i);
             }
-            tok = int_token(&src[digits_start..int_end], 16, 0xFFFF_FFFF, Span::new(start, i), diags);
+            tok = int_token(
+                &src[digits_start..int_end],
+                16,
+                0xFFFF_FFFF,
+                Span::new(start, i),
+                diags,
+            );
         }
         return (tok, i);
     }
@@ -374,7 +401,10 @@ fn lex_number(src: &[u8], start: usize, diags: &mut Diags) -> (Tok, usize) {
             i = j;
         } else {
             let end = skip_suffix(src, j);
-            diags.error(Span::new(start, end), "invalid float literal (exponent has no digits)");
+            diags.error(
+                Span::new(start, end),
+                "invalid float literal (exponent has no digits)",
+            );
             return (Tok::Float(0.0), end);
         }
     }
@@ -397,7 +427,10 @@ fn lex_number(src: &[u8], start: usize, diags: &mut Diags) -> (Tok, usize) {
         let digits = &src[start + 1..int_end];
         if let Some(p) = digits.iter().position(|&d| d >= b'8') {
             let at = start + 1 + p;
-            diags.error(Span::new(at, at + 1), format!("invalid digit `{}` in octal literal", digits[p] as char));
+            diags.error(
+                Span::new(at, at + 1),
+                format!("invalid digit `{}` in octal literal", digits[p] as char),
+            );
             return (Tok::Int(0), i);
         }
         (int_token(digits, 8, 0xFFFF_FFFF, span, diags), i)
@@ -454,7 +487,13 @@ pub fn parse_hex_float(mant: &[u8], exp: &str) -> f32 {
             }
         }
     }
-    let exp_val: i64 = exp.parse::<i64>().unwrap_or_else(|_| if exp.starts_with('-') { -100_000 } else { 100_000 });
+    let exp_val: i64 = exp.parse::<i64>().unwrap_or_else(|_| {
+        if exp.starts_with('-') {
+            -100_000
+        } else {
+            100_000
+        }
+    });
     e += exp_val.clamp(-100_000, 100_000);
     if m == 0 {
         return 0.0;
@@ -555,7 +594,8 @@ mod tests {
 
     #[test]
     fn numbers() {
-        let (t, d) = toks("0x1F 017 2147483648 0xFFFFFFFF 1. .5 1e-6 0x1.921fb6p+1 0x.AP-3 -.33E+5");
+        let (t, d) =
+            toks("0x1F 017 2147483648 0xFFFFFFFF 1. .5 1e-6 0x1.921fb6p+1 0x.AP-3 -.33E+5");
         assert!(d.is_empty());
         assert_eq!(t[0], Tok::Int(31));
         assert_eq!(t[1], Tok::Int(15));
@@ -577,9 +617,15 @@ mod tests {
         assert_eq!(parse_hex_float(b"1", "-149"), f32::from_bits(1));
         assert_eq!(parse_hex_float(b"1", "-150"), 0.0);
         assert_eq!(parse_hex_float(b"1.8", "-150"), f32::from_bits(1));
-        assert_eq!(parse_hex_float(b"1.fffffffffffffffffff", "127"), f32::INFINITY);
+        assert_eq!(
+            parse_hex_float(b"1.fffffffffffffffffff", "127"),
+            f32::INFINITY
+        );
         assert_eq!(parse_hex_float(b"1.fffffe", "127"), f32::MAX);
-        assert_eq!(parse_hex_float(b"0.000000000000000000000000001", "100"), 2f32.powi(-8));
+        assert_eq!(
+            parse_hex_float(b"0.000000000000000000000000001", "100"),
+            2f32.powi(-8)
+        );
     }
 
     #[test]

@@ -20,11 +20,13 @@
 //!
 //! Recursion follows the HIR (depth bounded by `ast::MAX_DEPTH`).
 
-use super::hir::{self, ArithOp, CmpOp, Const, ExprKind, Program, Scalar, StmtKind, Ty, VarInit, VarKind};
+use super::hir::{
+    self, ArithOp, CmpOp, Const, ExprKind, Program, Scalar, StmtKind, Ty, VarInit, VarKind,
+};
 use super::ssa::{Edge, SsaBuilder};
 use crate::ir::{
-    mk, Block, Builder, CmpCond, FuncId, Function, GlobalData, GlobalId, GlobalInit, Module, Opcode, Signature,
-    Type, Value,
+    mk, Block, Builder, CmpCond, FuncId, Function, GlobalData, GlobalId, GlobalInit, Module,
+    Opcode, Signature, Type, Value,
 };
 use rustc_hash::FxHashMap;
 
@@ -80,9 +82,17 @@ pub fn lower_program(p: &Program) -> Module {
             continue;
         }
         // `putf`'s format (a string literal) is its one fixed parameter.
-        let params = if func.variadic { vec![Type::Ptr] } else { func.param_tys.iter().map(ty_type).collect() };
+        let params = if func.variadic {
+            vec![Type::Ptr]
+        } else {
+            func.param_tys.iter().map(ty_type).collect()
+        };
         let ret = func.ret.map_or(Type::Void, scalar_type);
-        let sig = Signature { params, ret, variadic: func.variadic };
+        let sig = Signature {
+            params,
+            ret,
+            variadic: func.variadic,
+        };
         let fid = m.declare_func(&func.name, sig, !func.is_external());
         info.funcs.insert(id, fid);
     }
@@ -151,7 +161,11 @@ pub fn lower_program(p: &Program) -> Module {
             && matches!(&v.init, VarInit::Elems(e) if (e.len() as u64) < v.num_elems())
     });
     if needs_memset {
-        let sig = Signature { params: vec![Type::Ptr, Type::I32, Type::I64], ret: Type::Ptr, variadic: false };
+        let sig = Signature {
+            params: vec![Type::Ptr, Type::I32, Type::I64],
+            ret: Type::Ptr,
+            variadic: false,
+        };
         info.memset = Some(m.declare_func("memset", sig, false));
     }
     for (id, func) in p.funcs.iter() {
@@ -179,12 +193,27 @@ struct FnLower<'a> {
 }
 
 impl<'a> FnLower<'a> {
-    fn run(p: &'a Program, info: &'a ModInfo, f: &'a mut Function, func: &hir::Func, body: hir::StmtId) {
+    fn run(
+        p: &'a Program,
+        info: &'a ModInfo,
+        f: &'a mut Function,
+        func: &hir::Func,
+        body: hir::StmtId,
+    ) {
         let entry = f.make_block();
         f.append_block(entry);
         let ssa = SsaBuilder::new(entry);
         let ret = func.ret.map_or(Type::Void, scalar_type);
-        let mut l = FnLower { p, info, f, ssa, entry, cur: Some(entry), bases: FxHashMap::default(), loops: Vec::new() };
+        let mut l = FnLower {
+            p,
+            info,
+            f,
+            ssa,
+            entry,
+            cur: Some(entry),
+            bases: FxHashMap::default(),
+            loops: Vec::new(),
+        };
         for (&v, ty) in func.params.iter().zip(&func.param_tys) {
             let val = l.f.append_block_param(entry, ty_type(ty));
             if matches!(ty, Ty::Ptr { .. }) {
@@ -228,15 +257,36 @@ impl<'a> FnLower<'a> {
     fn jump(&mut self, to: Block, args: &[Value]) {
         let from = self.cur.expect("reachable");
         let inst = self.builder().jump(to, args);
-        self.ssa.add_edge(to, Edge { from, inst, which: 0 });
+        self.ssa.add_edge(
+            to,
+            Edge {
+                from,
+                inst,
+                which: 0,
+            },
+        );
         self.cur = None;
     }
 
     fn brif(&mut self, c: Value, t: Block, e: Block) {
         let from = self.cur.expect("reachable");
         let inst = self.builder().brif(c, t, &[], e, &[]);
-        self.ssa.add_edge(t, Edge { from, inst, which: 0 });
-        self.ssa.add_edge(e, Edge { from, inst, which: 1 });
+        self.ssa.add_edge(
+            t,
+            Edge {
+                from,
+                inst,
+                which: 0,
+            },
+        );
+        self.ssa.add_edge(
+            e,
+            Edge {
+                from,
+                inst,
+                which: 1,
+            },
+        );
         self.cur = None;
     }
 
@@ -253,7 +303,11 @@ impl<'a> FnLower<'a> {
         let p = self.p;
         match &p.stmts[s].kind {
             StmtKind::Decl(v) => self.decl(*v),
-            StmtKind::Assign { var, indices, value } => {
+            StmtKind::Assign {
+                var,
+                indices,
+                value,
+            } => {
                 let val = self.expr(*value);
                 let info = &p.vars[*var];
                 if info.is_array() {
@@ -288,7 +342,11 @@ impl<'a> FnLower<'a> {
             StmtKind::If { cond, then, els } => {
                 let tb = self.new_block();
                 let join = self.new_block();
-                let eb = if els.is_some() { self.new_block() } else { join };
+                let eb = if els.is_some() {
+                    self.new_block()
+                } else {
+                    join
+                };
                 self.cond_branch(*cond, tb, eb);
                 self.enter(tb);
                 self.stmt(*then);
@@ -379,7 +437,9 @@ impl<'a> FnLower<'a> {
                 let size = var.num_elems() * 4;
                 let align = if size >= 16 { 16 } else { 4 };
                 let i = match self.f.layout().first_inst(self.entry) {
-                    Some(first) => self.f.insert_new_before(first, mk::alloca(size, align), &[]),
+                    Some(first) => self
+                        .f
+                        .insert_new_before(first, mk::alloca(size, align), &[]),
                     None => self.f.append_new(self.entry, mk::alloca(size, align), &[]),
                 };
                 let a = self.f.res(i);
@@ -387,7 +447,9 @@ impl<'a> FnLower<'a> {
                 a
             }
         };
-        let VarInit::Elems(elems) = &var.init else { return };
+        let VarInit::Elems(elems) = &var.init else {
+            return;
+        };
         let n = var.num_elems();
         let dense = elems.len() as u64 == n;
         if !dense && n > MAX_STORE_FILL {
@@ -430,7 +492,11 @@ impl<'a> FnLower<'a> {
 
     fn store_at(&mut self, base: Value, elem: u64, val: Value) {
         let mut b = self.builder();
-        let addr = if elem == 0 { base } else { b.offset(base, (elem * 4) as i64) };
+        let addr = if elem == 0 {
+            base
+        } else {
+            b.offset(base, (elem * 4) as i64)
+        };
         b.store(val, addr);
     }
 
@@ -571,7 +637,8 @@ impl<'a> FnLower<'a> {
             }
             ExprKind::Call { func, args } => {
                 // A void call's "value" is never used (sema forbids it); give a dummy.
-                self.call(*func, args, x.ty.clone()).unwrap_or_else(|| self.ssa.zero(self.f, Type::I32))
+                self.call(*func, args, x.ty.clone())
+                    .unwrap_or_else(|| self.ssa.zero(self.f, Type::I32))
             }
             ExprKind::IntToFloat(a) => {
                 let v = self.expr(*a);
@@ -604,7 +671,15 @@ impl<'a> FnLower<'a> {
 
     /// An i1 for a comparison node.
     fn cmp_value(&mut self, e: hir::ExprId) -> Value {
-        let ExprKind::Cmp { op, operand, lhs, rhs } = &self.p.exprs[e].kind else { unreachable!() };
+        let ExprKind::Cmp {
+            op,
+            operand,
+            lhs,
+            rhs,
+        } = &self.p.exprs[e].kind
+        else {
+            unreachable!()
+        };
         let l = self.expr(*lhs);
         let r = self.expr(*rhs);
         let mut b = self.builder();

@@ -34,7 +34,15 @@ type PResult<T> = Result<T, Stop>;
 
 /// Parses a whole token stream. On error the diagnostics are in `diags` and `None` returned.
 pub fn parse(toks: &[Token], interner: &Interner, diags: &mut Diags) -> Option<Ast> {
-    let mut p = Parser { toks, pos: 0, ast: Ast::default(), interner, diags, depth: 0, expr_depth: Vec::new() };
+    let mut p = Parser {
+        toks,
+        pos: 0,
+        ast: Ast::default(),
+        interner,
+        diags,
+        depth: 0,
+        expr_depth: Vec::new(),
+    };
     match p.comp_unit() {
         Ok(()) => Some(p.ast),
         Err(Stop) => None,
@@ -76,7 +84,8 @@ impl<'a> Parser<'a> {
     fn error<T>(&mut self, expected: &str) -> PResult<T> {
         let found = self.peek().describe(self.interner);
         let span = self.span();
-        self.diags.error(span, format!("expected {expected}, found {found}"));
+        self.diags
+            .error(span, format!("expected {expected}, found {found}"));
         Err(Stop)
     }
     fn expect(&mut self, t: &Tok) -> PResult<Span> {
@@ -98,7 +107,10 @@ impl<'a> Parser<'a> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
             let span = self.span();
-            self.diags.error(span, format!("nesting too deep (more than {MAX_DEPTH} levels)"));
+            self.diags.error(
+                span,
+                format!("nesting too deep (more than {MAX_DEPTH} levels)"),
+            );
             return Err(Stop);
         }
         Ok(())
@@ -109,15 +121,20 @@ impl<'a> Parser<'a> {
 
     fn make_expr(&mut self, kind: ExprKind, span: Span) -> PResult<ExprId> {
         let d = 1 + match &kind {
-            ExprKind::LVal { indices: v, .. } | ExprKind::Call { args: v, .. } => {
-                v.iter().map(|e| self.expr_depth[e.index()]).max().unwrap_or(0)
-            }
+            ExprKind::LVal { indices: v, .. } | ExprKind::Call { args: v, .. } => v
+                .iter()
+                .map(|e| self.expr_depth[e.index()])
+                .max()
+                .unwrap_or(0),
             ExprKind::Unary(_, e) => self.expr_depth[e.index()],
             ExprKind::Binary(_, l, r) => self.expr_depth[l.index()].max(self.expr_depth[r.index()]),
             _ => 0,
         };
         if d > MAX_DEPTH {
-            self.diags.error(span, format!("expression nesting too deep (more than {MAX_DEPTH} levels)"));
+            self.diags.error(
+                span,
+                format!("expression nesting too deep (more than {MAX_DEPTH} levels)"),
+            );
             return Err(Stop);
         }
         self.expr_depth.push(d);
@@ -132,10 +149,17 @@ impl<'a> Parser<'a> {
                 Tok::KwInt => Some(BaseType::Int),
                 Tok::KwFloat => Some(BaseType::Float),
                 Tok::KwVoid if !is_const => None,
-                _ => return self.error(if is_const { "`int` or `float`" } else { "declaration or function definition" }),
+                _ => {
+                    return self.error(if is_const {
+                        "`int` or `float`"
+                    } else {
+                        "declaration or function definition"
+                    })
+                }
             };
             self.bump();
-            if !is_const && matches!(self.peek(), Tok::Ident(_)) && *self.peek_at(1) == Tok::LParen {
+            if !is_const && matches!(self.peek(), Tok::Ident(_)) && *self.peek_at(1) == Tok::LParen
+            {
                 let f = self.func_def(ty, start)?;
                 self.ast.items.push(Item::Func(f));
             } else {
@@ -177,7 +201,12 @@ impl<'a> Parser<'a> {
                 } else {
                     None
                 };
-                params.push(Param { ty, name: pname, span: pstart.to(self.prev_span()), dims });
+                params.push(Param {
+                    ty,
+                    name: pname,
+                    span: pstart.to(self.prev_span()),
+                    dims,
+                });
                 if !self.eat(&Tok::Comma) {
                     break;
                 }
@@ -188,7 +217,14 @@ impl<'a> Parser<'a> {
             return self.error("`{` (function body)");
         }
         let body = self.block()?;
-        Ok(FuncDef { ret, name, name_span, params, body, span: start.to(self.prev_span()) })
+        Ok(FuncDef {
+            ret,
+            name,
+            name_span,
+            params,
+            body,
+            span: start.to(self.prev_span()),
+        })
     }
 
     /// After `const? type`: `def, def, ...;`
@@ -209,7 +245,12 @@ impl<'a> Parser<'a> {
                 }
                 None
             };
-            defs.push(VarDef { name, span: nspan, dims, init });
+            defs.push(VarDef {
+                name,
+                span: nspan,
+                dims,
+                init,
+            });
             if !self.eat(&Tok::Comma) {
                 break;
             }
@@ -218,7 +259,12 @@ impl<'a> Parser<'a> {
             return self.error("`,` or `;`");
         }
         self.bump();
-        Ok(Decl { is_const, ty, defs, span: start.to(self.prev_span()) })
+        Ok(Decl {
+            is_const,
+            ty,
+            defs,
+            span: start.to(self.prev_span()),
+        })
     }
 
     fn init_val(&mut self) -> PResult<InitId> {
@@ -243,11 +289,17 @@ impl<'a> Parser<'a> {
             }
             let end = self.bump().span;
             self.leave();
-            Ok(self.ast.inits.push(Init { kind: InitKind::List(items), span: start.to(end) }))
+            Ok(self.ast.inits.push(Init {
+                kind: InitKind::List(items),
+                span: start.to(end),
+            }))
         } else {
             let e = self.expr()?;
             let span = self.ast.exprs[e].span;
-            Ok(self.ast.inits.push(Init { kind: InitKind::Expr(e), span }))
+            Ok(self.ast.inits.push(Init {
+                kind: InitKind::Expr(e),
+                span,
+            }))
         }
     }
 
@@ -263,7 +315,10 @@ impl<'a> Parser<'a> {
         }
         let end = self.bump().span;
         self.leave();
-        Ok(self.ast.stmts.push(Stmt { kind: StmtKind::Block(items), span: start.to(end) }))
+        Ok(self.ast.stmts.push(Stmt {
+            kind: StmtKind::Block(items),
+            span: start.to(end),
+        }))
     }
 
     fn stmt(&mut self) -> PResult<StmtId> {
@@ -291,7 +346,11 @@ impl<'a> Parser<'a> {
                 self.expect(&Tok::RParen)?;
                 self.enter()?;
                 let then = self.stmt()?;
-                let els = if self.eat(&Tok::KwElse) { Some(self.stmt()?) } else { None };
+                let els = if self.eat(&Tok::KwElse) {
+                    Some(self.stmt()?)
+                } else {
+                    None
+                };
                 self.leave();
                 StmtKind::If { cond, then, els }
             }
@@ -317,7 +376,11 @@ impl<'a> Parser<'a> {
             }
             Tok::KwReturn => {
                 self.bump();
-                let v = if *self.peek() == Tok::Semi { None } else { Some(self.expr()?) };
+                let v = if *self.peek() == Tok::Semi {
+                    None
+                } else {
+                    Some(self.expr()?)
+                };
                 self.expect(&Tok::Semi)?;
                 StmtKind::Return(v)
             }
@@ -345,7 +408,10 @@ impl<'a> Parser<'a> {
                 }
             }
         };
-        Ok(self.ast.stmts.push(Stmt { kind, span: start.to(self.prev_span()) }))
+        Ok(self.ast.stmts.push(Stmt {
+            kind,
+            span: start.to(self.prev_span()),
+        }))
     }
 
     /// Expression (`Exp` and `Cond` in the grammar are the same here; sema checks types).
@@ -447,7 +513,14 @@ impl<'a> Parser<'a> {
                         return self.error("`,` or `)`");
                     }
                     let end = self.bump().span;
-                    self.make_expr(ExprKind::Call { name, name_span: start, args }, start.to(end))
+                    self.make_expr(
+                        ExprKind::Call {
+                            name,
+                            name_span: start,
+                            args,
+                        },
+                        start.to(end),
+                    )
                 } else {
                     let mut indices = Vec::new();
                     while self.eat(&Tok::LBracket) {
@@ -455,7 +528,14 @@ impl<'a> Parser<'a> {
                         self.expect(&Tok::RBracket)?;
                     }
                     let span = start.to(self.prev_span());
-                    self.make_expr(ExprKind::LVal { name, name_span: start, indices }, span)
+                    self.make_expr(
+                        ExprKind::LVal {
+                            name,
+                            name_span: start,
+                            indices,
+                        },
+                        span,
+                    )
                 }
             }
             _ => self.error("expression"),

@@ -106,18 +106,25 @@ pub fn check(ast: &ast::Ast, interner: &mut Interner, source: &[u8], diags: &mut
     }
     // `main`
     let main_sym = s.interner_lookup("main");
-    match main_sym.and_then(|m| s.names.get(&m)).and_then(|v| v.first()).filter(|b| b.0 == 0).map(|b| b.1) {
+    match main_sym
+        .and_then(|m| s.names.get(&m))
+        .and_then(|v| v.first())
+        .filter(|b| b.0 == 0)
+        .map(|b| b.1)
+    {
         Some(Binding::Func(f)) => {
             let func = &s.p.funcs[f];
             if func.ret != Some(Scalar::Int) || !func.param_tys.is_empty() {
                 let span = func.span;
-                s.diags.error(span, "`main` must be declared as `int main()`");
+                s.diags
+                    .error(span, "`main` must be declared as `int main()`");
             }
             s.p.main = Some(f);
         }
         Some(Binding::Var(v)) => {
             let span = s.p.vars[v].span;
-            s.diags.error(span, "`main` must be a function, declared as `int main()`");
+            s.diags
+                .error(span, "`main` must be a function, declared as `int main()`");
         }
         None => s.diags.error(Span::new(0, 0), "no `main` function defined"),
     }
@@ -128,8 +135,14 @@ type RuntimeFn = (String, Option<Scalar>, Vec<Ty>, bool);
 
 /// The SysY runtime library (`sylib.h`), pre-declared.
 fn runtime_functions() -> Vec<RuntimeFn> {
-    let int_arr = Ty::Ptr { elem: Scalar::Int, dims: vec![] };
-    let float_arr = Ty::Ptr { elem: Scalar::Float, dims: vec![] };
+    let int_arr = Ty::Ptr {
+        elem: Scalar::Int,
+        dims: vec![],
+    };
+    let float_arr = Ty::Ptr {
+        elem: Scalar::Float,
+        dims: vec![],
+    };
     let i = Some(Scalar::Int);
     let f = Some(Scalar::Float);
     vec![
@@ -160,7 +173,10 @@ fn scalar_of(t: BaseType) -> Scalar {
 impl<'a> Sema<'a> {
     fn interner_lookup(&self, name: &str) -> Option<Sym> {
         // The interner has no reverse lookup without `&mut`; scan the global scope instead.
-        self.scopes[0].iter().copied().find(|&k| self.interner.get(k) == name)
+        self.scopes[0]
+            .iter()
+            .copied()
+            .find(|&k| self.interner.get(k) == name)
     }
     fn name(&self, s: Sym) -> String {
         let n = self.interner.get(s);
@@ -274,8 +290,14 @@ impl<'a> Sema<'a> {
             }
             Ty::Ptr { .. } => {
                 let msg = match &self.p.exprs[e].kind {
-                    ExprKind::Str(_) => "string literal is only allowed as the format argument of `putf`".to_string(),
-                    _ => format!("array (of type `{}`) used where a scalar value is expected", self.p.exprs[e].ty.describe()),
+                    ExprKind::Str(_) => {
+                        "string literal is only allowed as the format argument of `putf`"
+                            .to_string()
+                    }
+                    _ => format!(
+                        "array (of type `{}`) used where a scalar value is expected",
+                        self.p.exprs[e].ty.describe()
+                    ),
                 };
                 self.error(span, msg);
                 None
@@ -318,7 +340,16 @@ impl<'a> Sema<'a> {
             };
             return self.mk_const(Const::Int(r as i32), span);
         }
-        self.mk(ExprKind::Cmp { op, operand, lhs, rhs }, Ty::Int, span)
+        self.mk(
+            ExprKind::Cmp {
+                op,
+                operand,
+                lhs,
+                rhs,
+            },
+            Ty::Int,
+            span,
+        )
     }
 
     /// Checks an expression. The result may have any type; callers needing a scalar check it.
@@ -331,13 +362,30 @@ impl<'a> Sema<'a> {
             ast::ExprKind::Str(s) => {
                 // Typed as a char array so misuse is caught by the scalar/argument checks.
                 let s = s.clone();
-                self.mk(ExprKind::Str(s), Ty::Ptr { elem: Scalar::Int, dims: vec![] }, span)
+                self.mk(
+                    ExprKind::Str(s),
+                    Ty::Ptr {
+                        elem: Scalar::Int,
+                        dims: vec![],
+                    },
+                    span,
+                )
             }
-            ast::ExprKind::LVal { name, name_span, indices } => self.lval_read(*name, *name_span, indices, span),
-            ast::ExprKind::Call { name, name_span, args } => self.call(*name, *name_span, args, span),
+            ast::ExprKind::LVal {
+                name,
+                name_span,
+                indices,
+            } => self.lval_read(*name, *name_span, indices, span),
+            ast::ExprKind::Call {
+                name,
+                name_span,
+                args,
+            } => self.call(*name, *name_span, args, span),
             ast::ExprKind::Unary(op, inner) => {
                 let x = self.expr(*inner);
-                let Some(ty) = self.require_scalar(x) else { return self.error_expr(span) };
+                let Some(ty) = self.require_scalar(x) else {
+                    return self.error_expr(span);
+                };
                 match op {
                     UnOp::Plus => x,
                     UnOp::Neg => match self.const_of(x) {
@@ -369,7 +417,9 @@ impl<'a> Sema<'a> {
             let is_and = op == BinOp::And;
             // A constant left side decides alone when it short-circuits.
             match lc {
-                Some(c) if c.is_zero() == is_and => return self.mk_const(Const::Int((!is_and) as i32), span),
+                Some(c) if c.is_zero() == is_and => {
+                    return self.mk_const(Const::Int((!is_and) as i32), span)
+                }
                 Some(_) => {
                     if let Some(rc) = rc {
                         return self.mk_const(Const::Int((!rc.is_zero()) as i32), span);
@@ -377,7 +427,11 @@ impl<'a> Sema<'a> {
                 }
                 None => {}
             }
-            let kind = if is_and { ExprKind::And(lhs, rhs) } else { ExprKind::Or(lhs, rhs) };
+            let kind = if is_and {
+                ExprKind::And(lhs, rhs)
+            } else {
+                ExprKind::Or(lhs, rhs)
+            };
             return self.mk(kind, Ty::Int, span);
         }
         let lhs = self.expr(l);
@@ -385,9 +439,16 @@ impl<'a> Sema<'a> {
         let (Some(lt), Some(rt)) = (self.require_scalar(lhs), self.require_scalar(rhs)) else {
             return self.error_expr(span);
         };
-        let ty = if lt == Scalar::Float || rt == Scalar::Float { Scalar::Float } else { Scalar::Int };
+        let ty = if lt == Scalar::Float || rt == Scalar::Float {
+            Scalar::Float
+        } else {
+            Scalar::Int
+        };
         if op == BinOp::Rem && ty == Scalar::Float {
-            self.error(span, "invalid operands to `%`: both must be `int`, found `float`");
+            self.error(
+                span,
+                "invalid operands to `%`: both must be `int`, found `float`",
+            );
             return self.error_expr(span);
         }
         let lhs = self.convert(lhs, ty);
@@ -446,12 +507,20 @@ impl<'a> Sema<'a> {
         match self.lookup(name) {
             Some(Binding::Var(v)) => Some(v),
             Some(Binding::Func(_)) => {
-                self.error(name_span, format!("`{}` is a function, not a variable", self.name(name)));
+                self.error(
+                    name_span,
+                    format!("`{}` is a function, not a variable", self.name(name)),
+                );
                 None
             }
             None => {
-                if self.starttime.is_some_and(|(s, _)| s == name) || self.stoptime.is_some_and(|(s, _)| s == name) {
-                    self.error(name_span, format!("`{}` is a function, not a variable", self.name(name)));
+                if self.starttime.is_some_and(|(s, _)| s == name)
+                    || self.stoptime.is_some_and(|(s, _)| s == name)
+                {
+                    self.error(
+                        name_span,
+                        format!("`{}` is a function, not a variable", self.name(name)),
+                    );
                 } else {
                     self.error(name_span, format!("undefined name `{}`", self.name(name)));
                 }
@@ -461,7 +530,13 @@ impl<'a> Sema<'a> {
     }
 
     /// Checks the indices of `var[indices]`; returns them (as int expressions) or `None`.
-    fn indices(&mut self, v: VarId, name: Sym, indices: &[ast::ExprId], span: Span) -> Option<Vec<ExprId>> {
+    fn indices(
+        &mut self,
+        v: VarId,
+        name: Sym,
+        indices: &[ast::ExprId],
+        span: Span,
+    ) -> Option<Vec<ExprId>> {
         let ndims = self.p.vars[v].dims.len();
         let mut out = Vec::with_capacity(indices.len());
         let mut ok = true;
@@ -479,11 +554,19 @@ impl<'a> Sema<'a> {
         }
         if indices.len() > ndims {
             if ndims == 0 {
-                self.error(span, format!("subscripted value `{}` is not an array", self.name(name)));
+                self.error(
+                    span,
+                    format!("subscripted value `{}` is not an array", self.name(name)),
+                );
             } else {
                 self.error(
                     span,
-                    format!("too many indices for array `{}` ({} given, it has {} dimensions)", self.name(name), indices.len(), ndims),
+                    format!(
+                        "too many indices for array `{}` ({} given, it has {} dimensions)",
+                        self.name(name),
+                        indices.len(),
+                        ndims
+                    ),
                 );
             }
             return None;
@@ -492,7 +575,13 @@ impl<'a> Sema<'a> {
     }
 
     /// A variable or array element (or sub-array) used as a value.
-    fn lval_read(&mut self, name: Sym, name_span: Span, indices: &[ast::ExprId], span: Span) -> ExprId {
+    fn lval_read(
+        &mut self,
+        name: Sym,
+        name_span: Span,
+        indices: &[ast::ExprId],
+        span: Span,
+    ) -> ExprId {
         let Some(v) = self.var_of(name, name_span) else {
             // Still check the indices for their own errors.
             for &ix in indices {
@@ -500,7 +589,9 @@ impl<'a> Sema<'a> {
             }
             return self.error_expr(span);
         };
-        let Some(idx) = self.indices(v, name, indices, span) else { return self.error_expr(span) };
+        let Some(idx) = self.indices(v, name, indices, span) else {
+            return self.error_expr(span);
+        };
         let var = &self.p.vars[v];
         let elem = var.elem;
         if idx.len() == var.dims.len() {
@@ -531,11 +622,25 @@ impl<'a> Sema<'a> {
             if idx.is_empty() {
                 self.mk(ExprKind::Var(v), Ty::scalar(elem), span)
             } else {
-                self.mk(ExprKind::Elem { var: v, indices: idx }, Ty::scalar(elem), span)
+                self.mk(
+                    ExprKind::Elem {
+                        var: v,
+                        indices: idx,
+                    },
+                    Ty::scalar(elem),
+                    span,
+                )
             }
         } else {
             let dims = var.dims[idx.len() + 1..].to_vec();
-            self.mk(ExprKind::Addr { var: v, indices: idx }, Ty::Ptr { elem, dims }, span)
+            self.mk(
+                ExprKind::Addr {
+                    var: v,
+                    indices: idx,
+                },
+                Ty::Ptr { elem, dims },
+                span,
+            )
         }
     }
 
@@ -544,26 +649,46 @@ impl<'a> Sema<'a> {
         for timer in [self.starttime, self.stoptime].into_iter().flatten() {
             if timer.0 == name && self.lookup(name).is_none() {
                 if !args.is_empty() {
-                    self.error(span, format!("function `{}` expects 0 arguments, but {} were given", self.name(name), args.len()));
+                    self.error(
+                        span,
+                        format!(
+                            "function `{}` expects 0 arguments, but {} were given",
+                            self.name(name),
+                            args.len()
+                        ),
+                    );
                     return self.error_expr(span);
                 }
                 let line = line_of(self.source, span.lo) as i32;
                 let arg = self.mk_const(Const::Int(line), span);
                 self.p.funcs[timer.1].used = true;
-                return self.mk(ExprKind::Call { func: timer.1, args: vec![arg] }, Ty::Void, span);
+                return self.mk(
+                    ExprKind::Call {
+                        func: timer.1,
+                        args: vec![arg],
+                    },
+                    Ty::Void,
+                    span,
+                );
             }
         }
         let f = match self.lookup(name) {
             Some(Binding::Func(f)) => f,
             Some(Binding::Var(_)) => {
-                self.error(name_span, format!("called object `{}` is not a function", self.name(name)));
+                self.error(
+                    name_span,
+                    format!("called object `{}` is not a function", self.name(name)),
+                );
                 for &a in args {
                     self.expr(a);
                 }
                 return self.error_expr(span);
             }
             None => {
-                self.error(name_span, format!("undefined function `{}`", self.name(name)));
+                self.error(
+                    name_span,
+                    format!("undefined function `{}`", self.name(name)),
+                );
                 for &a in args {
                     self.expr(a);
                 }
@@ -620,7 +745,10 @@ impl<'a> Sema<'a> {
                 }
                 _ => {
                     if matches!(self.p.exprs[x].kind, ExprKind::Str(_)) {
-                        self.error(aspan, "string literal is only allowed as the format argument of `putf`");
+                        self.error(
+                            aspan,
+                            "string literal is only allowed as the format argument of `putf`",
+                        );
                     } else if aty == Ty::Void {
                         self.error(aspan, "void value used in an expression");
                     } else {
@@ -648,7 +776,10 @@ impl<'a> Sema<'a> {
     fn putf_call(&mut self, f: FuncId, args: &[ast::ExprId], span: Span) -> ExprId {
         let mut out = Vec::new();
         let Some((&fmt, rest)) = args.split_first() else {
-            self.error(span, "`putf` needs a format string literal as its first argument");
+            self.error(
+                span,
+                "`putf` needs a format string literal as its first argument",
+            );
             return self.error_expr(span);
         };
         let x = self.expr(fmt);
@@ -743,8 +874,14 @@ impl<'a> Sema<'a> {
             if self.diags.is_full() {
                 return;
             }
-            let Some(dims) = self.dims(&def.dims) else { continue };
-            let kind = if global { VarKind::Global } else { VarKind::Local };
+            let Some(dims) = self.dims(&def.dims) else {
+                continue;
+            };
+            let kind = if global {
+                VarKind::Global
+            } else {
+                VarKind::Local
+            };
             let const_needed = global || d.is_const;
             let init = match def.init {
                 None => VarInit::None,
@@ -774,25 +911,42 @@ impl<'a> Sema<'a> {
                 self.p.globals.push(v);
             } else {
                 let span = def.span;
-                out.push(self.p.stmts.push(Stmt { kind: StmtKind::Decl(v), span }));
+                out.push(self.p.stmts.push(Stmt {
+                    kind: StmtKind::Decl(v),
+                    span,
+                }));
             }
         }
     }
 
     /// Checks an initialiser against `dims`; constant (`VarInit::Const`) if `const_needed`.
-    fn init(&mut self, init: ast::InitId, elem: Scalar, dims: &[u32], const_needed: bool, def: &ast::VarDef) -> Option<VarInit> {
+    fn init(
+        &mut self,
+        init: ast::InitId,
+        elem: Scalar,
+        dims: &[u32],
+        const_needed: bool,
+        def: &ast::VarDef,
+    ) -> Option<VarInit> {
         let node = &self.ast.inits[init];
         if dims.is_empty() {
             if let InitKind::Expr(e) = node.kind {
                 return if const_needed {
                     let what = "initializer";
-                    self.const_expr(e, elem, what).map(|c| VarInit::Const(if c.is_zero() { vec![] } else { vec![(0, c)] }))
+                    self.const_expr(e, elem, what)
+                        .map(|c| VarInit::Const(if c.is_zero() { vec![] } else { vec![(0, c)] }))
                 } else {
                     Some(VarInit::Expr(self.scalar_expr(&e, elem)))
                 };
             }
         } else if let InitKind::Expr(_) = node.kind {
-            self.error(node.span, format!("array `{}` must be initialized with a brace-enclosed list", self.name(def.name)));
+            self.error(
+                node.span,
+                format!(
+                    "array `{}` must be initialized with a brace-enclosed list",
+                    self.name(def.name)
+                ),
+            );
             return None;
         }
         let mut flat = Vec::new();
@@ -817,7 +971,10 @@ impl<'a> Sema<'a> {
             }
             ok.then_some(VarInit::Const(vals))
         } else {
-            let vals: Vec<(u32, ExprId)> = flat.into_iter().map(|(i, e)| (i, self.scalar_expr(&e, elem))).collect();
+            let vals: Vec<(u32, ExprId)> = flat
+                .into_iter()
+                .map(|(i, e)| (i, self.scalar_expr(&e, elem)))
+                .collect();
             if dims.is_empty() {
                 // `int x = {1};` or `int x = {};`
                 let span = self.ast.inits[init].span;
@@ -845,14 +1002,19 @@ impl<'a> Sema<'a> {
         def: &ast::VarDef,
     ) -> bool {
         let ast = self.ast;
-        let InitKind::List(items) = &ast.inits[init].kind else { unreachable!("list") };
+        let InitKind::List(items) = &ast.inits[init].kind else {
+            unreachable!("list")
+        };
         let n = sizes.len() - 1;
         let end = base + sizes[level];
         let mut pos = base;
         for &item in items {
             let node = &ast.inits[item];
             if pos >= end {
-                self.error(node.span, format!("too many initializers for `{}`", self.name(def.name)));
+                self.error(
+                    node.span,
+                    format!("too many initializers for `{}`", self.name(def.name)),
+                );
                 return false;
             }
             match &node.kind {
@@ -863,7 +1025,9 @@ impl<'a> Sema<'a> {
                 InitKind::List(_) => {
                     // The largest sub-aggregate (below `level`) aligned at `pos`; at the scalar
                     // level, braces around a scalar.
-                    let sub = (level + 1..=n).find(|&j| (pos - base).is_multiple_of(sizes[j])).unwrap_or(n);
+                    let sub = (level + 1..=n)
+                        .find(|&j| (pos - base).is_multiple_of(sizes[j]))
+                        .unwrap_or(n);
                     if !self.flatten_init(item, sub, pos, sizes, out, def) {
                         return false;
                     }
@@ -889,7 +1053,10 @@ impl<'a> Sema<'a> {
                 }
                 Some(ds) => {
                     let dims = self.dims(ds).unwrap_or_default();
-                    param_tys.push(Ty::Ptr { elem, dims: dims.clone() });
+                    param_tys.push(Ty::Ptr {
+                        elem,
+                        dims: dims.clone(),
+                    });
                     let mut all = vec![0];
                     all.extend(dims);
                     param_dims.push(all);
@@ -927,14 +1094,19 @@ impl<'a> Sema<'a> {
         self.cur_ret = ret;
         self.cur_func_name = self.name(f.name);
         self.loop_depth = 0;
-        let AStmt::Block(items) = &self.ast.stmts[f.body].kind else { unreachable!("body is a block") };
+        let AStmt::Block(items) = &self.ast.stmts[f.body].kind else {
+            unreachable!("body is a block")
+        };
         let mut body = Vec::with_capacity(items.len());
         for &s in items {
             self.stmt(s, &mut body);
         }
         self.pop_scope();
         let span = self.ast.stmts[f.body].span;
-        let b = self.p.stmts.push(Stmt { kind: StmtKind::Block(body), span });
+        let b = self.p.stmts.push(Stmt {
+            kind: StmtKind::Block(body),
+            span,
+        });
         self.p.funcs[fid].body = Some(b);
     }
 
@@ -951,7 +1123,12 @@ impl<'a> Sema<'a> {
                 return;
             }
             AStmt::Assign { target, value } => {
-                let ast::ExprKind::LVal { name, name_span, indices } = &self.ast.exprs[*target].kind else {
+                let ast::ExprKind::LVal {
+                    name,
+                    name_span,
+                    indices,
+                } = &self.ast.exprs[*target].kind
+                else {
                     unreachable!("parser checked")
                 };
                 let tspan = self.ast.exprs[*target].span;
@@ -976,13 +1153,20 @@ impl<'a> Sema<'a> {
                 }
                 let elem = var.elem;
                 let value = self.scalar_expr(value, elem);
-                StmtKind::Assign { var: v, indices: idx, value }
+                StmtKind::Assign {
+                    var: v,
+                    indices: idx,
+                    value,
+                }
             }
             AStmt::Expr(None) => return,
             AStmt::Expr(Some(e)) => {
                 let x = self.expr(*e);
                 if let ExprKind::Str(_) = self.p.exprs[x].kind {
-                    self.error(span, "string literal is only allowed as the format argument of `putf`");
+                    self.error(
+                        span,
+                        "string literal is only allowed as the format argument of `putf`",
+                    );
                 }
                 StmtKind::Expr(x)
             }
@@ -999,7 +1183,11 @@ impl<'a> Sema<'a> {
                 let c = self.cond(*cond);
                 let t = self.sub_stmt(*then);
                 let e = els.map(|e| self.sub_stmt(e));
-                StmtKind::If { cond: c, then: t, els: e }
+                StmtKind::If {
+                    cond: c,
+                    then: t,
+                    els: e,
+                }
             }
             AStmt::While { cond, body } => {
                 let c = self.cond(*cond);
@@ -1010,7 +1198,11 @@ impl<'a> Sema<'a> {
             }
             AStmt::Break | AStmt::Continue => {
                 if self.loop_depth == 0 {
-                    let what = if matches!(s.kind, AStmt::Break) { "break" } else { "continue" };
+                    let what = if matches!(s.kind, AStmt::Break) {
+                        "break"
+                    } else {
+                        "continue"
+                    };
                     self.error(span, format!("`{what}` statement not within a loop"));
                     return;
                 }
@@ -1026,13 +1218,19 @@ impl<'a> Sema<'a> {
                 (Some(e), None) => {
                     let x = self.expr(*e);
                     if self.p.exprs[x].ty != Ty::Error {
-                        let msg = format!("void function `{}` should not return a value", self.cur_func_name);
+                        let msg = format!(
+                            "void function `{}` should not return a value",
+                            self.cur_func_name
+                        );
                         self.error(span, msg);
                     }
                     return;
                 }
                 (None, Some(_)) => {
-                    let msg = format!("non-void function `{}` should return a value", self.cur_func_name);
+                    let msg = format!(
+                        "non-void function `{}` should return a value",
+                        self.cur_func_name
+                    );
                     self.error(span, msg);
                     return;
                 }
@@ -1051,7 +1249,10 @@ impl<'a> Sema<'a> {
         if v.len() == 1 {
             v[0]
         } else {
-            self.p.stmts.push(Stmt { kind: StmtKind::Block(v), span })
+            self.p.stmts.push(Stmt {
+                kind: StmtKind::Block(v),
+                span,
+            })
         }
     }
 }

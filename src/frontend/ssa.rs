@@ -63,7 +63,10 @@ pub struct SsaBuilder {
 
 impl SsaBuilder {
     pub fn new(entry: Block) -> SsaBuilder {
-        let mut s = SsaBuilder { entry: Some(entry), ..Default::default() };
+        let mut s = SsaBuilder {
+            entry: Some(entry),
+            ..Default::default()
+        };
         s.sealed.insert(entry, true);
         s
     }
@@ -112,7 +115,13 @@ impl SsaBuilder {
         let ty = self.var_ty[&var];
         let value = f.append_block_param(block, ty);
         let k = self.phis.len();
-        self.phis.push(Phi { block, var, value, ops: Vec::new(), removed: false });
+        self.phis.push(Phi {
+            block,
+            var,
+            value,
+            ops: Vec::new(),
+            removed: false,
+        });
         self.phi_of.insert(value, k);
         k
     }
@@ -259,7 +268,10 @@ impl SsaBuilder {
         }
         // Phase 3b: live phi operands become branch arguments, in parameter order.
         for &b in &blocks {
-            let live: Vec<usize> = f.blocks.params[b].iter().filter_map(|p| self.phi_of.get(p).copied()).collect();
+            let live: Vec<usize> = f.blocks.params[b]
+                .iter()
+                .filter_map(|p| self.phi_of.get(p).copied())
+                .collect();
             if live.is_empty() {
                 continue;
             }

@@ -17,7 +17,10 @@ pub(crate) fn suites_dir() -> Option<PathBuf> {
     if dir.is_dir() {
         Some(dir)
     } else {
-        eprintln!("\n*** SKIPPED: suites directory {} not found (set SYSY_SUITES) ***\n", dir.display());
+        eprintln!(
+            "\n*** SKIPPED: suites directory {} not found (set SYSY_SUITES) ***\n",
+            dir.display()
+        );
         None
     }
 }
@@ -27,7 +30,9 @@ pub(crate) fn sy_files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else { continue };
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
         for e in rd.flatten() {
             let p = e.path();
             if p.is_dir() {
@@ -55,7 +60,13 @@ fn suites_pass_sema() {
             failures.push(e);
         }
     }
-    assert!(failures.is_empty(), "{} of {} files failed:\n{}", failures.len(), files.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} files failed:\n{}",
+        failures.len(),
+        files.len(),
+        failures.join("\n")
+    );
     eprintln!("checked {} suite files", files.len());
 }
 
@@ -79,16 +90,30 @@ fn suites_lower_and_verify() {
             failures.push(e);
         }
     }
-    assert!(failures.is_empty(), "{} of {} files failed:\n{}", failures.len(), files.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} files failed:\n{}",
+        failures.len(),
+        files.len(),
+        failures.join("\n")
+    );
 }
 
 /// Our own programs (`fixtures/sysy/**`) lower and verify, and each has its expected output.
 #[test]
 fn sysy_fixtures_lower_and_verify() {
     let files = sy_files(&manifest_dir().join("fixtures/sysy"));
-    assert!(files.len() >= 25, "expected at least 25 programs, found {}", files.len());
+    assert!(
+        files.len() >= 25,
+        "expected at least 25 programs, found {}",
+        files.len()
+    );
     for f in &files {
-        assert!(f.with_extension("out").is_file(), "{} has no .out", f.display());
+        assert!(
+            f.with_extension("out").is_file(),
+            "{} has no .out",
+            f.display()
+        );
         let src = std::fs::read(f).unwrap();
         if let Err(e) = lower_and_verify(src, f.display().to_string()) {
             panic!("{e}");
@@ -100,7 +125,11 @@ fn sysy_fixtures_lower_and_verify() {
 fn invalid_fixtures() {
     let dir = manifest_dir().join("fixtures/invalid");
     let files = sy_files(&dir);
-    assert!(files.len() >= 30, "expected at least 30 invalid fixtures, found {}", files.len());
+    assert!(
+        files.len() >= 30,
+        "expected at least 30 invalid fixtures, found {}",
+        files.len()
+    );
     let mut failures = Vec::new();
     for f in &files {
         let src = std::fs::read(f).unwrap();
@@ -109,7 +138,11 @@ fn invalid_fixtures() {
             let n2 = name.clone();
             let src2 = src.clone();
             if let Err(text) = with_big_stack(move || check(&src2, &n2).map(|_| ())) {
-                std::fs::write(f.with_extension("err"), format!("{}\n", text.lines().next().unwrap_or(""))).unwrap();
+                std::fs::write(
+                    f.with_extension("err"),
+                    format!("{}\n", text.lines().next().unwrap_or("")),
+                )
+                .unwrap();
             }
         }
         let expected = std::fs::read_to_string(f.with_extension("err"))
@@ -121,12 +154,19 @@ fn invalid_fixtures() {
             Err(text) => {
                 let first = text.lines().next().unwrap_or("");
                 if first != expected {
-                    failures.push(format!("{name}:\n  expected: {expected}\n  got:      {first}\n{text}"));
+                    failures.push(format!(
+                        "{name}:\n  expected: {expected}\n  got:      {first}\n{text}"
+                    ));
                 }
             }
         }
     }
-    assert!(failures.is_empty(), "{} invalid fixtures failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} invalid fixtures failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 struct XorShift(u64);
@@ -148,10 +188,55 @@ fn fuzz_never_panics() {
     with_big_stack(|| {
         let mut rng = XorShift(0x2545_F491_4F6C_DD1D);
         const PIECES: &[&str] = &[
-            "int ", "float ", "void ", "const ", "if", "else", "while", "break;", "continue;", "return ", "(", ")",
-            "[", "]", "{", "}", ",", ";", "=", "+", "-", "*", "/", "%", "!", "<", ">=", "==", "&&", "||", "a", "b",
-            "main", "putint", "putf", "\"%d\"", "0x1p3", "1.5", "07", "3", "2147483648", "/*", "*/", "//", "\n",
-            "int main(){", "getint()", "a[1][2]", "starttime()",
+            "int ",
+            "float ",
+            "void ",
+            "const ",
+            "if",
+            "else",
+            "while",
+            "break;",
+            "continue;",
+            "return ",
+            "(",
+            ")",
+            "[",
+            "]",
+            "{",
+            "}",
+            ",",
+            ";",
+            "=",
+            "+",
+            "-",
+            "*",
+            "/",
+            "%",
+            "!",
+            "<",
+            ">=",
+            "==",
+            "&&",
+            "||",
+            "a",
+            "b",
+            "main",
+            "putint",
+            "putf",
+            "\"%d\"",
+            "0x1p3",
+            "1.5",
+            "07",
+            "3",
+            "2147483648",
+            "/*",
+            "*/",
+            "//",
+            "\n",
+            "int main(){",
+            "getint()",
+            "a[1][2]",
+            "starttime()",
         ];
         for _ in 0..2000 {
             let len = rng.below(200);
@@ -164,7 +249,10 @@ fn fuzz_never_panics() {
             let _ = check(s.as_bytes(), "fuzz.sy");
         }
         let mut seeds: Vec<Vec<u8>> = Vec::new();
-        for f in sy_files(&manifest_dir().join("fixtures")).into_iter().take(40) {
+        for f in sy_files(&manifest_dir().join("fixtures"))
+            .into_iter()
+            .take(40)
+        {
             seeds.push(std::fs::read(f).unwrap());
         }
         if let Some(dir) = suites_dir() {
@@ -217,21 +305,137 @@ fn deep(prefix: &str, open: &str, mid: &str, close: &str, suffix: &str, n: usize
 
 fn deep_cases(n: usize) -> Vec<(&'static str, Vec<u8>, bool)> {
     vec![
-        ("parens", deep("int main(){ return ", "(", "1", ")", "; }", n), true),
-        ("unary", deep("int main(){ int x = 1; return ", "-", "x", "", "; }", n), true),
-        ("not", deep("int main(){ int x = 1; return ", "!", "x", "", "; }", n), true),
-        ("neg-parens", deep("int main(){ int x = 1; return ", "-(", "x", ")", "; }", n / 2), true),
-        ("blocks", deep("int main(){ ", "{", "putint(1);", "}", " return 0; }", n), true),
-        ("ifs", deep("int main(){ int x = getint(); ", "if (x) ", "x = 2;", "", " return x; }", n), true),
-        ("whiles", deep("int main(){ int x = getint(); ", "while (x) ", "x = 0;", "", " return x; }", n), true),
-        ("calls", deep("int f(int a){return a;} int main(){ return ", "f(", "1", ")", "; }", n), true),
-        ("index", deep("int a[2]; int main(){ return ", "a[", "0", "]", "; }", n), true),
-        ("and-chain", deep("int main(){ int x = getint(); return x", "&&x", "", "", "; }", n), true),
-        ("sum-chain", deep("int main(){ int x = getint(); return x", "+x", "", "", "; }", n), true),
-        ("init-braces", deep("int a[2] = ", "{", "1", "}", "; int main(){ return 0; }", n), true),
-        ("seq-ifs", deep("int main(){ int x = getint(); int y = 0; ", "if (x) y = y + 1; ", "", "", " return y; }", n), true),
-        ("too-deep", deep("int main(){ return ", "(", "1", ")", "; }", 300_000), false),
-        ("too-long-chain", deep("int main(){ int x = 1; return x", "+x", "", "", "; }", 300_000), false),
+        (
+            "parens",
+            deep("int main(){ return ", "(", "1", ")", "; }", n),
+            true,
+        ),
+        (
+            "unary",
+            deep("int main(){ int x = 1; return ", "-", "x", "", "; }", n),
+            true,
+        ),
+        (
+            "not",
+            deep("int main(){ int x = 1; return ", "!", "x", "", "; }", n),
+            true,
+        ),
+        (
+            "neg-parens",
+            deep(
+                "int main(){ int x = 1; return ",
+                "-(",
+                "x",
+                ")",
+                "; }",
+                n / 2,
+            ),
+            true,
+        ),
+        (
+            "blocks",
+            deep("int main(){ ", "{", "putint(1);", "}", " return 0; }", n),
+            true,
+        ),
+        (
+            "ifs",
+            deep(
+                "int main(){ int x = getint(); ",
+                "if (x) ",
+                "x = 2;",
+                "",
+                " return x; }",
+                n,
+            ),
+            true,
+        ),
+        (
+            "whiles",
+            deep(
+                "int main(){ int x = getint(); ",
+                "while (x) ",
+                "x = 0;",
+                "",
+                " return x; }",
+                n,
+            ),
+            true,
+        ),
+        (
+            "calls",
+            deep(
+                "int f(int a){return a;} int main(){ return ",
+                "f(",
+                "1",
+                ")",
+                "; }",
+                n,
+            ),
+            true,
+        ),
+        (
+            "index",
+            deep("int a[2]; int main(){ return ", "a[", "0", "]", "; }", n),
+            true,
+        ),
+        (
+            "and-chain",
+            deep(
+                "int main(){ int x = getint(); return x",
+                "&&x",
+                "",
+                "",
+                "; }",
+                n,
+            ),
+            true,
+        ),
+        (
+            "sum-chain",
+            deep(
+                "int main(){ int x = getint(); return x",
+                "+x",
+                "",
+                "",
+                "; }",
+                n,
+            ),
+            true,
+        ),
+        (
+            "init-braces",
+            deep("int a[2] = ", "{", "1", "}", "; int main(){ return 0; }", n),
+            true,
+        ),
+        (
+            "seq-ifs",
+            deep(
+                "int main(){ int x = getint(); int y = 0; ",
+                "if (x) y = y + 1; ",
+                "",
+                "",
+                " return y; }",
+                n,
+            ),
+            true,
+        ),
+        (
+            "too-deep",
+            deep("int main(){ return ", "(", "1", ")", "; }", 300_000),
+            false,
+        ),
+        (
+            "too-long-chain",
+            deep(
+                "int main(){ int x = 1; return x",
+                "+x",
+                "",
+                "",
+                "; }",
+                300_000,
+            ),
+            false,
+        ),
     ]
 }
 
@@ -269,7 +473,10 @@ fn deep_nesting_verified() {
 fn stack_probe() {
     let case = std::env::var("PROBE_CASE").unwrap();
     let mb: usize = std::env::var("PROBE_STACK_MB").unwrap().parse().unwrap();
-    let (_, src, _) = deep_cases(100_000 - 10).into_iter().find(|c| c.0 == case).unwrap();
+    let (_, src, _) = deep_cases(100_000 - 10)
+        .into_iter()
+        .find(|c| c.0 == case)
+        .unwrap();
     let r = std::thread::Builder::new()
         .stack_size(mb << 20)
         .spawn(move || compile_to_ir(&src, "deep.sy").map(|_| ()))
@@ -286,9 +493,16 @@ fn folds_and_flattens() {
         int g[N + 1][2] = {1, 2, {3}, {5}, a[3][0], 8};
         int main() { return a[1][1] + M; }";
     let p = check(src, "t.sy").unwrap();
-    let g = p.globals.iter().map(|&v| &p.vars[v]).find(|v| v.name == "g").unwrap();
+    let g = p
+        .globals
+        .iter()
+        .map(|&v| &p.vars[v])
+        .find(|v| v.name == "g")
+        .unwrap();
     assert_eq!(g.dims, vec![4, 2]);
-    let hir::VarInit::Const(vals) = &g.init else { panic!() };
+    let hir::VarInit::Const(vals) = &g.init else {
+        panic!()
+    };
     let ints: Vec<(u32, i32)> = vals
         .iter()
         .map(|&(i, c)| match c {
@@ -297,9 +511,19 @@ fn folds_and_flattens() {
         })
         .collect();
     assert_eq!(ints, vec![(0, 1), (1, 2), (2, 3), (4, 5), (6, 7), (7, 8)]);
-    let f = p.globals.iter().map(|&v| &p.vars[v]).find(|v| v.name == "F").unwrap();
+    let f = p
+        .globals
+        .iter()
+        .map(|&v| &p.vars[v])
+        .find(|v| v.name == "F")
+        .unwrap();
     assert_eq!(f.const_elem(0), Some(hir::Const::Float(1.0f32 / 3.0f32)));
-    let m = p.globals.iter().map(|&v| &p.vars[v]).find(|v| v.name == "M").unwrap();
+    let m = p
+        .globals
+        .iter()
+        .map(|&v| &p.vars[v])
+        .find(|v| v.name == "M")
+        .unwrap();
     assert_eq!(m.const_elem(0), Some(hir::Const::Int(i32::MAX)));
 }
 

@@ -90,7 +90,10 @@ struct Region {
     restricted: bool,
 }
 
-const FREE: Region = Region { eff_left: false, restricted: false };
+const FREE: Region = Region {
+    eff_left: false,
+    restricted: false,
+};
 
 struct LoopCx {
     counter: String,
@@ -147,7 +150,15 @@ pub fn generate(seed: u64) -> String {
         globals: Vec::new(),
         funcs: Vec::new(),
         scopes: Vec::new(),
-        cx: FnCx { pure_: false, ret: None, is_main: false, mult: 1, cost: 0, budget: 0, loops: Vec::new() },
+        cx: FnCx {
+            pure_: false,
+            ret: None,
+            is_main: false,
+            mult: 1,
+            cost: 0,
+            budget: 0,
+            loops: Vec::new(),
+        },
         next_id: 0,
         hide: None,
         nest: 0,
@@ -208,7 +219,11 @@ impl Gen {
 
     fn global_decl(&mut self) {
         let id = self.id();
-        let ty = if self.rng.chance(2, 3) { Ty::Int } else { Ty::Float };
+        let ty = if self.rng.chance(2, 3) {
+            Ty::Int
+        } else {
+            Ty::Float
+        };
         let is_const = self.rng.chance(1, 3);
         let is_array = self.rng.chance(1, 2);
         let prefix = match (is_const, is_array) {
@@ -218,7 +233,11 @@ impl Gen {
             (false, false) => "g",
         };
         let name = format!("{prefix}{id}");
-        let dims = if is_array { self.dims(3, 300) } else { Vec::new() };
+        let dims = if is_array {
+            self.dims(3, 300)
+        } else {
+            Vec::new()
+        };
         let mut text = format!("{}{} {name}", if is_const { "const " } else { "" }, ty.kw());
         for d in &dims {
             let _ = write!(text, "[{d}]");
@@ -234,7 +253,14 @@ impl Gen {
         text.push(';');
         self.line(&text);
         let kind = if is_const { Kind::Const } else { Kind::Var };
-        self.globals.push(Var { name, ty, dims, kind, global: true, param: false });
+        self.globals.push(Var {
+            name,
+            ty,
+            dims,
+            kind,
+            global: true,
+            param: false,
+        });
     }
 
     /// 1 to `max_rank` dimensions with at most `max_elems` elements in all.
@@ -257,11 +283,19 @@ impl Gen {
     }
 
     fn params(&mut self, max: i64) -> Vec<Var> {
-        let n = if self.rng.chance(1, 4) { self.rng.range(8, max.max(9)) } else { self.rng.range(0, 5) };
+        let n = if self.rng.chance(1, 4) {
+            self.rng.range(8, max.max(9))
+        } else {
+            self.rng.range(0, 5)
+        };
         let mut ps = Vec::new();
         for _ in 0..n {
             let id = self.id();
-            let ty = if self.rng.chance(3, 5) { Ty::Int } else { Ty::Float };
+            let ty = if self.rng.chance(3, 5) {
+                Ty::Int
+            } else {
+                Ty::Float
+            };
             let mut p = scalar(&format!("p{id}"), ty, false, true);
             if self.rng.chance(1, 5) {
                 // Array parameter: guaranteed rows, then the fixed dimensions.
@@ -296,7 +330,15 @@ impl Gen {
     }
 
     fn begin_function(&mut self, pure_: bool, ret: Option<Ty>, budget: u64, params: &[Var]) {
-        self.cx = FnCx { pure_, ret, is_main: false, mult: 1, cost: 0, budget, loops: Vec::new() };
+        self.cx = FnCx {
+            pure_,
+            ret,
+            is_main: false,
+            mult: 1,
+            cost: 0,
+            budget,
+            loops: Vec::new(),
+        };
         self.scopes = vec![params.to_vec()];
     }
 
@@ -326,7 +368,14 @@ impl Gen {
         self.indent -= 1;
         self.line("}");
         let cost = self.cx.cost + 1;
-        self.funcs.push(Func { name, ret, params, pure_, cost, max_depth: None });
+        self.funcs.push(Func {
+            name,
+            ret,
+            params,
+            pure_,
+            cost,
+            max_depth: None,
+        });
     }
 
     /// A recursive function: `name(d, ...)` calls itself once or twice with `d - 1` until `d <= 0`.
@@ -334,7 +383,11 @@ impl Gen {
         let id = self.id();
         let name = format!("r{id}");
         let pure_ = self.rng.chance(1, 2);
-        let ret = if self.rng.chance(1, 4) { Ty::Float } else { Ty::Int };
+        let ret = if self.rng.chance(1, 4) {
+            Ty::Float
+        } else {
+            Ty::Int
+        };
         let twice = self.rng.chance(1, 3);
         let max_depth = if twice { 6 } else { 12 };
         let mut params = vec![Var {
@@ -379,7 +432,11 @@ impl Gen {
         self.indent -= 1;
         self.line("}");
         let per_level = self.cx.cost + 2;
-        let levels: u64 = if twice { 1 << (max_depth + 1) } else { max_depth as u64 + 1 };
+        let levels: u64 = if twice {
+            1 << (max_depth + 1)
+        } else {
+            max_depth as u64 + 1
+        };
         self.funcs.push(Func {
             name,
             ret: Some(ret),
@@ -399,7 +456,11 @@ impl Gen {
         let (ints, floats) = (self.rng.range(0, 8), self.rng.range(0, 4));
         for k in 0..ints + floats {
             let id = self.id();
-            let (ty, f) = if k < ints { (Ty::Int, "getint") } else { (Ty::Float, "getfloat") };
+            let (ty, f) = if k < ints {
+                (Ty::Int, "getint")
+            } else {
+                (Ty::Float, "getfloat")
+            };
             let name = format!("v{id}");
             self.line(&format!("{} {name} = {f}();", ty.kw()));
             self.scopes[0].push(scalar(&name, ty, false, false));
@@ -413,7 +474,11 @@ impl Gen {
             self.pressure();
         }
         // Checksums: every scalar of main's outer scope and every global.
-        let vars: Vec<Var> = self.scopes[0].iter().chain(&self.globals).cloned().collect();
+        let vars: Vec<Var> = self.scopes[0]
+            .iter()
+            .chain(&self.globals)
+            .cloned()
+            .collect();
         for v in &vars {
             self.print_var(v);
         }
@@ -425,13 +490,21 @@ impl Gen {
 
     fn print_var(&mut self, v: &Var) {
         if v.dims.is_empty() {
-            let f = if v.ty == Ty::Int { "putint" } else { "putfloat" };
+            let f = if v.ty == Ty::Int {
+                "putint"
+            } else {
+                "putfloat"
+            };
             self.line(&format!("{f}({}); putch(10);", v.name));
         } else {
             // Print every row of the last dimension.
             let rows: usize = v.dims[..v.dims.len() - 1].iter().product();
             let last = *v.dims.last().unwrap();
-            let f = if v.ty == Ty::Int { "putarray" } else { "putfarray" };
+            let f = if v.ty == Ty::Int {
+                "putarray"
+            } else {
+                "putfarray"
+            };
             if v.kind == Kind::Const {
                 return; // Const arrays cannot be passed as `int a[]`.
             }
@@ -460,7 +533,10 @@ impl Gen {
             let name = format!("v{id}");
             let e = self.store_expr(ty, 1, &mut FREE.clone());
             self.line(&format!("{} {name} = {e};", ty.kw()));
-            self.scopes.last_mut().unwrap().push(scalar(&name, ty, false, false));
+            self.scopes
+                .last_mut()
+                .unwrap()
+                .push(scalar(&name, ty, false, false));
             names.push((name, ty));
         }
         let cid = self.id();
@@ -469,7 +545,11 @@ impl Gen {
         self.line(&format!("int {c} = 0;"));
         self.line(&format!("while ({c} < {trips}) {{"));
         self.indent += 1;
-        let ints: Vec<String> = names.iter().filter(|(_, t)| *t == Ty::Int).map(|(n, _)| n.clone()).collect();
+        let ints: Vec<String> = names
+            .iter()
+            .filter(|(_, t)| *t == Ty::Int)
+            .map(|(n, _)| n.clone())
+            .collect();
         for (name, ty) in names.clone() {
             let (a, _) = names[self.rng.below(names.len() as u64) as usize].clone();
             let text = match ty {
@@ -485,9 +565,17 @@ impl Gen {
         self.line(&format!("{c} = {c} + 1;"));
         self.indent -= 1;
         self.line("}");
-        let sum: Vec<String> = names.iter().filter(|(_, t)| *t == Ty::Int).map(|(n, _)| n.clone()).collect();
+        let sum: Vec<String> = names
+            .iter()
+            .filter(|(_, t)| *t == Ty::Int)
+            .map(|(n, _)| n.clone())
+            .collect();
         self.line(&format!("putint({}); putch(10);", sum.join(" + ")));
-        let fsum: Vec<String> = names.iter().filter(|(_, t)| *t == Ty::Float).map(|(n, _)| n.clone()).collect();
+        let fsum: Vec<String> = names
+            .iter()
+            .filter(|(_, t)| *t == Ty::Float)
+            .map(|(n, _)| n.clone())
+            .collect();
         if !fsum.is_empty() {
             self.line(&format!("putfloat({}); putch(10);", fsum.join(" + ")));
         }
@@ -509,7 +597,13 @@ impl Gen {
     /// variable to shadow.
     fn local_name(&mut self, prefix: &str) -> String {
         if self.scopes.len() > 1 && self.rng.chance(1, 4) {
-            let cur: Vec<String> = self.scopes.last().unwrap().iter().map(|v| v.name.clone()).collect();
+            let cur: Vec<String> = self
+                .scopes
+                .last()
+                .unwrap()
+                .iter()
+                .map(|v| v.name.clone())
+                .collect();
             let cands: Vec<String> = self
                 .visible()
                 .into_iter()
@@ -525,7 +619,11 @@ impl Gen {
     }
 
     fn decl(&mut self) {
-        let ty = if self.rng.chance(2, 3) { Ty::Int } else { Ty::Float };
+        let ty = if self.rng.chance(2, 3) {
+            Ty::Int
+        } else {
+            Ty::Float
+        };
         let is_const = self.rng.chance(1, 6);
         let is_array = self.rng.chance(1, 4);
         let name = self.local_name(if is_array { "a" } else { "v" });
@@ -557,7 +655,14 @@ impl Gen {
         self.hide = None;
         self.line(&text);
         let kind = if is_const { Kind::Const } else { Kind::Var };
-        self.scopes.last_mut().unwrap().push(Var { name, ty, dims, kind, global: false, param: false });
+        self.scopes.last_mut().unwrap().push(Var {
+            name,
+            ty,
+            dims,
+            kind,
+            global: false,
+            param: false,
+        });
         self.cx.cost += self.cx.mult;
     }
 
@@ -568,7 +673,11 @@ impl Gen {
         if !full && self.rng.chance(1, 8) {
             return "{}".into();
         }
-        let want = if full || self.rng.chance(1, 2) { total } else { self.rng.range(1, total as i64) as usize };
+        let want = if full || self.rng.chance(1, 2) {
+            total
+        } else {
+            self.rng.range(1, total as i64) as usize
+        };
         let want = want.min(48);
         let mut items = Vec::new();
         let mut pos = 0;
@@ -621,7 +730,10 @@ impl Gen {
             2 => self.rng.range(0, i32::MAX as i64).to_string(),
             3 => format!("0x{:X}", self.rng.range(0, 0xffff)),
             4 => format!("0{:o}", self.rng.range(1, 4095)),
-            _ => (*self.rng.pick(&[2147483647i64, 65536, 1 << 30, 46341, 1 << 16, 255])).to_string(),
+            _ => (*self
+                .rng
+                .pick(&[2147483647i64, 65536, 1 << 30, 46341, 1 << 16, 255]))
+            .to_string(),
         }
     }
 
@@ -631,12 +743,15 @@ impl Gen {
         let v = q as f64 / 4.0;
         let text = match self.rng.below(6) {
             0 if q % 4 == 0 => format!("{}.", q / 4),
-            1 if q < 4 => format!(".{}", match q {
-                0 => "0",
-                1 => "25",
-                2 => "5",
-                _ => "75",
-            }),
+            1 if q < 4 => format!(
+                ".{}",
+                match q {
+                    0 => "0",
+                    1 => "25",
+                    2 => "5",
+                    _ => "75",
+                }
+            ),
             2 if q % 2 == 0 && q > 0 => format!("{}e-1", v * 10.0),
             3 => format!("{:e}", v),
             4 if q > 0 => hexfloat(v),
@@ -730,8 +845,19 @@ impl Gen {
             3 | 4 => {
                 let op = if self.rng.chance(1, 2) { "/" } else { "%" };
                 let a = self.expr(Ty::Int, d, r);
-                let k = *self.rng.pick(&[1i64, 2, 3, 4, 5, 7, 8, 10, 16, 32, 64, 100, 1024, 65536, -2, -3, -7, -8, -16, 1000000007]);
-                format!("({} {op} {})", a.text, if k < 0 { format!("({k})") } else { k.to_string() })
+                let k = *self.rng.pick(&[
+                    1i64, 2, 3, 4, 5, 7, 8, 10, 16, 32, 64, 100, 1024, 65536, -2, -3, -7, -8, -16,
+                    1000000007,
+                ]);
+                format!(
+                    "({} {op} {})",
+                    a.text,
+                    if k < 0 {
+                        format!("({k})")
+                    } else {
+                        k.to_string()
+                    }
+                )
             }
             5 => {
                 let op = if self.rng.chance(1, 2) { "/" } else { "%" };
@@ -743,9 +869,17 @@ impl Gen {
                 let a = self.expr(Ty::Int, d, r);
                 format!("(-{})", a.text)
             }
-            _ => return self.call_expr(Ty::Int, d, r).unwrap_or_else(|| self.leaf(Ty::Int, r)),
+            _ => {
+                return self
+                    .call_expr(Ty::Int, d, r)
+                    .unwrap_or_else(|| self.leaf(Ty::Int, r))
+            }
         };
-        Expr { text, ty: Ty::Int, bound: INT_BOUND }
+        Expr {
+            text,
+            ty: Ty::Int,
+            bound: INT_BOUND,
+        }
     }
 
     /// An int expression in `2..=2K`.
@@ -761,45 +895,95 @@ impl Gen {
             0 | 1 => {
                 let (a, b) = (self.expr(Ty::Float, d, r), self.expr(Ty::Float, d, r));
                 let op = if self.rng.chance(1, 2) { "+" } else { "-" };
-                Expr { text: format!("({} {op} {})", a.text, b.text), ty: Ty::Float, bound: a.bound + b.bound }
+                Expr {
+                    text: format!("({} {op} {})", a.text, b.text),
+                    ty: Ty::Float,
+                    bound: a.bound + b.bound,
+                }
             }
             2 => {
                 let a = self.expr(Ty::Float, d, r);
-                let b = if self.rng.chance(1, 2) { self.expr(Ty::Float, d, r) } else { self.leaf(Ty::Int, r) };
-                let b = Expr { bound: b.bound.max(1.0), ..b };
-                if a.bound * b.bound < 1e30 {
-                    Expr { text: format!("({} * {})", a.text, b.text), ty: Ty::Float, bound: a.bound * b.bound }
+                let b = if self.rng.chance(1, 2) {
+                    self.expr(Ty::Float, d, r)
                 } else {
-                    Expr { text: format!("({} + {})", a.text, b.text), ty: Ty::Float, bound: a.bound + b.bound }
+                    self.leaf(Ty::Int, r)
+                };
+                let b = Expr {
+                    bound: b.bound.max(1.0),
+                    ..b
+                };
+                if a.bound * b.bound < 1e30 {
+                    Expr {
+                        text: format!("({} * {})", a.text, b.text),
+                        ty: Ty::Float,
+                        bound: a.bound * b.bound,
+                    }
+                } else {
+                    Expr {
+                        text: format!("({} + {})", a.text, b.text),
+                        ty: Ty::Float,
+                        bound: a.bound + b.bound,
+                    }
                 }
             }
             3 => {
                 let a = self.expr(Ty::Float, d, r);
                 let (lit, v) = self.float_literal();
                 if v == 0.0 {
-                    Expr { text: format!("({} * {lit})", a.text), ty: Ty::Float, bound: a.bound }
+                    Expr {
+                        text: format!("({} * {lit})", a.text),
+                        ty: Ty::Float,
+                        bound: a.bound,
+                    }
                 } else {
-                    Expr { text: format!("({} / {lit})", a.text), ty: Ty::Float, bound: a.bound / v }
+                    Expr {
+                        text: format!("({} / {lit})", a.text),
+                        ty: Ty::Float,
+                        bound: a.bound / v,
+                    }
                 }
             }
             4 => {
                 let a = self.expr(Ty::Float, d, r);
                 let div = self.divisor(d, r);
-                Expr { text: format!("({} / {div})", a.text), ty: Ty::Float, bound: a.bound }
+                Expr {
+                    text: format!("({} / {div})", a.text),
+                    ty: Ty::Float,
+                    bound: a.bound,
+                }
             }
             5 => {
                 let a = self.expr(Ty::Float, d, r);
-                Expr { text: format!("(-{})", a.text), ..a }
+                Expr {
+                    text: format!("(-{})", a.text),
+                    ..a
+                }
             }
-            _ => self.call_expr(Ty::Float, d, r).unwrap_or_else(|| self.leaf(Ty::Float, r)),
+            _ => self
+                .call_expr(Ty::Float, d, r)
+                .unwrap_or_else(|| self.leaf(Ty::Float, r)),
         }
     }
 
     fn leaf(&mut self, ty: Ty, r: &mut Region) -> Expr {
-        let vars: Vec<Var> = self.visible().into_iter().filter(|v| self.readable(v, r)).collect();
+        let vars: Vec<Var> = self
+            .visible()
+            .into_iter()
+            .filter(|v| self.readable(v, r))
+            .collect();
         let scalars: Vec<Var> = vars.iter().filter(|v| v.dims.is_empty()).cloned().collect();
-        let arrays: Vec<Var> = vars.iter().filter(|v| !v.dims.is_empty()).cloned().collect();
-        let arr_w = if arrays.is_empty() { 0 } else if self.nest >= 2 { 1 } else { 4 };
+        let arrays: Vec<Var> = vars
+            .iter()
+            .filter(|v| !v.dims.is_empty())
+            .cloned()
+            .collect();
+        let arr_w = if arrays.is_empty() {
+            0
+        } else if self.nest >= 2 {
+            1
+        } else {
+            4
+        };
         let call_w = if self.nest >= 2 { 0 } else { 1 };
         let pick = self.rng.weighted(&[3, 8, arr_w, call_w]);
         match pick {
@@ -813,10 +997,22 @@ impl Gen {
                 } else {
                     return self.literal_expr(ty);
                 };
-                Expr { text: v.name.clone(), ty, bound: if v.ty == Ty::Int { INT_BOUND } else { STORE_BOUND } }
+                Expr {
+                    text: v.name.clone(),
+                    ty,
+                    bound: if v.ty == Ty::Int {
+                        INT_BOUND
+                    } else {
+                        STORE_BOUND
+                    },
+                }
             }
             2 => {
-                let same: Vec<Var> = arrays.iter().filter(|v| v.ty == ty || ty == Ty::Float).cloned().collect();
+                let same: Vec<Var> = arrays
+                    .iter()
+                    .filter(|v| v.ty == ty || ty == Ty::Float)
+                    .cloned()
+                    .collect();
                 if same.is_empty() {
                     return self.literal_expr(ty);
                 }
@@ -826,19 +1022,37 @@ impl Gen {
                     let i = self.index(d, r);
                     let _ = write!(text, "[{i}]");
                 }
-                Expr { text, ty, bound: if v.ty == Ty::Int { INT_BOUND } else { STORE_BOUND } }
+                Expr {
+                    text,
+                    ty,
+                    bound: if v.ty == Ty::Int {
+                        INT_BOUND
+                    } else {
+                        STORE_BOUND
+                    },
+                }
             }
-            3 => self.call_expr(ty, 0, r).unwrap_or_else(|| self.literal_expr(ty)),
+            3 => self
+                .call_expr(ty, 0, r)
+                .unwrap_or_else(|| self.literal_expr(ty)),
             _ => self.literal_expr(ty),
         }
     }
 
     fn literal_expr(&mut self, ty: Ty) -> Expr {
         match ty {
-            Ty::Int => Expr { text: self.int_literal(), ty, bound: INT_BOUND },
+            Ty::Int => Expr {
+                text: self.int_literal(),
+                ty,
+                bound: INT_BOUND,
+            },
             Ty::Float => {
                 let (text, v) = self.float_literal();
-                Expr { text, ty, bound: v.max(0.25) }
+                Expr {
+                    text,
+                    ty,
+                    bound: v.max(0.25),
+                }
             }
         }
     }
@@ -849,7 +1063,13 @@ impl Gen {
             .cx
             .loops
             .iter()
-            .filter(|l| l.bound <= d && self.visible().iter().any(|v| v.name == l.counter && v.kind == Kind::Counter))
+            .filter(|l| {
+                l.bound <= d
+                    && self
+                        .visible()
+                        .iter()
+                        .any(|v| v.name == l.counter && v.kind == Kind::Counter)
+            })
             .map(|l| (l.counter.clone(), l.bound))
             .collect();
         match self.rng.below(6) {
@@ -886,8 +1106,15 @@ impl Gen {
                     || !r.restricted
                     || !f.pure_;
                 let cost = f.cost * self.cx.mult;
-                let ar = Region { eff_left: false, restricted: r.restricted && f.pure_ };
-                ok_ty && ok_eff && ok_args && self.cx.cost + cost <= self.cx.budget && self.can_supply(f, &ar)
+                let ar = Region {
+                    eff_left: false,
+                    restricted: r.restricted && f.pure_,
+                };
+                ok_ty
+                    && ok_eff
+                    && ok_args
+                    && self.cx.cost + cost <= self.cx.budget
+                    && self.can_supply(f, &ar)
             })
             .collect();
         if cands.is_empty() {
@@ -897,7 +1124,14 @@ impl Gen {
         let f = self.funcs[fi].clone();
         self.cx.cost += f.cost * self.cx.mult;
         // Arguments of an effectful call are evaluated before it runs: free, but pure.
-        let mut ar = if f.pure_ { Region { eff_left: false, ..*r } } else { FREE };
+        let mut ar = if f.pure_ {
+            Region {
+                eff_left: false,
+                ..*r
+            }
+        } else {
+            FREE
+        };
         if !f.pure_ {
             r.eff_left = false;
         }
@@ -914,7 +1148,11 @@ impl Gen {
             Some(Ty::Int) => INT_BOUND,
             _ => STORE_BOUND,
         };
-        Some(Expr { text: format!("{}({})", f.name, args.join(", ")), ty, bound })
+        Some(Expr {
+            text: format!("{}({})", f.name, args.join(", ")),
+            ty,
+            bound,
+        })
     }
 
     /// An argument for parameter `p`. Array arguments are always possible: a caller falls back to
@@ -943,7 +1181,8 @@ impl Gen {
             let depth = if self.nest >= 2 { 0 } else { 2 };
             return self.store_expr(p.ty, depth, r);
         }
-        self.array_arg(p, r).unwrap_or_else(|| "/*no array*/".into())
+        self.array_arg(p, r)
+            .unwrap_or_else(|| "/*no array*/".into())
     }
 
     /// A visible array (or slice of one) that fits parameter `p`: same element type, at least
@@ -983,16 +1222,26 @@ impl Gen {
     }
 
     fn can_supply(&self, f: &Func, r: &Region) -> bool {
-        f.params.iter().all(|p| p.dims.is_empty() || !self.array_cands(p, r).is_empty())
+        f.params
+            .iter()
+            .all(|p| p.dims.is_empty() || !self.array_cands(p, r).is_empty())
     }
 
     // ---- conditions ----
 
     fn cond(&mut self, depth: u32) -> String {
-        let n_or = if depth > 0 && self.rng.chance(1, 3) { 2 } else { 1 };
+        let n_or = if depth > 0 && self.rng.chance(1, 3) {
+            2
+        } else {
+            1
+        };
         let mut ors = Vec::new();
         for _ in 0..n_or {
-            let n_and = if depth > 0 && self.rng.chance(1, 3) { self.rng.range(2, 3) } else { 1 };
+            let n_and = if depth > 0 && self.rng.chance(1, 3) {
+                self.rng.range(2, 3)
+            } else {
+                1
+            };
             let mut ands = Vec::new();
             for _ in 0..n_and {
                 ands.push(self.atom());
@@ -1006,7 +1255,11 @@ impl Gen {
         let mut r = self.region();
         match self.rng.weighted(&[10, 2, 2, 1]) {
             0 => {
-                let ty = if self.rng.chance(3, 4) { Ty::Int } else { Ty::Float };
+                let ty = if self.rng.chance(3, 4) {
+                    Ty::Int
+                } else {
+                    Ty::Float
+                };
                 let a = self.expr(ty, 2, &mut r);
                 let bt = if self.rng.chance(4, 5) { ty } else { Ty::Int };
                 let b = self.expr(bt, 2, &mut r);
@@ -1027,7 +1280,10 @@ impl Gen {
     /// A region for one statement or condition operand: sometimes one effectful call.
     fn region(&mut self) -> Region {
         if !self.cx.pure_ && self.rng.chance(1, 5) {
-            Region { eff_left: true, restricted: true }
+            Region {
+                eff_left: true,
+                restricted: true,
+            }
         } else {
             FREE
         }
@@ -1043,15 +1299,19 @@ impl Gen {
         let in_loop = !self.cx.loops.is_empty();
         let eff = !self.cx.pure_;
         let w = [
-            30,                                                   // assign scalar
-            15,                                                   // assign element
-            if depth < 4 { 12 } else { 0 },                       // if
-            if depth < 3 && self.cx.mult < 400 { 10 } else { 0 }, // while
-            if depth < 4 { 4 } else { 0 },                        // block
-            if eff { 8 } else { 0 },                              // call
-            if eff && self.cx.mult <= 40 { 6 } else { 0 },        // print
-            if in_loop { 6 } else { 0 },                          // break / continue
-            if !self.cx.is_main { 2 } else { 0 },                 // return
+            30,                             // assign scalar
+            15,                             // assign element
+            if depth < 4 { 12 } else { 0 }, // if
+            if depth < 3 && self.cx.mult < 400 {
+                10
+            } else {
+                0
+            }, // while
+            if depth < 4 { 4 } else { 0 },  // block
+            if eff { 8 } else { 0 },        // call
+            if eff && self.cx.mult <= 40 { 6 } else { 0 }, // print
+            if in_loop { 6 } else { 0 },    // break / continue
+            if !self.cx.is_main { 2 } else { 0 }, // return
         ];
         match self.rng.weighted(&w) {
             0 => self.assign_scalar(),
@@ -1067,8 +1327,11 @@ impl Gen {
     }
 
     fn assign_scalar(&mut self) {
-        let vars: Vec<Var> =
-            self.visible().into_iter().filter(|v| v.dims.is_empty() && self.writable(v)).collect();
+        let vars: Vec<Var> = self
+            .visible()
+            .into_iter()
+            .filter(|v| v.dims.is_empty() && self.writable(v))
+            .collect();
         if vars.is_empty() {
             return self.assign_elem();
         }
@@ -1082,14 +1345,21 @@ impl Gen {
         if ty == Ty::Int && self.rng.chance(1, 8) {
             // float -> int: the clamp keeps it in range.
             let e = self.expr(Ty::Float, 2, r);
-            return if e.bound > 1e9 { format!("fc({})", e.text) } else { e.text };
+            return if e.bound > 1e9 {
+                format!("fc({})", e.text)
+            } else {
+                e.text
+            };
         }
         self.store_expr(ty, 3, r)
     }
 
     fn assign_elem(&mut self) {
-        let vars: Vec<Var> =
-            self.visible().into_iter().filter(|v| !v.dims.is_empty() && self.writable(v)).collect();
+        let vars: Vec<Var> = self
+            .visible()
+            .into_iter()
+            .filter(|v| !v.dims.is_empty() && self.writable(v))
+            .collect();
         if vars.is_empty() {
             return;
         }
@@ -1141,18 +1411,29 @@ impl Gen {
     fn while_stmt(&mut self, depth: u32) {
         let id = self.id();
         let c = format!("i{id}");
-        let arrays_dim: Vec<usize> = self.visible().iter().flat_map(|v| v.dims.clone()).filter(|&d| d > 1).collect();
+        let arrays_dim: Vec<usize> = self
+            .visible()
+            .iter()
+            .flat_map(|v| v.dims.clone())
+            .filter(|&d| d > 1)
+            .collect();
         let bound = if !arrays_dim.is_empty() && self.rng.chance(1, 2) {
             *self.rng.pick(&arrays_dim)
         } else {
             self.rng.range(0, 12) as usize
         };
-        let bound = bound.min(((self.cx.budget / 4) / self.cx.mult.max(1)).max(1) as usize).min(1100);
+        let bound = bound
+            .min(((self.cx.budget / 4) / self.cx.mult.max(1)).max(1) as usize)
+            .min(1100);
         let inc_at_end = self.rng.chance(2, 3);
         if inc_at_end {
             self.line(&format!("int {c} = 0;"));
             // Only `&&` may follow the bound test: `i < N && a || b` would not be bounded.
-            let extra = if self.rng.chance(1, 4) { format!(" && {}", self.atom()) } else { String::new() };
+            let extra = if self.rng.chance(1, 4) {
+                format!(" && {}", self.atom())
+            } else {
+                String::new()
+            };
             self.line(&format!("while ({c} < {bound}{extra}) {{"));
         } else {
             self.line(&format!("int {c} = {bound};"));
@@ -1170,7 +1451,11 @@ impl Gen {
         if !inc_at_end {
             self.line(&format!("{c} = {c} - 1;"));
         }
-        self.cx.loops.push(LoopCx { counter: c.clone(), bound, inc_at_end });
+        self.cx.loops.push(LoopCx {
+            counter: c.clone(),
+            bound,
+            inc_at_end,
+        });
         let saved = self.cx.mult;
         self.cx.mult = self.cx.mult.saturating_mul(bound.max(1) as u64);
         let n = self.rng.range(1, 6);
@@ -1201,7 +1486,9 @@ impl Gen {
         let cands: Vec<usize> = (0..self.funcs.len())
             .filter(|&i| {
                 let f = &self.funcs[i];
-                !f.pure_ && self.cx.cost + f.cost * self.cx.mult <= self.cx.budget && self.can_supply(f, &FREE)
+                !f.pure_
+                    && self.cx.cost + f.cost * self.cx.mult <= self.cx.budget
+                    && self.can_supply(f, &FREE)
             })
             .collect();
         if cands.is_empty() {
@@ -1232,17 +1519,38 @@ impl Gen {
                 self.line(&format!("putfloat({e}); putch(10);"));
             }
             _ => {
-                let ty = if self.rng.chance(3, 4) { Ty::Int } else { Ty::Float };
-                let p = Var { name: String::new(), ty, dims: vec![1], kind: Kind::Var, global: false, param: true };
+                let ty = if self.rng.chance(3, 4) {
+                    Ty::Int
+                } else {
+                    Ty::Float
+                };
+                let p = Var {
+                    name: String::new(),
+                    ty,
+                    dims: vec![1],
+                    kind: Kind::Var,
+                    global: false,
+                    param: true,
+                };
                 let cands = self.array_cands(&p, &FREE);
                 if cands.is_empty() {
                     return self.line("putch(10);");
                 }
                 let v = self.rng.pick(&cands).clone();
                 let n = self.rng.range(0, *v.dims.last().unwrap() as i64);
-                let a = self.array_arg(&Var { dims: vec![n.max(1) as usize], ..p }, &FREE);
+                let a = self.array_arg(
+                    &Var {
+                        dims: vec![n.max(1) as usize],
+                        ..p
+                    },
+                    &FREE,
+                );
                 if let Some(a) = a {
-                    let f = if ty == Ty::Int { "putarray" } else { "putfarray" };
+                    let f = if ty == Ty::Int {
+                        "putarray"
+                    } else {
+                        "putfarray"
+                    };
                     self.line(&format!("{f}({n}, {a});"));
                 }
             }
@@ -1275,7 +1583,14 @@ impl Gen {
 }
 
 fn scalar(name: &str, ty: Ty, global: bool, param: bool) -> Var {
-    Var { name: name.into(), ty, dims: Vec::new(), kind: Kind::Var, global, param }
+    Var {
+        name: name.into(),
+        ty,
+        dims: Vec::new(),
+        kind: Kind::Var,
+        global,
+        param,
+    }
 }
 
 /// C99 hex spelling of a positive multiple of 1/4 (e.g. `0x1.8p+1`).
@@ -1315,7 +1630,9 @@ mod tests {
     fn programs_pass_the_frontend() {
         for seed in 0..200 {
             let p = generate(seed);
-            if let Err(e) = crate::frontend::with_big_stack(move || crate::frontend::check(p.as_bytes(), "gen.sy").map(|_| ())) {
+            if let Err(e) = crate::frontend::with_big_stack(move || {
+                crate::frontend::check(p.as_bytes(), "gen.sy").map(|_| ())
+            }) {
                 panic!("seed {seed}:\n{e}\n{}", generate(seed));
             }
         }

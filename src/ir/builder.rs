@@ -25,15 +25,24 @@ pub struct Builder<'f> {
 
 impl<'f> Builder<'f> {
     pub fn new(f: &'f mut Function) -> Self {
-        Builder { f, pos: Pos::Nowhere }
+        Builder {
+            f,
+            pos: Pos::Nowhere,
+        }
     }
 
     pub fn at_end(f: &'f mut Function, b: Block) -> Self {
-        Builder { f, pos: Pos::End(b) }
+        Builder {
+            f,
+            pos: Pos::End(b),
+        }
     }
 
     pub fn before(f: &'f mut Function, i: Inst) -> Self {
-        Builder { f, pos: Pos::Before(i) }
+        Builder {
+            f,
+            pos: Pos::Before(i),
+        }
     }
 
     /// The block new instructions go to.
@@ -128,7 +137,14 @@ impl<'f> Builder<'f> {
     pub fn jump(&mut self, to: Block, args: &[Value]) -> Inst {
         self.inst(mk::jump(to), args)
     }
-    pub fn brif(&mut self, c: Value, then: Block, then_args: &[Value], els: Block, else_args: &[Value]) -> Inst {
+    pub fn brif(
+        &mut self,
+        c: Value,
+        then: Block,
+        then_args: &[Value],
+        els: Block,
+        else_args: &[Value],
+    ) -> Inst {
         let mut args = Vec::with_capacity(1 + then_args.len() + else_args.len());
         args.push(c);
         args.extend_from_slice(then_args);

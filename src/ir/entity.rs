@@ -71,13 +71,18 @@ pub struct IdVec<K, V> {
 
 impl<K: EntityRef, V> Default for IdVec<K, V> {
     fn default() -> Self {
-        IdVec { raw: Vec::new(), _key: PhantomData }
+        IdVec {
+            raw: Vec::new(),
+            _key: PhantomData,
+        }
     }
 }
 
 impl<K: EntityRef, V: fmt::Debug> fmt::Debug for IdVec<K, V> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_map().entries(self.iter().map(|(k, v)| (k.index(), v))).finish()
+        f.debug_map()
+            .entries(self.iter().map(|(k, v)| (k.index(), v)))
+            .finish()
     }
 }
 
@@ -87,7 +92,10 @@ impl<K: EntityRef, V> IdVec<K, V> {
     }
 
     pub fn with_capacity(n: usize) -> Self {
-        IdVec { raw: Vec::with_capacity(n), _key: PhantomData }
+        IdVec {
+            raw: Vec::with_capacity(n),
+            _key: PhantomData,
+        }
     }
 
     /// A table of `n` copies of `v`, for dense per-entity facts.
@@ -95,7 +103,10 @@ impl<K: EntityRef, V> IdVec<K, V> {
     where
         V: Clone,
     {
-        IdVec { raw: vec![v; n], _key: PhantomData }
+        IdVec {
+            raw: vec![v; n],
+            _key: PhantomData,
+        }
     }
 
     /// Appends `v` and returns its id.
@@ -194,7 +205,10 @@ impl<K: EntityRef, V> IndexMut<K> for IdVec<K, V> {
 
 impl<K: EntityRef, V> FromIterator<V> for IdVec<K, V> {
     fn from_iter<I: IntoIterator<Item = V>>(iter: I) -> Self {
-        IdVec { raw: iter.into_iter().collect(), _key: PhantomData }
+        IdVec {
+            raw: iter.into_iter().collect(),
+            _key: PhantomData,
+        }
     }
 }
 
@@ -207,7 +221,10 @@ pub struct IdSet<K> {
 
 impl<K: EntityRef> IdSet<K> {
     pub fn with_capacity(n: usize) -> Self {
-        IdSet { words: vec![0; n.div_ceil(64)], _key: PhantomData }
+        IdSet {
+            words: vec![0; n.div_ceil(64)],
+            _key: PhantomData,
+        }
     }
 
     /// Inserts `k`; returns true if it was not there.
@@ -295,7 +312,10 @@ mod tests {
         assert!(s.insert(Thing::new(3)));
         assert!(!s.insert(Thing::new(3)));
         assert!(s.insert(Thing::new(130)));
-        assert_eq!(s.iter().map(|t| t.index()).collect::<Vec<_>>(), vec![3, 130]);
+        assert_eq!(
+            s.iter().map(|t| t.index()).collect::<Vec<_>>(),
+            vec![3, 130]
+        );
         assert!(s.remove(Thing::new(3)));
         assert!(!s.contains(Thing::new(3)));
         assert!(s.contains(Thing::new(130)));

@@ -120,7 +120,9 @@ impl Function {
     }
 
     pub fn entry(&self) -> Block {
-        self.layout.entry_block().expect("function has no entry block")
+        self.layout
+            .entry_block()
+            .expect("function has no entry block")
     }
 
     /// The entry block's parameters: the function's arguments.
@@ -212,7 +214,10 @@ impl Function {
 
     /// The uses of `v`, each one operand slot of a live instruction.
     pub fn uses_of(&self, v: Value) -> UsesOf<'_> {
-        UsesOf { uses: &self.uses, next: self.uses.first.get(v).copied().flatten() }
+        UsesOf {
+            uses: &self.uses,
+            next: self.uses.first.get(v).copied().flatten(),
+        }
     }
 
     pub fn has_uses(&self, v: Value) -> bool {
@@ -234,13 +239,22 @@ impl Function {
         let d = &self.insts.data[i];
         let args = self.args(i);
         match d.op {
-            Opcode::Jump => vec![BlockCall { block: Block::new(d.imm as usize), args }],
+            Opcode::Jump => vec![BlockCall {
+                block: Block::new(d.imm as usize),
+                args,
+            }],
             Opcode::Brif => {
                 let (t, e) = brif_targets(d);
                 let n = d.aux as usize;
                 vec![
-                    BlockCall { block: t, args: &args[1..1 + n] },
-                    BlockCall { block: e, args: &args[1 + n..] },
+                    BlockCall {
+                        block: t,
+                        args: &args[1..1 + n],
+                    },
+                    BlockCall {
+                        block: e,
+                        args: &args[1 + n..],
+                    },
                 ]
             }
             _ => Vec::new(),
@@ -252,7 +266,10 @@ impl Function {
         let t = self.terminator(b);
         let (d, n) = match t {
             Some(i) => (self.insts.data[i], self.insts.data[i].op),
-            None => (InstData::new(Opcode::Unreachable, Type::Void), Opcode::Unreachable),
+            None => (
+                InstData::new(Opcode::Unreachable, Type::Void),
+                Opcode::Unreachable,
+            ),
         };
         let (a, c) = match n {
             Opcode::Jump => (Some(Block::new(d.imm as usize)), None),
@@ -328,7 +345,10 @@ impl Function {
             self.uses.linked.push(false);
             self.link_use(u);
         }
-        UseRange { start, len: args.len() as u32 }
+        UseRange {
+            start,
+            len: args.len() as u32,
+        }
     }
 
     fn link_use(&mut self, u: Use) {
@@ -459,7 +479,11 @@ impl Function {
                     new.extend_from_slice(args);
                     (t, to)
                 };
-                let aux = if which == 0 { args.len() as u32 } else { n as u32 };
+                let aux = if which == 0 {
+                    args.len() as u32
+                } else {
+                    n as u32
+                };
                 self.insts.data[i].aux = aux;
                 self.insts.data[i].imm = pack_targets(nt, ne);
                 self.set_args(i, &new);
@@ -471,8 +495,11 @@ impl Function {
     /// Rewrites every edge of terminator `i` that goes to `from` so that it goes to `to`,
     /// keeping the arguments.
     pub fn retarget(&mut self, i: Inst, from: Block, to: Block) {
-        let targets: Vec<(Block, Vec<Value>)> =
-            self.branch_targets(i).iter().map(|c| (c.block, c.args.to_vec())).collect();
+        let targets: Vec<(Block, Vec<Value>)> = self
+            .branch_targets(i)
+            .iter()
+            .map(|c| (c.block, c.args.to_vec()))
+            .collect();
         for (k, (b, args)) in targets.iter().enumerate() {
             if *b == from {
                 self.set_branch_target(i, k, to, args);
@@ -561,7 +588,8 @@ impl Function {
         let old = std::mem::take(&mut self.uses);
         self.uses = new;
         let blocks: Vec<Block> = self.layout.blocks().collect();
-        let mut ranges = IdVec::<Inst, UseRange>::filled(self.insts.data.len(), UseRange::default());
+        let mut ranges =
+            IdVec::<Inst, UseRange>::filled(self.insts.data.len(), UseRange::default());
         for b in blocks {
             let insts: Vec<Inst> = self.layout.block_insts(b).collect();
             for i in insts {
@@ -577,7 +605,10 @@ impl Function {
 /// The two targets of a `brif` row.
 pub fn brif_targets(d: &InstData) -> (Block, Block) {
     let bits = d.imm as u64;
-    (Block::new((bits & 0xffff_ffff) as usize), Block::new((bits >> 32) as usize))
+    (
+        Block::new((bits & 0xffff_ffff) as usize),
+        Block::new((bits >> 32) as usize),
+    )
 }
 
 /// Packs two `brif` targets into an `imm`.
@@ -614,13 +645,28 @@ pub mod mk {
         InstData::new(op, ty)
     }
     pub fn icmp(c: CmpCond) -> InstData {
-        InstData { op: Opcode::Icmp, ty: Type::I1, aux: c as u32, imm: 0 }
+        InstData {
+            op: Opcode::Icmp,
+            ty: Type::I1,
+            aux: c as u32,
+            imm: 0,
+        }
     }
     pub fn fcmp(c: CmpCond) -> InstData {
-        InstData { op: Opcode::Fcmp, ty: Type::I1, aux: c as u32, imm: 0 }
+        InstData {
+            op: Opcode::Fcmp,
+            ty: Type::I1,
+            aux: c as u32,
+            imm: 0,
+        }
     }
     pub fn alloca(size: u64, align: u32) -> InstData {
-        InstData { op: Opcode::Alloca, ty: Type::Ptr, aux: align, imm: size as i64 }
+        InstData {
+            op: Opcode::Alloca,
+            ty: Type::Ptr,
+            aux: align,
+            imm: size as i64,
+        }
     }
     pub fn gaddr(g: GlobalId) -> InstData {
         InstData::with_imm(Opcode::Gaddr, Type::Ptr, g.to_bits() as i64)
@@ -645,7 +691,12 @@ pub mod mk {
     }
     /// `brif cond, then(then_args..), else(..)` where `then_args` has `n_then` values.
     pub fn brif(then: Block, els: Block, n_then: usize) -> InstData {
-        InstData { op: Opcode::Brif, ty: Type::Void, aux: n_then as u32, imm: pack_targets(then, els) }
+        InstData {
+            op: Opcode::Brif,
+            ty: Type::Void,
+            aux: n_then as u32,
+            imm: pack_targets(then, els),
+        }
     }
     pub fn ret() -> InstData {
         InstData::new(Opcode::Ret, Type::Void)
@@ -707,7 +758,12 @@ mod tests {
     #[test]
     fn brif_edits_keep_argument_split() {
         let mut f = Function::new(FuncId::new(0), "f");
-        let (b0, b1, b2, b3) = (f.make_block(), f.make_block(), f.make_block(), f.make_block());
+        let (b0, b1, b2, b3) = (
+            f.make_block(),
+            f.make_block(),
+            f.make_block(),
+            f.make_block(),
+        );
         for b in [b0, b1, b2, b3] {
             f.append_block(b);
         }

@@ -99,8 +99,14 @@ pub enum CmpCond {
 }
 
 impl CmpCond {
-    pub const ALL: [CmpCond; 6] =
-        [CmpCond::Eq, CmpCond::Ne, CmpCond::Lt, CmpCond::Le, CmpCond::Gt, CmpCond::Ge];
+    pub const ALL: [CmpCond; 6] = [
+        CmpCond::Eq,
+        CmpCond::Ne,
+        CmpCond::Lt,
+        CmpCond::Le,
+        CmpCond::Gt,
+        CmpCond::Ge,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -234,7 +240,10 @@ impl Opcode {
     }
 
     pub fn is_terminator(self) -> bool {
-        matches!(self, Opcode::Jump | Opcode::Brif | Opcode::Ret | Opcode::Unreachable)
+        matches!(
+            self,
+            Opcode::Jump | Opcode::Brif | Opcode::Ret | Opcode::Unreachable
+        )
     }
 
     pub fn is_branch(self) -> bool {
@@ -244,11 +253,17 @@ impl Opcode {
     /// Two-operand integer arithmetic.
     pub fn is_int_binary(self) -> bool {
         use Opcode::*;
-        matches!(self, Add | Sub | Mul | Sdiv | Srem | Shl | Ashr | Lshr | And | Or | Xor | Mulhs)
+        matches!(
+            self,
+            Add | Sub | Mul | Sdiv | Srem | Shl | Ashr | Lshr | And | Or | Xor | Mulhs
+        )
     }
 
     pub fn is_float_binary(self) -> bool {
-        matches!(self, Opcode::Fadd | Opcode::Fsub | Opcode::Fmul | Opcode::Fdiv)
+        matches!(
+            self,
+            Opcode::Fadd | Opcode::Fsub | Opcode::Fmul | Opcode::Fdiv
+        )
     }
 
     pub fn is_commutative(self) -> bool {
@@ -259,7 +274,10 @@ impl Opcode {
     /// One-operand conversions.
     pub fn is_conversion(self) -> bool {
         use Opcode::*;
-        matches!(self, Zext | Sext | Trunc | Sitofp | Fptosi | Fpext | Bitcast)
+        matches!(
+            self,
+            Zext | Sext | Trunc | Sitofp | Fptosi | Fpext | Bitcast
+        )
     }
 
     /// Has effects beyond its result (or may trap / read memory): never removed or moved freely.
@@ -293,10 +311,20 @@ pub struct InstData {
 
 impl InstData {
     pub fn new(op: Opcode, ty: Type) -> Self {
-        InstData { op, ty, aux: 0, imm: 0 }
+        InstData {
+            op,
+            ty,
+            aux: 0,
+            imm: 0,
+        }
     }
     pub fn with_imm(op: Opcode, ty: Type, imm: i64) -> Self {
-        InstData { op, ty, aux: 0, imm }
+        InstData {
+            op,
+            ty,
+            aux: 0,
+            imm,
+        }
     }
     pub fn cond(&self) -> CmpCond {
         CmpCond::from_u32(self.aux)

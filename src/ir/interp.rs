@@ -143,14 +143,22 @@ impl<'a> Machine<'a> {
     // ---- memory --------------------------------------------------------------------------
 
     fn bytes(&self, addr: u64, n: u64) -> Result<&[u8], String> {
-        if addr < GUARD || addr.checked_add(n).is_none_or(|e| e > self.mem.len() as u64) {
+        if addr < GUARD
+            || addr
+                .checked_add(n)
+                .is_none_or(|e| e > self.mem.len() as u64)
+        {
             return Err(format!("out-of-bounds read of {n} bytes at {addr:#x}"));
         }
         Ok(&self.mem[addr as usize..(addr + n) as usize])
     }
 
     fn bytes_mut(&mut self, addr: u64, n: u64) -> Result<&mut [u8], String> {
-        if addr < GUARD || addr.checked_add(n).is_none_or(|e| e > self.mem.len() as u64) {
+        if addr < GUARD
+            || addr
+                .checked_add(n)
+                .is_none_or(|e| e > self.mem.len() as u64)
+        {
             return Err(format!("out-of-bounds write of {n} bytes at {addr:#x}"));
         }
         Ok(&mut self.mem[addr as usize..(addr + n) as usize])
@@ -167,7 +175,9 @@ impl<'a> Machine<'a> {
 
     fn store(&mut self, ty: Type, addr: u64, v: u64) -> Result<(), String> {
         match ty.bytes() {
-            4 => self.bytes_mut(addr, 4)?.copy_from_slice(&(v as u32).to_le_bytes()),
+            4 => self
+                .bytes_mut(addr, 4)?
+                .copy_from_slice(&(v as u32).to_le_bytes()),
             8 => self.bytes_mut(addr, 8)?.copy_from_slice(&v.to_le_bytes()),
             1 => self.bytes_mut(addr, 1)?[0] = v as u8,
             _ => return Err(format!("store of {ty}")),
@@ -190,7 +200,10 @@ impl<'a> Machine<'a> {
                     }
                 }
             }
-            self.infos[id.index()] = Some(FuncInfo { frame_size: align_up(size, 16), alloca_off });
+            self.infos[id.index()] = Some(FuncInfo {
+                frame_size: align_up(size, 16),
+                alloca_off,
+            });
         }
         self.infos[id.index()].as_ref().unwrap()
     }
@@ -204,7 +217,9 @@ impl<'a> Machine<'a> {
             return Err("stack overflow".into());
         }
         if self.sp as usize > self.mem.len() {
-            let want = (self.sp as usize).max(self.mem.len() + (self.mem.len() >> 2)).min(self.stack_end as usize);
+            let want = (self.sp as usize)
+                .max(self.mem.len() + (self.mem.len() >> 2))
+                .min(self.stack_end as usize);
             self.mem.resize(want, 0);
         }
         let base = self.regs.len();
@@ -229,7 +244,10 @@ impl<'a> Machine<'a> {
         loop {
             self.steps += 1;
             if self.steps > self.limit {
-                return Err(format!("step limit of {} exceeded in @{}", self.limit, f.name));
+                return Err(format!(
+                    "step limit of {} exceeded in @{}",
+                    self.limit, f.name
+                ));
             }
             let d = *f.data(pc);
             let args = f.args(pc);
@@ -349,10 +367,18 @@ impl<'a> Machine<'a> {
                 }
                 Sitofp => {
                     let a = r!(0);
-                    let x = if f.ty(args[0]) == Type::I64 { a as i64 } else { i32v(a) as i64 };
+                    let x = if f.ty(args[0]) == Type::I64 {
+                        a as i64
+                    } else {
+                        i32v(a) as i64
+                    };
                     if d.ty == Type::F32 {
                         // i32 -> f32 directly (one rounding), as the hardware does.
-                        let y = if f.ty(args[0]) == Type::I64 { x as f32 } else { i32v(a) as f32 };
+                        let y = if f.ty(args[0]) == Type::I64 {
+                            x as f32
+                        } else {
+                            i32v(a) as f32
+                        };
                         y.to_bits() as u64
                     } else {
                         (x as f64).to_bits()
@@ -360,7 +386,11 @@ impl<'a> Machine<'a> {
                 }
                 Fptosi => {
                     let a = r!(0);
-                    let x = if f.ty(args[0]) == Type::F32 { f32v(a) as f64 } else { f64::from_bits(a) };
+                    let x = if f.ty(args[0]) == Type::F32 {
+                        f32v(a) as f64
+                    } else {
+                        f64::from_bits(a)
+                    };
                     if d.ty == Type::I32 {
                         w32(x as i32)
                     } else {
@@ -376,7 +406,11 @@ impl<'a> Machine<'a> {
                     None => fail!("gaddr of a deleted global".to_string()),
                 },
                 Gep => {
-                    let idx = if f.ty(args[1]) == Type::I32 { i32v(r!(1)) as i64 } else { r!(1) as i64 };
+                    let idx = if f.ty(args[1]) == Type::I32 {
+                        i32v(r!(1)) as i64
+                    } else {
+                        r!(1) as i64
+                    };
                     r!(0).wrapping_add(idx.wrapping_mul(d.imm) as u64)
                 }
                 Offset => r!(0).wrapping_add(d.imm as u64),
@@ -401,7 +435,13 @@ impl<'a> Machine<'a> {
                         if self.frames.len() >= MAX_DEPTH {
                             fail!("call depth limit exceeded".to_string());
                         }
-                        self.frames.push(Frame { func: fid, base, call: pc, frame_sp, sp: self.sp });
+                        self.frames.push(Frame {
+                            func: fid,
+                            base,
+                            call: pc,
+                            frame_sp,
+                            sp: self.sp,
+                        });
                         let (nb, first) = match self.enter(callee) {
                             Ok(x) => x,
                             Err(e) => fail!(e),
@@ -522,14 +562,19 @@ impl<'a> Machine<'a> {
                 need(1)?;
                 let n = self.read_int();
                 for k in 0..n.max(0) as u64 {
-                    let v = if name == "getarray" { w32(self.read_int()) } else { self.read_float().to_bits() as u64 };
+                    let v = if name == "getarray" {
+                        w32(self.read_int())
+                    } else {
+                        self.read_float().to_bits() as u64
+                    };
                     self.store(Type::I32, a[0].wrapping_add(4 * k), v)?;
                 }
                 w32(n)
             }
             "putint" => {
                 need(1)?;
-                self.out.extend_from_slice(i32v(a[0]).to_string().as_bytes());
+                self.out
+                    .extend_from_slice(i32v(a[0]).to_string().as_bytes());
                 0
             }
             "putch" => {
@@ -539,7 +584,8 @@ impl<'a> Machine<'a> {
             }
             "putfloat" => {
                 need(1)?;
-                self.out.extend_from_slice(hex_float(f32v(a[0]) as f64).as_bytes());
+                self.out
+                    .extend_from_slice(hex_float(f32v(a[0]) as f64).as_bytes());
                 0
             }
             "putarray" | "putfarray" => {
@@ -548,7 +594,11 @@ impl<'a> Machine<'a> {
                 self.out.extend_from_slice(format!("{n}:").as_bytes());
                 for k in 0..n.max(0) as u64 {
                     let x = self.load(Type::I32, a[1].wrapping_add(4 * k))?;
-                    let s = if name == "putarray" { i32v(x).to_string() } else { hex_float(f32v(x) as f64) };
+                    let s = if name == "putarray" {
+                        i32v(x).to_string()
+                    } else {
+                        hex_float(f32v(x) as f64)
+                    };
                     self.out.push(b' ');
                     self.out.extend_from_slice(s.as_bytes());
                 }
@@ -562,7 +612,11 @@ impl<'a> Machine<'a> {
             }
             "memset" => {
                 need(3)?;
-                let n = if tys[2] == Type::I64 { a[2] } else { a[2] & 0xffff_ffff };
+                let n = if tys[2] == Type::I64 {
+                    a[2]
+                } else {
+                    a[2] & 0xffff_ffff
+                };
                 let byte = a[1] as u8;
                 self.bytes_mut(a[0], n)?.fill(byte);
                 a[0]
@@ -622,13 +676,19 @@ impl<'a> Machine<'a> {
             p += 1;
         }
         let rest = &inp[p..];
-        let lower: Vec<u8> = rest.iter().take(3).map(|c| c.to_ascii_lowercase()).collect();
+        let lower: Vec<u8> = rest
+            .iter()
+            .take(3)
+            .map(|c| c.to_ascii_lowercase())
+            .collect();
         let (v, len) = if lower.starts_with(b"inf") {
             (f32::INFINITY, 3)
         } else if lower.starts_with(b"nan") {
             (f32::NAN, 3)
         } else if lower.len() >= 2 && lower[0] == b'0' && lower[1] == b'x' {
-            parse_hex_float(&rest[2..]).map(|(v, n)| (v, n + 2)).unwrap_or((0.0, 1))
+            parse_hex_float(&rest[2..])
+                .map(|(v, n)| (v, n + 2))
+                .unwrap_or((0.0, 1))
         } else {
             parse_dec_float(rest).unwrap_or((0.0, 0))
         };
@@ -699,10 +759,20 @@ impl<'a> Machine<'a> {
             };
             let aty = tys.get(next_arg).copied().unwrap_or(Type::I32);
             next_arg += 1;
-            let as_f64 = || if aty == Type::F32 { f32v(arg) as f64 } else { f64::from_bits(arg) };
+            let as_f64 = || {
+                if aty == Type::F32 {
+                    f32v(arg) as f64
+                } else {
+                    f64::from_bits(arg)
+                }
+            };
             let body = match conv {
                 b'd' | b'i' => {
-                    let v = if aty == Type::I64 { arg as i64 } else { i32v(arg) as i64 };
+                    let v = if aty == Type::I64 {
+                        arg as i64
+                    } else {
+                        i32v(arg) as i64
+                    };
                     let mut s = v.unsigned_abs().to_string();
                     if let Some(pr) = prec {
                         while s.len() < pr {
@@ -731,7 +801,8 @@ impl<'a> Machine<'a> {
                 b'f' | b'F' => {
                     let x = as_f64();
                     if x.is_finite() {
-                        sign_prefix(x.is_sign_negative(), &flags) + &format!("{:.*}", prec.unwrap_or(6), x.abs())
+                        sign_prefix(x.is_sign_negative(), &flags)
+                            + &format!("{:.*}", prec.unwrap_or(6), x.abs())
                     } else {
                         nonfinite(x)
                     }
@@ -742,20 +813,33 @@ impl<'a> Machine<'a> {
                         let s = format!("{:.*e}", prec.unwrap_or(6), x.abs());
                         let (m, e) = s.split_once('e').unwrap();
                         let e: i32 = e.parse().unwrap();
-                        sign_prefix(x.is_sign_negative(), &flags) + &format!("{m}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs())
+                        sign_prefix(x.is_sign_negative(), &flags)
+                            + &format!("{m}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs())
                     } else {
                         nonfinite(x)
                     };
-                    if conv == b'E' { s.to_uppercase() } else { s }
+                    if conv == b'E' {
+                        s.to_uppercase()
+                    } else {
+                        s
+                    }
                 }
                 b'g' | b'G' => {
                     let x = as_f64();
                     let s = format!("{x}");
-                    if conv == b'G' { s.to_uppercase() } else { s }
+                    if conv == b'G' {
+                        s.to_uppercase()
+                    } else {
+                        s
+                    }
                 }
                 b'a' | b'A' => {
                     let s = hex_float(as_f64());
-                    if conv == b'A' { s.to_uppercase() } else { s }
+                    if conv == b'A' {
+                        s.to_uppercase()
+                    } else {
+                        s
+                    }
                 }
                 _ => return Err(format!("putf: unsupported conversion `%{}`", conv as char)),
             };
@@ -874,7 +958,11 @@ pub fn hex_float(x: f64) -> String {
     let bits = x.to_bits();
     let exp = ((bits >> 52) & 0x7ff) as i64;
     let mant = bits & ((1u64 << 52) - 1);
-    let (lead, e) = if exp == 0 { (0, -1022) } else { (1, exp - 1023) };
+    let (lead, e) = if exp == 0 {
+        (0, -1022)
+    } else {
+        (1, exp - 1023)
+    };
     let digits = format!("{mant:013x}");
     let digits = digits.trim_end_matches('0');
     let dot = if digits.is_empty() { "" } else { "." };
@@ -914,7 +1002,11 @@ fn parse_dec_float(s: &[u8]) -> Option<(f32, usize)> {
         text.insert(0, '0');
     }
     let text = text.replace(".e", ".0e").replace(".E", ".0E");
-    let text = if text.ends_with('.') { text + "0" } else { text };
+    let text = if text.ends_with('.') {
+        text + "0"
+    } else {
+        text
+    };
     text.parse::<f32>().ok().map(|v| (v, p))
 }
 
@@ -933,7 +1025,9 @@ fn parse_hex_float(s: &[u8]) -> Option<(f32, usize)> {
             p += 1;
             continue;
         }
-        let Some(d) = (c as char).to_digit(16) else { break };
+        let Some(d) = (c as char).to_digit(16) else {
+            break;
+        };
         any = true;
         if mant >> 56 == 0 {
             mant = mant * 16 + d as u64;
@@ -985,7 +1079,8 @@ mod tests {
     fn exec(ir: &str, input: &str) -> Result<(String, i32), String> {
         let m = parse::module(ir).unwrap_or_else(|e| panic!("{e}"));
         crate::ir::verify::module(&m).unwrap_or_else(|e| panic!("{e}"));
-        run(&m, input.as_bytes(), 10_000_000).map(|(o, c)| (String::from_utf8_lossy(&o).into_owned(), c))
+        run(&m, input.as_bytes(), 10_000_000)
+            .map(|(o, c)| (String::from_utf8_lossy(&o).into_owned(), c))
     }
 
     #[test]
@@ -1061,7 +1156,10 @@ bb2:
         assert!(e.contains("limit"), "{e}");
         let div = "func @main() -> i32 {\nbb0:\n    v0 = iconst.i32 0\n    v1 = sdiv.i32 v0, v0\n    ret v1\n}\n";
         let e = exec(div, "").unwrap_err();
-        assert!(e.starts_with("division by zero\n  in @main at `v1 = sdiv.i32 v0, v0`"), "{e}");
+        assert!(
+            e.starts_with("division by zero\n  in @main at `v1 = sdiv.i32 v0, v0`"),
+            "{e}"
+        );
         let oob = "func @main() -> i32 {\nbb0:\n    v0 = alloca 4, align 4\n    v1 = offset v0, -100000000\n    v2 = load.i32 v1\n    ret v2\n}\n";
         let e = exec(oob, "").unwrap_err();
         assert!(e.starts_with("out-of-bounds read"), "{e}");

@@ -77,12 +77,18 @@ impl Layout {
 
     /// Blocks in layout order.
     pub fn blocks(&self) -> Blocks<'_> {
-        Blocks { layout: self, next: self.first_block }
+        Blocks {
+            layout: self,
+            next: self.first_block,
+        }
     }
 
     /// Instructions of `b` in order.
     pub fn block_insts(&self, b: Block) -> Insts<'_> {
-        Insts { layout: self, next: self.blocks[b].first }
+        Insts {
+            layout: self,
+            next: self.blocks[b].first,
+        }
     }
 
     pub fn num_blocks_inserted(&self) -> usize {
@@ -154,7 +160,11 @@ impl Layout {
         self.grow_inst(i);
         debug_assert!(self.insts[i].block.is_none(), "{i} already in layout");
         let last = self.blocks[b].last;
-        self.insts[i] = InstNode { block: Some(b), prev: last, next: None };
+        self.insts[i] = InstNode {
+            block: Some(b),
+            prev: last,
+            next: None,
+        };
         match last {
             Some(l) => self.insts[l].next = Some(i),
             None => self.blocks[b].first = Some(i),
@@ -166,9 +176,15 @@ impl Layout {
     pub fn insert_inst_before(&mut self, i: Inst, before: Inst) {
         self.grow_inst(i);
         debug_assert!(self.insts[i].block.is_none(), "{i} already in layout");
-        let b = self.insts[before].block.expect("insert before an instruction not in layout");
+        let b = self.insts[before]
+            .block
+            .expect("insert before an instruction not in layout");
         let prev = self.insts[before].prev;
-        self.insts[i] = InstNode { block: Some(b), prev, next: Some(before) };
+        self.insts[i] = InstNode {
+            block: Some(b),
+            prev,
+            next: Some(before),
+        };
         self.insts[before].prev = Some(i);
         match prev {
             Some(p) => self.insts[p].next = Some(i),
@@ -180,9 +196,15 @@ impl Layout {
     pub fn insert_inst_after(&mut self, i: Inst, after: Inst) {
         self.grow_inst(i);
         debug_assert!(self.insts[i].block.is_none(), "{i} already in layout");
-        let b = self.insts[after].block.expect("insert after an instruction not in layout");
+        let b = self.insts[after]
+            .block
+            .expect("insert after an instruction not in layout");
         let next = self.insts[after].next;
-        self.insts[i] = InstNode { block: Some(b), prev: Some(after), next };
+        self.insts[i] = InstNode {
+            block: Some(b),
+            prev: Some(after),
+            next,
+        };
         self.insts[after].next = Some(i);
         match next {
             Some(n) => self.insts[n].prev = Some(i),

@@ -17,10 +17,10 @@ pub mod builder;
 pub mod entity;
 pub mod func;
 pub mod inst;
+pub mod interp;
 pub mod layout;
 pub mod module;
 pub mod parse;
-pub mod interp;
 pub mod print;
 pub mod verify;
 
@@ -49,4 +49,7 @@ pub use builder::Builder;
 pub use entity::{EntityRef, IdSet, IdVec};
 pub use func::{mk, BlockCall, Function, ValueDef};
 pub use inst::{CmpCond, InstData, Opcode, Type};
-pub use module::{func_symbol, global_symbol, Effects, FuncDecl, FuncId, GlobalData, GlobalId, GlobalInit, Module, ModuleCx, Signature};
+pub use module::{
+    func_symbol, global_symbol, Effects, FuncDecl, FuncId, GlobalData, GlobalId, GlobalInit,
+    Module, ModuleCx, Signature,
+};

@@ -130,7 +130,10 @@ impl ModuleCx {
     }
     /// Finds a function by source name.
     pub fn func_by_name(&self, name: &str) -> Option<FuncId> {
-        self.decls.iter().find(|(_, d)| d.name == name).map(|(id, _)| id)
+        self.decls
+            .iter()
+            .find(|(_, d)| d.name == name)
+            .map(|(id, _)| id)
     }
     /// Globals in a stable order (creation order, by slot).
     pub fn globals_sorted(&self) -> Vec<(GlobalId, &GlobalData)> {
@@ -169,7 +172,12 @@ impl Module {
 
     /// Ids of the functions with bodies, in id order.
     pub fn defined_funcs(&self) -> Vec<FuncId> {
-        self.cx.decls.iter().filter(|(_, d)| d.defined).map(|(id, _)| id).collect()
+        self.cx
+            .decls
+            .iter()
+            .filter(|(_, d)| d.defined)
+            .map(|(id, _)| id)
+            .collect()
     }
 
     /// Runs `pass` on every defined function in parallel, against the read-only context.

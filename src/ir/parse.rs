@@ -49,7 +49,10 @@ impl std::error::Error for ParseError {}
 type Result<T> = std::result::Result<T, ParseError>;
 
 fn err<T>(line: usize, message: impl Into<String>) -> Result<T> {
-    Err(ParseError { line, message: message.into() })
+    Err(ParseError {
+        line,
+        message: message.into(),
+    })
 }
 
 // ---- tokens ------------------------------------------------------------------------------
@@ -139,7 +142,10 @@ fn lex(line: usize, s: &str) -> Result<Vec<Tok>> {
             toks.push(Tok::Punct(c as char));
             i += 1;
         } else {
-            return err(line, format!("unexpected character `{}`", &s[i..].chars().next().unwrap()));
+            return err(
+                line,
+                format!("unexpected character `{}`", &s[i..].chars().next().unwrap()),
+            );
         }
     }
     Ok(toks)
@@ -174,7 +180,10 @@ fn lex_string(line: usize, s: &str, at: usize) -> Result<(Vec<u8>, usize)> {
                         let ch = u32::from_str_radix(&hex, 16)
                             .ok()
                             .and_then(char::from_u32)
-                            .ok_or_else(|| ParseError { line, message: "bad \\u escape".into() })?;
+                            .ok_or_else(|| ParseError {
+                                line,
+                                message: "bad \\u escape".into(),
+                            })?;
                         let mut buf = [0u8; 4];
                         out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
                     }
@@ -256,7 +265,10 @@ impl Line {
     }
     fn int(&mut self) -> Result<i64> {
         match self.next("an integer")? {
-            Tok::Num(n) => parse_int(&n).ok_or_else(|| ParseError { line: self.no, message: format!("bad integer `{n}`") }),
+            Tok::Num(n) => parse_int(&n).ok_or_else(|| ParseError {
+                line: self.no,
+                message: format!("bad integer `{n}`"),
+            }),
             t => err(self.no, format!("expected an integer, found {t}")),
         }
     }
@@ -268,17 +280,26 @@ impl Line {
     }
     fn ty(&mut self) -> Result<Type> {
         let w = self.word("a type")?;
-        Type::from_name(&w).ok_or_else(|| ParseError { line: self.no, message: format!("unknown type `{w}`") })
+        Type::from_name(&w).ok_or_else(|| ParseError {
+            line: self.no,
+            message: format!("unknown type `{w}`"),
+        })
     }
     /// `vN`
     fn value(&mut self) -> Result<u32> {
         let w = self.word("a value")?;
-        number(&w, "v").ok_or_else(|| ParseError { line: self.no, message: format!("expected a value, found `{w}`") })
+        number(&w, "v").ok_or_else(|| ParseError {
+            line: self.no,
+            message: format!("expected a value, found `{w}`"),
+        })
     }
     /// `bbN`
     fn block(&mut self) -> Result<u32> {
         let w = self.word("a block")?;
-        number(&w, "bb").ok_or_else(|| ParseError { line: self.no, message: format!("expected a block, found `{w}`") })
+        number(&w, "bb").ok_or_else(|| ParseError {
+            line: self.no,
+            message: format!("expected a block, found `{w}`"),
+        })
     }
     /// `a, b, c` up to the end of the line or a closing `)`.
     fn values(&mut self) -> Result<Vec<u32>> {
@@ -314,7 +335,9 @@ fn number(w: &str, prefix: &str) -> Option<u32> {
 }
 
 fn parse_int(s: &str) -> Option<i64> {
-    s.parse::<i64>().ok().or_else(|| s.parse::<u64>().ok().map(|x| x as i64))
+    s.parse::<i64>()
+        .ok()
+        .or_else(|| s.parse::<u64>().ok().map(|x| x as i64))
 }
 
 fn parse_float(s: &str) -> Option<f64> {
@@ -343,7 +366,11 @@ pub fn module(text: &str) -> Result<Module> {
     for (k, s) in text.lines().enumerate() {
         let toks = lex(k + 1, s)?;
         if !toks.is_empty() {
-            lines.push(Line { no: k + 1, toks, pos: 0 });
+            lines.push(Line {
+                no: k + 1,
+                toks,
+                pos: 0,
+            });
         }
     }
     let mut m = Module::new();
@@ -384,7 +411,10 @@ pub fn module(text: &str) -> Result<Module> {
                         k += 1;
                     }
                     if k == lines.len() {
-                        return err(lines[start].no, format!("function @{name} has no closing `}}`"));
+                        return err(
+                            lines[start].no,
+                            format!("function @{name} has no closing `}}`"),
+                        );
                     }
                     lines[k].pos = 1;
                     lines[k].end()?;
@@ -392,12 +422,20 @@ pub fn module(text: &str) -> Result<Module> {
                 }
                 k += 1;
             }
-            _ => return err(l.no, format!("expected `global`, `declare` or `func`, found `{kw}`")),
+            _ => {
+                return err(
+                    l.no,
+                    format!("expected `global`, `declare` or `func`, found `{kw}`"),
+                )
+            }
         }
     }
 
     // Phase 2-3: bodies.
-    let names = Names { globals: &globals, funcs: &funcs };
+    let names = Names {
+        globals: &globals,
+        funcs: &funcs,
+    };
     for (id, start, end) in bodies {
         let name = m.funcs[id].name.clone();
         let f = function(&mut lines[start + 1..end], id, &name, &names)?;
@@ -432,7 +470,10 @@ fn global(l: &mut Line) -> Result<GlobalData> {
                     } else {
                         parse_int(&s).map(|x| x as u32)
                     };
-                    words.push(w.ok_or_else(|| ParseError { line: l.no, message: format!("bad number `{s}`") })?);
+                    words.push(w.ok_or_else(|| ParseError {
+                        line: l.no,
+                        message: format!("bad number `{s}`"),
+                    })?);
                     if l.eat(&Tok::Punct(']')) {
                         break;
                     }
@@ -447,7 +488,13 @@ fn global(l: &mut Line) -> Result<GlobalData> {
     if count < 0 {
         return err(l.no, "negative element count");
     }
-    Ok(GlobalData { name, size: count as u64 * elem.bytes().max(1), elem, init, is_const })
+    Ok(GlobalData {
+        name,
+        size: count as u64 * elem.bytes().max(1),
+        elem,
+        init,
+        is_const,
+    })
 }
 
 /// `(ty, ty, ...) -> ty`; `...` only when `allow_variadic`.
@@ -474,7 +521,11 @@ fn signature(l: &mut Line, allow_variadic: bool) -> Result<Signature> {
         t => return err(l.no, format!("expected `->`, found {t}")),
     }
     let ret = l.ty()?;
-    Ok(Signature { params, ret, variadic })
+    Ok(Signature {
+        params,
+        ret,
+        variadic,
+    })
 }
 
 struct Names<'a> {
@@ -525,7 +576,11 @@ fn function(lines: &mut [Line], id: FuncId, name: &str, names: &Names) -> Result
             }
             l.punct(':')?;
             l.end()?;
-            blocks.push(BlockRow { line: l.no, num, params });
+            blocks.push(BlockRow {
+                line: l.no,
+                num,
+                params,
+            });
             continue;
         }
         if blocks.is_empty() {
@@ -555,7 +610,10 @@ fn function(lines: &mut [Line], id: FuncId, name: &str, names: &Names) -> Result
         }
     }
     let blk = |num: u32, line: usize| -> Result<Block> {
-        block_of.get(&num).copied().ok_or_else(|| ParseError { line, message: format!("undefined block bb{num}") })
+        block_of.get(&num).copied().ok_or_else(|| ParseError {
+            line,
+            message: format!("undefined block bb{num}"),
+        })
     };
     for r in rows.iter_mut() {
         match r.data.op {
@@ -649,12 +707,17 @@ fn inst(l: &mut Line, names: &Names) -> Result<Row> {
         Some((a, b)) => (a, Some(b)),
         None => (word.as_str(), None),
     };
-    let op = Opcode::from_name(opname)
-        .ok_or_else(|| ParseError { line: l.no, message: format!("unknown opcode `{opname}`") })?;
+    let op = Opcode::from_name(opname).ok_or_else(|| ParseError {
+        line: l.no,
+        message: format!("unknown opcode `{opname}`"),
+    })?;
     let no = l.no;
     let suffix_ty = |what: &str| -> Result<Type> {
         match suffix {
-            Some(s) => Type::from_name(s).ok_or_else(|| ParseError { line: no, message: format!("unknown type `{s}`") }),
+            Some(s) => Type::from_name(s).ok_or_else(|| ParseError {
+                line: no,
+                message: format!("unknown type `{s}`"),
+            }),
             None => err(no, format!("{what} needs a type suffix")),
         }
     };
@@ -670,15 +733,25 @@ fn inst(l: &mut Line, names: &Names) -> Result<Row> {
             } else {
                 parse_float(&s).map(|x| x.to_bits() as i64)
             };
-            let bits = bits.ok_or_else(|| ParseError { line: no, message: format!("bad float `{s}`") })?;
+            let bits = bits.ok_or_else(|| ParseError {
+                line: no,
+                message: format!("bad float `{s}`"),
+            })?;
             InstData::with_imm(Opcode::Fconst, ty, bits)
         }
         Opcode::Icmp | Opcode::Fcmp => {
-            let c = suffix.and_then(|s| CmpCond::ALL.into_iter().find(|c| c.name() == s)).ok_or_else(|| {
-                ParseError { line: no, message: format!("{} needs a condition suffix", op.name()) }
-            })?;
+            let c = suffix
+                .and_then(|s| CmpCond::ALL.into_iter().find(|c| c.name() == s))
+                .ok_or_else(|| ParseError {
+                    line: no,
+                    message: format!("{} needs a condition suffix", op.name()),
+                })?;
             args = l.values()?;
-            if op == Opcode::Icmp { mk::icmp(c) } else { mk::fcmp(c) }
+            if op == Opcode::Icmp {
+                mk::icmp(c)
+            } else {
+                mk::fcmp(c)
+            }
         }
         Opcode::Alloca => {
             let size = l.int()?;
@@ -689,10 +762,10 @@ fn inst(l: &mut Line, names: &Names) -> Result<Row> {
         }
         Opcode::Gaddr => {
             let g = l.sym()?;
-            let id = names
-                .globals
-                .get(&g)
-                .ok_or_else(|| ParseError { line: no, message: format!("undefined global @{g}") })?;
+            let id = names.globals.get(&g).ok_or_else(|| ParseError {
+                line: no,
+                message: format!("undefined global @{g}"),
+            })?;
             mk::gaddr(*id)
         }
         Opcode::Gep | Opcode::Offset => {
@@ -707,10 +780,10 @@ fn inst(l: &mut Line, names: &Names) -> Result<Row> {
         Opcode::Call => {
             let ty = suffix_ty("call")?;
             let callee = l.sym()?;
-            let id = names
-                .funcs
-                .get(&callee)
-                .ok_or_else(|| ParseError { line: no, message: format!("undefined function @{callee}") })?;
+            let id = names.funcs.get(&callee).ok_or_else(|| ParseError {
+                line: no,
+                message: format!("undefined function @{callee}"),
+            })?;
             l.punct('(')?;
             args = l.values()?;
             l.punct(')')?;
@@ -732,7 +805,12 @@ fn inst(l: &mut Line, names: &Names) -> Result<Row> {
             args.push(c);
             args.extend_from_slice(&ta);
             args.extend_from_slice(&ea);
-            InstData { op, ty: Type::Void, aux: ta.len() as u32, imm: 0 }
+            InstData {
+                op,
+                ty: Type::Void,
+                aux: ta.len() as u32,
+                imm: 0,
+            }
         }
         _ => {
             let ty = match suffix {
@@ -748,10 +826,20 @@ fn inst(l: &mut Line, names: &Names) -> Result<Row> {
         return if result.is_some() {
             err(no, format!("{} has no result to name", op.name()))
         } else {
-            err(no, format!("{} has a result; name it (`vN = ...`)", op.name()))
+            err(
+                no,
+                format!("{} has a result; name it (`vN = ...`)", op.name()),
+            )
         };
     }
-    Ok(Row { line: no, block: 0, result, data, args, targets })
+    Ok(Row {
+        line: no,
+        block: 0,
+        result,
+        data,
+        args,
+        targets,
+    })
 }
 
 #[cfg(test)]
@@ -790,10 +878,28 @@ mod tests {
             init: GlobalInit::Bytes(b"a;\"\\\n\0".to_vec()),
             is_const: true,
         });
-        m.add_global(GlobalData { name: "z".into(), size: 400, elem: Type::I32, init: GlobalInit::Zero, is_const: false });
-        let sig = |params: Vec<Type>, ret| Signature { params, ret, variadic: false };
+        m.add_global(GlobalData {
+            name: "z".into(),
+            size: 400,
+            elem: Type::I32,
+            init: GlobalInit::Zero,
+            is_const: false,
+        });
+        let sig = |params: Vec<Type>, ret| Signature {
+            params,
+            ret,
+            variadic: false,
+        };
         let putint = m.declare_func("putint", sig(vec![Type::I32], Type::Void), false);
-        m.declare_func("putf", Signature { params: vec![Type::Ptr], ret: Type::Void, variadic: true }, false);
+        m.declare_func(
+            "putf",
+            Signature {
+                params: vec![Type::Ptr],
+                ret: Type::Void,
+                variadic: true,
+            },
+            false,
+        );
         let main = m.declare_func("main", sig(vec![], Type::I32), true);
         let sum = m.declare_func("sum", sig(vec![Type::I32, Type::Ptr], Type::I32), true);
         {
@@ -819,7 +925,12 @@ mod tests {
         }
         {
             let f = &mut m.funcs[sum];
-            let (b0, b1, b2, b3) = (f.make_block(), f.make_block(), f.make_block(), f.make_block());
+            let (b0, b1, b2, b3) = (
+                f.make_block(),
+                f.make_block(),
+                f.make_block(),
+                f.make_block(),
+            );
             f.append_block(b0);
             f.append_block(b3);
             f.append_block(b1);
@@ -875,7 +986,8 @@ mod tests {
 
     #[test]
     fn reports_line_numbers() {
-        let e = module("func @f() -> i32 {\nbb0:\n    v0 = iconst.i32 1\n    ret v9\n}\n").unwrap_err();
+        let e =
+            module("func @f() -> i32 {\nbb0:\n    v0 = iconst.i32 1\n    ret v9\n}\n").unwrap_err();
         assert_eq!(e.to_string(), "line 4: undefined value v9");
         let e = module("\n\nfunc @f() -> i32 {\nbb0:\n    v0 = frob.i32 1\n}\n").unwrap_err();
         assert_eq!(e.line, 5);

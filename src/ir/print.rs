@@ -21,7 +21,13 @@ use std::fmt::Write;
 pub fn module(m: &Module) -> String {
     let mut s = String::new();
     for (_, g) in m.cx.globals_sorted() {
-        let _ = write!(s, "global @{}: {} x {}", g.name, g.size / g.elem.bytes().max(1), g.elem);
+        let _ = write!(
+            s,
+            "global @{}: {} x {}",
+            g.name,
+            g.size / g.elem.bytes().max(1),
+            g.elem
+        );
         if g.is_const {
             s.push_str(" const");
         }

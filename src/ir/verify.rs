@@ -39,8 +39,17 @@ impl VerifyErrors {
     /// The function's text with `; error:` lines after each offending line.
     pub fn render(&self, f: &Function, cx: &ModuleCx) -> String {
         let mut s = String::new();
-        let _ = writeln!(s, "verifier: {} error(s) in @{}", self.errors.len(), self.func);
-        for e in self.errors.iter().filter(|e| e.inst.is_none() && e.block.is_none()) {
+        let _ = writeln!(
+            s,
+            "verifier: {} error(s) in @{}",
+            self.errors.len(),
+            self.func
+        );
+        for e in self
+            .errors
+            .iter()
+            .filter(|e| e.inst.is_none() && e.block.is_none())
+        {
             let _ = writeln!(s, "; error: {}", e.message);
         }
         let text = super::print::function(f, cx);
@@ -64,8 +73,7 @@ impl VerifyErrors {
             s.push('\n');
             for (l, m) in &by_line {
                 let hit = if l.starts_with("bb") {
-                    line.starts_with(l.as_str())
-                        && line[l.len()..].starts_with(['(', ':'])
+                    line.starts_with(l.as_str()) && line[l.len()..].starts_with(['(', ':'])
                 } else {
                     line == l
                 };
@@ -110,24 +118,43 @@ struct Ck<'a> {
 
 impl Ck<'_> {
     fn at(&mut self, i: Inst, msg: String) {
-        self.errs.push(VerifyError { inst: Some(i), block: None, message: msg });
+        self.errs.push(VerifyError {
+            inst: Some(i),
+            block: None,
+            message: msg,
+        });
     }
     fn blk(&mut self, b: Block, msg: String) {
-        self.errs.push(VerifyError { inst: None, block: Some(b), message: msg });
+        self.errs.push(VerifyError {
+            inst: None,
+            block: Some(b),
+            message: msg,
+        });
     }
     fn top(&mut self, msg: String) {
-        self.errs.push(VerifyError { inst: None, block: None, message: msg });
+        self.errs.push(VerifyError {
+            inst: None,
+            block: None,
+            message: msg,
+        });
     }
 }
 
 /// Verifies one function.
 pub fn function(f: &Function, cx: &ModuleCx) -> Result<(), VerifyErrors> {
-    let mut ck = Ck { f, cx, errs: Vec::new() };
+    let mut ck = Ck {
+        f,
+        cx,
+        errs: Vec::new(),
+    };
     check(&mut ck);
     if ck.errs.is_empty() {
         Ok(())
     } else {
-        Err(VerifyErrors { func: f.name.clone(), errors: ck.errs })
+        Err(VerifyErrors {
+            func: f.name.clone(),
+            errors: ck.errs,
+        })
     }
 }
 
@@ -140,7 +167,13 @@ fn check(ck: &mut Ck) {
     let sig = &ck.cx.decls[f.id].sig;
     let ptys: Vec<Type> = f.blocks.params[entry].iter().map(|&v| f.ty(v)).collect();
     if ptys != sig.params {
-        ck.blk(entry, format!("entry parameters {ptys:?} do not match signature {:?}", sig.params));
+        ck.blk(
+            entry,
+            format!(
+                "entry parameters {ptys:?} do not match signature {:?}",
+                sig.params
+            ),
+        );
     }
 
     // 2. Terminators.
@@ -170,7 +203,10 @@ fn check(ck: &mut Ck) {
             if f.op(i).is_branch() {
                 for c in f.branch_targets(i) {
                     if !f.layout().is_block_inserted(c.block) {
-                        ck.at(i, format!("branch to {} which is not in the layout", c.block));
+                        ck.at(
+                            i,
+                            format!("branch to {} which is not in the layout", c.block),
+                        );
                         continue;
                     }
                     if c.block == entry {
@@ -178,12 +214,30 @@ fn check(ck: &mut Ck) {
                     }
                     let params = &f.blocks.params[c.block];
                     if params.len() != c.args.len() {
-                        ck.at(i, format!("{} takes {} arguments, {} given", c.block, params.len(), c.args.len()));
+                        ck.at(
+                            i,
+                            format!(
+                                "{} takes {} arguments, {} given",
+                                c.block,
+                                params.len(),
+                                c.args.len()
+                            ),
+                        );
                         continue;
                     }
                     for (k, (&p, &a)) in params.iter().zip(c.args).enumerate() {
                         if f.ty(p) != f.ty(a) {
-                            ck.at(i, format!("argument {k} to {}: {} is {}, parameter {} is {}", c.block, a, f.ty(a), p, f.ty(p)));
+                            ck.at(
+                                i,
+                                format!(
+                                    "argument {k} to {}: {} is {}, parameter {} is {}",
+                                    c.block,
+                                    a,
+                                    f.ty(a),
+                                    p,
+                                    f.ty(p)
+                                ),
+                            );
                         }
                     }
                 }
@@ -196,7 +250,13 @@ fn check(ck: &mut Ck) {
     for b in f.layout().blocks() {
         for (k, &p) in f.blocks.params[b].iter().enumerate() {
             if f.values.def[p] != ValueDef::Param(b, k as u32) {
-                ck.blk(b, format!("{p}: def says {:?}, is parameter {k} of {b}", f.values.def[p]));
+                ck.blk(
+                    b,
+                    format!(
+                        "{p}: def says {:?}, is parameter {k} of {b}",
+                        f.values.def[p]
+                    ),
+                );
             }
         }
         for i in f.layout().block_insts(b) {
@@ -208,7 +268,10 @@ fn check(ck: &mut Ck) {
             for u in f.arg_uses(i) {
                 let us = f.uses();
                 if !us.linked[u] || us.user[u] != i {
-                    ck.at(i, format!("operand slot {u} is not linked to this instruction"));
+                    ck.at(
+                        i,
+                        format!("operand slot {u} is not linked to this instruction"),
+                    );
                 }
             }
         }
@@ -228,7 +291,10 @@ fn check(ck: &mut Ck) {
             let us = f.uses();
             let user = us.user[u];
             if us.value[u] != v {
-                ck.at(user, format!("use list of {v} holds a slot reading {}", us.value[u]));
+                ck.at(
+                    user,
+                    format!("use list of {v} holds a slot reading {}", us.value[u]),
+                );
             }
             if f.layout().inst_block(user).is_none() {
                 ck.top(format!("use list of {v} holds a slot of removed {user}"));
@@ -238,7 +304,10 @@ fn check(ck: &mut Ck) {
             }
         }
         if n != expected[v.index()] {
-            ck.top(format!("use list of {v} has {n} entries, operands say {}", expected[v.index()]));
+            ck.top(format!(
+                "use list of {v} has {n} entries, operands say {}",
+                expected[v.index()]
+            ));
         }
     }
     if ck.errs.len() > before {
@@ -270,7 +339,9 @@ fn check(ck: &mut Ck) {
                         Some(db) if db == b => (true, pos[d] < pos[i]),
                         Some(db) => (true, dt.dominates(db, b)),
                     },
-                    ValueDef::Param(pb, _) => (f.layout().is_block_inserted(pb), dt.dominates(pb, b)),
+                    ValueDef::Param(pb, _) => {
+                        (f.layout().is_block_inserted(pb), dt.dominates(pb, b))
+                    }
                 };
                 if !live {
                     ck.at(i, format!("{v} is used but its definition was removed"));
@@ -293,7 +364,10 @@ fn check_inst(ck: &mut Ck, i: Inst) {
     }
     let arity = |ck: &mut Ck, n: usize| -> bool {
         if tys.len() != n {
-            ck.at(i, format!("{} takes {n} operands, has {}", d.op.name(), tys.len()));
+            ck.at(
+                i,
+                format!("{} takes {n} operands, has {}", d.op.name(), tys.len()),
+            );
             false
         } else {
             true
@@ -334,7 +408,9 @@ fn check_inst(ck: &mut Ck, i: Inst) {
         }
         Icmp => {
             if arity(ck, 2)
-                && !(tys[0] == tys[1] && (tys[0].is_int() || tys[0] == Type::Ptr) && d.ty == Type::I1)
+                && !(tys[0] == tys[1]
+                    && (tys[0].is_int() || tys[0] == Type::Ptr)
+                    && d.ty == Type::I1)
             {
                 ck.at(i, format!("icmp on {tys:?}"));
             }
@@ -350,12 +426,14 @@ fn check_inst(ck: &mut Ck, i: Inst) {
             }
         }
         Zext | Sext => {
-            if arity(ck, 1) && !(tys[0].is_int() && d.ty.is_int() && tys[0].bytes() < d.ty.bytes()) {
+            if arity(ck, 1) && !(tys[0].is_int() && d.ty.is_int() && tys[0].bytes() < d.ty.bytes())
+            {
                 ck.at(i, format!("{} {} -> {}", d.op.name(), tys[0], d.ty));
             }
         }
         Trunc => {
-            if arity(ck, 1) && !(tys[0].is_int() && d.ty.is_int() && tys[0].bytes() > d.ty.bytes()) {
+            if arity(ck, 1) && !(tys[0].is_int() && d.ty.is_int() && tys[0].bytes() > d.ty.bytes())
+            {
                 ck.at(i, format!("trunc {} -> {}", tys[0], d.ty));
             }
         }
@@ -370,7 +448,12 @@ fn check_inst(ck: &mut Ck, i: Inst) {
             }
         }
         Bitcast => {
-            if arity(ck, 1) && !matches!((tys[0], d.ty), (Type::F32, Type::I32) | (Type::I32, Type::F32)) {
+            if arity(ck, 1)
+                && !matches!(
+                    (tys[0], d.ty),
+                    (Type::F32, Type::I32) | (Type::I32, Type::F32)
+                )
+            {
                 ck.at(i, format!("bitcast {} -> {}", tys[0], d.ty));
             }
         }
@@ -391,7 +474,9 @@ fn check_inst(ck: &mut Ck, i: Inst) {
         }
         Gep => {
             if arity(ck, 2)
-                && !(tys[0] == Type::Ptr && matches!(tys[1], Type::I32 | Type::I64) && d.ty == Type::Ptr)
+                && !(tys[0] == Type::Ptr
+                    && matches!(tys[1], Type::I32 | Type::I64)
+                    && d.ty == Type::Ptr)
             {
                 ck.at(i, format!("gep on {tys:?}"));
             }
@@ -418,12 +503,30 @@ fn check_inst(ck: &mut Ck, i: Inst) {
                 Some(decl) => {
                     let sig = &decl.sig;
                     let fixed = sig.params.len();
-                    let count_ok = if sig.variadic { tys.len() >= fixed } else { tys.len() == fixed };
-                    if !count_ok || tys[..fixed.min(tys.len())] != sig.params[..fixed.min(tys.len())] {
-                        ck.at(i, format!("call @{} with {:?}, signature {:?}", decl.name, tys, sig.params));
+                    let count_ok = if sig.variadic {
+                        tys.len() >= fixed
+                    } else {
+                        tys.len() == fixed
+                    };
+                    if !count_ok
+                        || tys[..fixed.min(tys.len())] != sig.params[..fixed.min(tys.len())]
+                    {
+                        ck.at(
+                            i,
+                            format!(
+                                "call @{} with {:?}, signature {:?}",
+                                decl.name, tys, sig.params
+                            ),
+                        );
                     }
                     if d.ty != sig.ret {
-                        ck.at(i, format!("call result {} but @{} returns {}", d.ty, decl.name, sig.ret));
+                        ck.at(
+                            i,
+                            format!(
+                                "call result {} but @{} returns {}",
+                                d.ty, decl.name, sig.ret
+                            ),
+                        );
                     }
                 }
             }
@@ -438,7 +541,11 @@ fn check_inst(ck: &mut Ck, i: Inst) {
         }
         Ret => {
             let ret = ck.cx.decls[f.id].sig.ret;
-            let ok = if ret == Type::Void { tys.is_empty() } else { tys == [ret] };
+            let ok = if ret == Type::Void {
+                tys.is_empty()
+            } else {
+                tys == [ret]
+            };
             if !ok {
                 ck.at(i, format!("ret {tys:?} in a function returning {ret}"));
             }
@@ -456,7 +563,11 @@ mod tests {
     use crate::ir::{Builder, Module, Signature};
 
     fn sig(params: Vec<Type>, ret: Type) -> Signature {
-        Signature { params, ret, variadic: false }
+        Signature {
+            params,
+            ret,
+            variadic: false,
+        }
     }
 
     #[test]
@@ -488,7 +599,12 @@ mod tests {
         let mut m = Module::new();
         let id = m.declare_func("bad", sig(vec![Type::I1], Type::I32), true);
         let f = &mut m.funcs[id];
-        let (b0, b1, b2, b3) = (f.make_block(), f.make_block(), f.make_block(), f.make_block());
+        let (b0, b1, b2, b3) = (
+            f.make_block(),
+            f.make_block(),
+            f.make_block(),
+            f.make_block(),
+        );
         for b in [b0, b1, b2, b3] {
             f.append_block(b);
         }
@@ -507,6 +623,9 @@ mod tests {
         let text = errs.render(&m.funcs[id], &m.cx);
         assert!(text.contains("bb3 takes 1 arguments, 0 given"), "{text}");
         assert!(text.contains("v2 does not dominate this use"), "{text}");
-        assert!(text.contains("    ret v2\n; error: v2 does not dominate"), "{text}");
+        assert!(
+            text.contains("    ret v2\n; error: v2 does not dominate"),
+            "{text}"
+        );
     }
 }

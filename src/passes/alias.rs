@@ -127,14 +127,31 @@ pub fn derived_users(f: &Function, root: Value) -> Vec<(Inst, Value)> {
     out
 }
 
+/// Whether `ptr` points into a global that is never written (`is_const`), through `gep` and
+/// `offset`: loads from it are pure.
+pub fn points_to_const_global(f: &Function, cx: &crate::ir::ModuleCx, ptr: Value) -> bool {
+    let mut v = ptr;
+    for _ in 0..64 {
+        let Some(i) = f.def_inst(v) else { return false };
+        match f.op(i) {
+            Opcode::Gaddr => return cx.globals.get(f.global(i)).is_some_and(|g| g.is_const),
+            Opcode::Gep | Opcode::Offset => v = f.arg(i, 0),
+            _ => return false,
+        }
+    }
+    false
+}
+
 /// Whether an alloca's address escapes (into a call, a branch argument or memory), so that
 /// code elsewhere may read or write it.
 pub fn escapes(f: &Function, alloca: Inst) -> bool {
-    derived_users(f, f.res(alloca)).iter().any(|&(user, v)| match f.op(user) {
-        Opcode::Load => false,
-        Opcode::Store => f.arg(user, 0) == v,
-        _ => true,
-    })
+    derived_users(f, f.res(alloca))
+        .iter()
+        .any(|&(user, v)| match f.op(user) {
+            Opcode::Load => false,
+            Opcode::Store => f.arg(user, 0) == v,
+            _ => true,
+        })
 }
 
 /// Whether two bases may refer to overlapping memory.
@@ -144,9 +161,8 @@ pub fn may_alias(a: Base, b: Base) -> bool {
         (Base::Global(x), Base::Global(y)) => x == y,
         (Base::Alloca(_), Base::Global(_)) | (Base::Global(_), Base::Alloca(_)) => false,
         // Parameters and unknown pointers never point into this function's allocas.
-        (Base::Alloca(_), Base::Param(_) | Base::Unknown) | (Base::Param(_) | Base::Unknown, Base::Alloca(_)) => {
-            false
-        }
+        (Base::Alloca(_), Base::Param(_) | Base::Unknown)
+        | (Base::Param(_) | Base::Unknown, Base::Alloca(_)) => false,
         _ => true,
     }
 }

@@ -80,7 +80,9 @@ impl Facts {
         if !matches!(d.op, Opcode::Icmp | Opcode::Fcmp) {
             return None;
         }
-        self.known.get(&Subject::Cmp(d.op, d.cond(), f.arg(i, 0), f.arg(i, 1))).copied()
+        self.known
+            .get(&Subject::Cmp(d.op, d.cond(), f.arg(i, 0), f.arg(i, 1)))
+            .copied()
     }
 }
 
@@ -102,7 +104,10 @@ fn edge_fact(f: &Function, cfg: &Cfg, b: Block) -> Option<(Value, bool)> {
 pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
     let cfg = Cfg::compute(f);
     let dt = DomTree::compute(f, &cfg);
-    let mut facts = Facts { known: FxHashMap::default(), undo: Vec::new() };
+    let mut facts = Facts {
+        known: FxHashMap::default(),
+        undo: Vec::new(),
+    };
     let mut consts: [Option<Value>; 2] = [None, None];
     let mut changed = false;
     // (block, undo mark when leaving; None when entering)
@@ -124,14 +129,18 @@ pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
                     if f.ty(v) != Type::I1 {
                         continue;
                     }
-                    let Some(t) = facts.lookup(f, v) else { continue };
+                    let Some(t) = facts.lookup(f, v) else {
+                        continue;
+                    };
                     let k = t as usize;
                     let cv = match consts[k] {
                         Some(cv) => cv,
                         None => {
                             let entry = f.entry();
                             let ci = match f.layout().first_inst(entry) {
-                                Some(first) => f.insert_new_before(first, mk::iconst(Type::I1, k as i64), &[]),
+                                Some(first) => {
+                                    f.insert_new_before(first, mk::iconst(Type::I1, k as i64), &[])
+                                }
                                 None => f.append_new(entry, mk::iconst(Type::I1, k as i64), &[]),
                             };
                             let cv = f.res(ci);

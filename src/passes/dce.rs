@@ -105,8 +105,11 @@ pub fn remove_params(f: &mut Function, cfg: &Cfg, b: Block, dead: &[usize]) {
     preds.dedup();
     for p in preds {
         let Some(t) = f.terminator(p) else { continue };
-        let targets: Vec<(Block, Vec<Value>)> =
-            f.branch_targets(t).iter().map(|c| (c.block, c.args.to_vec())).collect();
+        let targets: Vec<(Block, Vec<Value>)> = f
+            .branch_targets(t)
+            .iter()
+            .map(|c| (c.block, c.args.to_vec()))
+            .collect();
         for (k, (tb, args)) in targets.iter().enumerate() {
             if *tb == b {
                 let kept: Vec<Value> = args

@@ -58,15 +58,25 @@ fn local_facts(m: &Module, id: FuncId) -> Local {
 /// Recomputes every function's effect summary. Returns whether any summary changed.
 pub fn run_module(m: &mut Module) -> bool {
     let ids: Vec<FuncId> = m.cx.decls.keys().collect();
-    let locals: Vec<Option<Local>> =
-        ids.iter().map(|&id| m.cx.decls[id].defined.then(|| local_facts(m, id))).collect();
+    let locals: Vec<Option<Local>> = ids
+        .iter()
+        .map(|&id| m.cx.decls[id].defined.then(|| local_facts(m, id)))
+        .collect();
     let mut eff: Vec<Effects> = ids
         .iter()
         .map(|&id| {
             if m.cx.decls[id].defined {
-                Effects { pure: true, reads_memory: false, writes_memory: false }
+                Effects {
+                    pure: true,
+                    reads_memory: false,
+                    writes_memory: false,
+                }
             } else {
-                Effects { pure: false, reads_memory: true, writes_memory: true }
+                Effects {
+                    pure: false,
+                    reads_memory: true,
+                    writes_memory: true,
+                }
             }
         })
         .collect();

@@ -137,7 +137,10 @@ pub fn fold(d: &InstData, args: &[Const]) -> Option<Const> {
         }
         Fcmp => {
             let (a, b) = (args[0].as_f32()?, args[1].as_f32()?);
-            Some(Const::int(Type::I1, d.cond().eval_float(a as f64, b as f64) as i64))
+            Some(Const::int(
+                Type::I1,
+                d.cond().eval_float(a as f64, b as f64) as i64,
+            ))
         }
         Select => {
             let c = args[0].as_int()?;
@@ -150,7 +153,11 @@ pub fn fold(d: &InstData, args: &[Const]) -> Option<Const> {
                 Const::Int(Type::I32, _) => 32,
                 _ => 64,
             };
-            let v = if src_bits == 64 { a } else { a & ((1i64 << src_bits) - 1) };
+            let v = if src_bits == 64 {
+                a
+            } else {
+                a & ((1i64 << src_bits) - 1)
+            };
             Some(Const::int(ty, v))
         }
         Sext => Some(Const::int(ty, args[0].as_int()?)),
@@ -184,10 +191,16 @@ mod tests {
     #[test]
     fn int_arithmetic_wraps_like_the_machine() {
         let add = mk::binary(Opcode::Add, Type::I32);
-        assert_eq!(fold(&add, &[i(i32::MAX as i64), i(1)]), Some(i(i32::MIN as i64)));
+        assert_eq!(
+            fold(&add, &[i(i32::MAX as i64), i(1)]),
+            Some(i(i32::MIN as i64))
+        );
         let div = mk::binary(Opcode::Sdiv, Type::I32);
         assert_eq!(fold(&div, &[i(-7), i(2)]), Some(i(-3)));
-        assert_eq!(fold(&div, &[i(i32::MIN as i64), i(-1)]), Some(i(i32::MIN as i64)));
+        assert_eq!(
+            fold(&div, &[i(i32::MIN as i64), i(-1)]),
+            Some(i(i32::MIN as i64))
+        );
         assert_eq!(fold(&div, &[i(1), i(0)]), None);
         let rem = mk::binary(Opcode::Srem, Type::I32);
         assert_eq!(fold(&rem, &[i(-7), i(2)]), Some(i(-1)));
@@ -198,9 +211,15 @@ mod tests {
     #[test]
     fn float_folds_in_single_precision() {
         let d = mk::binary(Opcode::Fdiv, Type::F32);
-        assert_eq!(fold(&d, &[Const::f32(1.0), Const::f32(3.0)]), Some(Const::f32(1.0f32 / 3.0)));
+        assert_eq!(
+            fold(&d, &[Const::f32(1.0), Const::f32(3.0)]),
+            Some(Const::f32(1.0f32 / 3.0))
+        );
         let c = mk::fcmp(CmpCond::Ne);
-        assert_eq!(fold(&c, &[Const::f32(f32::NAN), Const::f32(1.0)]), Some(Const::int(Type::I1, 1)));
+        assert_eq!(
+            fold(&c, &[Const::f32(f32::NAN), Const::f32(1.0)]),
+            Some(Const::int(Type::I1, 1))
+        );
         let cv = mk::unary(Opcode::Fptosi, Type::I32);
         assert_eq!(fold(&cv, &[Const::f32(-2.7)]), Some(i(-2)));
         assert_eq!(fold(&cv, &[Const::f32(3e9)]), None);

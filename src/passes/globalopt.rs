@@ -20,7 +20,9 @@ struct Usage {
 
 /// Whether the address `v` (and everything derived from it) is only ever loaded from.
 fn only_loaded(f: &crate::ir::Function, v: Value) -> bool {
-    super::alias::derived_users(f, v).iter().all(|&(user, _)| f.op(user) == Opcode::Load)
+    super::alias::derived_users(f, v)
+        .iter()
+        .all(|&(user, _)| f.op(user) == Opcode::Load)
 }
 
 pub fn run_module(m: &mut Module) -> bool {
@@ -70,8 +72,12 @@ pub fn run_module(m: &mut Module) -> bool {
                 if !matches!(ty, Type::I32 | Type::F32) {
                     continue;
                 }
-                let Some((g, off)) = const_global_addr(f, f.arg(i, 0)) else { continue };
-                let Some(gd) = cx.globals.get(g) else { continue };
+                let Some((g, off)) = const_global_addr(f, f.arg(i, 0)) else {
+                    continue;
+                };
+                let Some(gd) = cx.globals.get(g) else {
+                    continue;
+                };
                 if !gd.is_const || off < 0 || off as u64 + 4 > gd.size || off % 4 != 0 {
                     continue;
                 }
@@ -106,7 +112,9 @@ fn const_global_addr(f: &crate::ir::Function, ptr: Value) -> Option<(GlobalId, i
     let mut v = ptr;
     let mut off = 0i64;
     loop {
-        let ValueDef::Result(i) = f.values.def[v] else { return None };
+        let ValueDef::Result(i) = f.values.def[v] else {
+            return None;
+        };
         match f.op(i) {
             Opcode::Gaddr => return Some((f.global(i), off)),
             Opcode::Offset => {
@@ -127,7 +135,14 @@ fn localize(m: &mut Module, main: FuncId, scalars: &[GlobalId]) -> bool {
         .iter()
         .map(|&g| {
             let gd = &m.cx.globals[g];
-            (if gd.elem == Type::F32 { Type::F32 } else { Type::I32 }, gd.word_at(0))
+            (
+                if gd.elem == Type::F32 {
+                    Type::F32
+                } else {
+                    Type::I32
+                },
+                gd.word_at(0),
+            )
         })
         .collect();
     let f = &mut m.funcs[main];
@@ -138,7 +153,11 @@ fn localize(m: &mut Module, main: FuncId, scalars: &[GlobalId]) -> bool {
         let (ty, init) = elems[k];
         let a = f.insert_new_before(first, mk::alloca(4, 4), &[]);
         let av = f.res(a);
-        let row = if ty == Type::F32 { mk::fconst(f32::from_bits(init)) } else { mk::iconst(Type::I32, init as i32 as i64) };
+        let row = if ty == Type::F32 {
+            mk::fconst(f32::from_bits(init))
+        } else {
+            mk::iconst(Type::I32, init as i32 as i64)
+        };
         let c = f.insert_new_before(first, row, &[]);
         let cv = f.res(c);
         f.insert_new_before(first, mk::store(), &[cv, av]);

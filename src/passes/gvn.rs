@@ -4,7 +4,7 @@
 //! (opcode, type, aux, imm, operands — sorted for commutative operations) to the value that first
 //! computed it. An instruction whose expression is already available in a dominating block is
 //! replaced by that value. Pure instructions and calls to pure functions take part; loads do not
-//! (see `memopt`). Block parameters whose incoming arguments are all the same value (or the
+//! (see `memopt`), except loads from constant globals. Block parameters whose incoming arguments are all the same value (or the
 //! parameter itself) are replaced by that value first. Needs: dominator tree (computed here).
 //! Cost: O(instructions) expected.
 
@@ -26,6 +26,7 @@ fn key(f: &Function, cx: &ModuleCx, i: Inst) -> Option<Key> {
     let ok = match d.op {
         Opcode::Call => cx.decls[f.callee(i)].effects.pure && d.ty != Type::Void,
         Opcode::Alloca => false,
+        Opcode::Load => super::alias::points_to_const_global(f, cx, f.arg(i, 0)),
         op => op.is_pure() && d.ty != Type::Void,
     };
     if !ok {
@@ -35,7 +36,13 @@ fn key(f: &Function, cx: &ModuleCx, i: Inst) -> Option<Key> {
     if d.op.is_commutative() {
         args.sort();
     }
-    Some(Key { op: d.op, ty: d.ty, aux: d.aux, imm: d.imm, args })
+    Some(Key {
+        op: d.op,
+        ty: d.ty,
+        aux: d.aux,
+        imm: d.imm,
+        args,
+    })
 }
 
 /// Replaces block parameters that receive one value on every edge. Returns whether any changed.
@@ -53,7 +60,9 @@ pub fn remove_redundant_params(f: &mut Function, cfg: &Cfg) -> bool {
             let mut same: Option<Value> = None;
             let mut unique = true;
             for &pred in &cfg.preds[b] {
-                let Some(t) = f.terminator(pred) else { continue };
+                let Some(t) = f.terminator(pred) else {
+                    continue;
+                };
                 for c in f.branch_targets(t) {
                     if c.block != b {
                         continue;

@@ -58,8 +58,12 @@ struct Affine {
 fn try_delete(f: &mut Function, cx: &ModuleCx, cfg: &Cfg, forest: &LoopForest, l: Loop) -> bool {
     let data = &forest.loops[l];
     let h = data.header;
-    let [latch] = data.latches[..] else { return false };
-    let Some(pre) = forest.preheader(l, cfg) else { return false };
+    let [latch] = data.latches[..] else {
+        return false;
+    };
+    let Some(pre) = forest.preheader(l, cfg) else {
+        return false;
+    };
     let exits = forest.exits(l, cfg);
     let [exit] = exits[..] else { return false };
     // Only the latch may leave the loop.
@@ -68,12 +72,17 @@ fn try_delete(f: &mut Function, cx: &ModuleCx, cfg: &Cfg, forest: &LoopForest, l
             return false;
         }
     }
-    let Some(t) = f.terminator(latch) else { return false };
+    let Some(t) = f.terminator(latch) else {
+        return false;
+    };
     if f.op(t) != Opcode::Brif {
         return false;
     }
-    let targets: Vec<(Block, Vec<Value>)> =
-        f.branch_targets(t).iter().map(|c| (c.block, c.args.to_vec())).collect();
+    let targets: Vec<(Block, Vec<Value>)> = f
+        .branch_targets(t)
+        .iter()
+        .map(|c| (c.block, c.args.to_vec()))
+        .collect();
     let (back_when_true, back_args, exit_args) = if targets[0].0 == h && targets[1].0 == exit {
         (true, targets[0].1.clone(), targets[1].1.clone())
     } else if targets[1].0 == h && targets[0].0 == exit {
@@ -107,12 +116,20 @@ fn try_delete(f: &mut Function, cx: &ModuleCx, cfg: &Cfg, forest: &LoopForest, l
         let step = if next == p {
             None
         } else {
-            let Some(i) = f.def_inst(next) else { return false };
+            let Some(i) = f.def_inst(next) else {
+                return false;
+            };
             if f.op(i) != Opcode::Add {
                 return false;
             }
             let (a, b) = (f.arg(i, 0), f.arg(i, 1));
-            let s = if a == p { b } else if b == p { a } else { return false };
+            let s = if a == p {
+                b
+            } else if b == p {
+                a
+            } else {
+                return false;
+            };
             if in_loop(f, s) {
                 return false;
             }
@@ -122,11 +139,21 @@ fn try_delete(f: &mut Function, cx: &ModuleCx, cfg: &Cfg, forest: &LoopForest, l
     }
 
     // The exit test.
-    let Some(ExitTest { next: iv_next, bound, cond, .. }) = exit_test(f, t, back_when_true, in_loop) else {
+    let Some(ExitTest {
+        next: iv_next,
+        bound,
+        cond,
+        ..
+    }) = exit_test(f, t, back_when_true, in_loop)
+    else {
         return false;
     };
-    let Some(&(_, i0, _, Some(step_v))) = affine.iter().find(|a| a.2 == iv_next) else { return false };
-    let Some(s) = f.as_iconst(step_v) else { return false };
+    let Some(&(_, i0, _, Some(step_v))) = affine.iter().find(|a| a.2 == iv_next) else {
+        return false;
+    };
+    let Some(s) = f.as_iconst(step_v) else {
+        return false;
+    };
     let strict = matches!(cond, CmpCond::Lt | CmpCond::Gt);
     match cond {
         CmpCond::Lt | CmpCond::Le if s > 0 => {}
@@ -149,7 +176,12 @@ fn try_delete(f: &mut Function, cx: &ModuleCx, cfg: &Cfg, forest: &LoopForest, l
     // Loop values used outside must be parameters or next values.
     let affine: Vec<Affine> = affine
         .into_iter()
-        .map(|(param, init, next, step)| Affine { param, init, next, step: step.unwrap_or(param) })
+        .map(|(param, init, next, step)| Affine {
+            param,
+            init,
+            next,
+            step: step.unwrap_or(param),
+        })
         .collect();
     let is_param_or_next = |v: Value| affine.iter().any(|a| a.param == v || a.next == v);
     let mut outside_uses: Vec<Value> = Vec::new();
@@ -159,7 +191,9 @@ fn try_delete(f: &mut Function, cx: &ModuleCx, cfg: &Cfg, forest: &LoopForest, l
         for v in vals {
             let used_outside = f.uses_of(v).any(|u| {
                 let user = f.uses().user[u];
-                f.layout().inst_block(user).is_some_and(|ub| !forest.contains(l, ub))
+                f.layout()
+                    .inst_block(user)
+                    .is_some_and(|ub| !forest.contains(l, ub))
             }) || exit_args.contains(&v);
             if used_outside {
                 if !is_param_or_next(v) {
@@ -178,7 +212,11 @@ fn try_delete(f: &mut Function, cx: &ModuleCx, cfg: &Cfg, forest: &LoopForest, l
             // s = ±1, strict test: k = max(1, |n - i0|) in 64 bits, then truncated.
             let a64 = bld.unary(Opcode::Sext, Type::I64, i0);
             let n64 = bld.unary(Opcode::Sext, Type::I64, bound);
-            let d = if s > 0 { bld.binary(Opcode::Sub, n64, a64) } else { bld.binary(Opcode::Sub, a64, n64) };
+            let d = if s > 0 {
+                bld.binary(Opcode::Sub, n64, a64)
+            } else {
+                bld.binary(Opcode::Sub, a64, n64)
+            };
             let one = bld.iconst_ty(Type::I64, 1);
             let lt = bld.icmp(CmpCond::Lt, d, one);
             let k64 = bld.select(lt, one, d);
@@ -210,15 +248,19 @@ fn try_delete(f: &mut Function, cx: &ModuleCx, cfg: &Cfg, forest: &LoopForest, l
             repl.push((a.param, fin_param));
         }
     }
-    let new_exit_args: Vec<Value> =
-        exit_args.iter().map(|&v| repl.iter().find(|r| r.0 == v).map_or(v, |r| r.1)).collect();
+    let new_exit_args: Vec<Value> = exit_args
+        .iter()
+        .map(|&v| repl.iter().find(|r| r.0 == v).map_or(v, |r| r.1))
+        .collect();
     // Outside uses first (uses inside the loop stay until the loop is removed).
     for &(old, new) in &repl {
         let outside: Vec<_> = f
             .uses_of(old)
             .filter(|&u| {
                 let user = f.uses().user[u];
-                f.layout().inst_block(user).is_some_and(|ub| !forest.contains(l, ub))
+                f.layout()
+                    .inst_block(user)
+                    .is_some_and(|ub| !forest.contains(l, ub))
             })
             .collect();
         for u in outside {

@@ -21,7 +21,10 @@ const SINGLE_SITE: usize = 400;
 const CAP: usize = 6000;
 
 fn size(f: &Function) -> usize {
-    f.layout().blocks().map(|b| f.layout().block_insts(b).count()).sum()
+    f.layout()
+        .blocks()
+        .map(|b| f.layout().block_insts(b).count())
+        .sum()
 }
 
 fn call_sites(f: &Function) -> Vec<Inst> {
@@ -213,13 +216,17 @@ pub fn inline_call(f: &mut Function, call: Inst, callee: &Function) {
     let entry_copy = bmap[callee.entry()].unwrap();
     f.append_new(b, mk::jump(entry_copy), &args);
     let caller_entry = f.entry();
-    let map_block = |bm: &IdVec<Block, Option<Block>>, x: Block| bm[x].expect("branch to unreachable block");
+    let map_block =
+        |bm: &IdVec<Block, Option<Block>>, x: Block| bm[x].expect("branch to unreachable block");
     for &cb in &cfg.rpo {
         let nb = bmap[cb].unwrap();
         for i in callee.layout().block_insts(cb) {
             let mut d = *callee.data(i);
-            let new_args: Vec<Value> =
-                callee.args(i).iter().map(|&a| vmap[a].expect("use before definition in RPO copy")).collect();
+            let new_args: Vec<Value> = callee
+                .args(i)
+                .iter()
+                .map(|&a| vmap[a].expect("use before definition in RPO copy"))
+                .collect();
             match d.op {
                 Opcode::Ret => {
                     f.append_new(nb, mk::jump(cont), &new_args);

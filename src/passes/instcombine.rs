@@ -139,7 +139,11 @@ fn simplify(f: &mut Function, i: Inst) -> bool {
                 if let Some((_, ad, aargs)) = def_of(f, a) {
                     if ad.op == op && ad.ty == ty {
                         if let Some(c1) = int_const(f, aargs[1]) {
-                            let c = if op == Add { c1.wrapping_add(c2) } else { c1.wrapping_mul(c2) };
+                            let c = if op == Add {
+                                c1.wrapping_add(c2)
+                            } else {
+                                c1.wrapping_mul(c2)
+                            };
                             let k = make_int(f, i, ty, c);
                             f.set_args(i, &[aargs[0], k]);
                             return true;
@@ -188,8 +192,14 @@ fn simplify(f: &mut Function, i: Inst) -> bool {
                 if ad.op == Zext && f.ty(aargs[0]) == Type::I1 {
                     let x = aargs[0];
                     let truthy = match (c, k) {
-                        (CmpCond::Ne, 0) | (CmpCond::Eq, 1) | (CmpCond::Gt, 0) | (CmpCond::Ge, 1) => Some(true),
-                        (CmpCond::Eq, 0) | (CmpCond::Ne, 1) | (CmpCond::Le, 0) | (CmpCond::Lt, 1) => Some(false),
+                        (CmpCond::Ne, 0)
+                        | (CmpCond::Eq, 1)
+                        | (CmpCond::Gt, 0)
+                        | (CmpCond::Ge, 1) => Some(true),
+                        (CmpCond::Eq, 0)
+                        | (CmpCond::Ne, 1)
+                        | (CmpCond::Le, 0)
+                        | (CmpCond::Lt, 1) => Some(false),
                         _ => None,
                     };
                     match truthy {

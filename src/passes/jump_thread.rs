@@ -30,8 +30,12 @@ fn constant(f: &Function, env: &FxHashMap<Value, Const>, v: Value) -> Option<Con
 
 /// Whether every value `b` defines is used only inside `b`.
 fn self_contained(f: &Function, b: Block, insts: &[Inst]) -> bool {
-    let local = |v: Value| f.uses_of(v).all(|u| f.layout().inst_block(f.uses().user[u]) == Some(b));
-    f.blocks.params[b].iter().all(|&p| local(p)) && insts.iter().all(|&i| f.result(i).map_or(true, local))
+    let local = |v: Value| {
+        f.uses_of(v)
+            .all(|u| f.layout().inst_block(f.uses().user[u]) == Some(b))
+    };
+    f.blocks.params[b].iter().all(|&p| local(p))
+        && insts.iter().all(|&i| f.result(i).map_or(true, local))
 }
 
 pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
@@ -73,12 +77,15 @@ pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
                     }
                 }
                 for &i in &insts {
-                    let cs: Option<Vec<Const>> = f.args(i).iter().map(|&a| constant(f, &env, a)).collect();
+                    let cs: Option<Vec<Const>> =
+                        f.args(i).iter().map(|&a| constant(f, &env, a)).collect();
                     if let Some(r) = cs.and_then(|cs| fold(f.data(i), &cs)) {
                         env.insert(f.res(i), r);
                     }
                 }
-                let Some(cond) = constant(f, &env, f.arg(t, 0)).and_then(Const::as_int) else { continue };
+                let Some(cond) = constant(f, &env, f.arg(t, 0)).and_then(Const::as_int) else {
+                    continue;
+                };
                 let which = if cond != 0 { 0 } else { 1 };
                 let target = f.branch_targets(t)[which].block;
                 if target == b {

@@ -28,8 +28,11 @@ pub fn ensure_preheaders(f: &mut Function) -> bool {
             continue;
         }
         let h = data.header;
-        let mut outside: Vec<Block> =
-            cfg.preds[h].iter().copied().filter(|&p| !forest.contains(l, p)).collect();
+        let mut outside: Vec<Block> = cfg.preds[h]
+            .iter()
+            .copied()
+            .filter(|&p| !forest.contains(l, p))
+            .collect();
         outside.sort();
         outside.dedup();
         if outside.is_empty() {
@@ -82,7 +85,10 @@ struct LoopMem {
 }
 
 fn loop_memory(f: &Function, cx: &ModuleCx, cfg: &Cfg, blocks: &[Block]) -> LoopMem {
-    let mut m = LoopMem { store_bases: Vec::new(), writing_call: false };
+    let mut m = LoopMem {
+        store_bases: Vec::new(),
+        writing_call: false,
+    };
     for &b in blocks {
         for i in f.layout().block_insts(b) {
             match f.op(i) {
@@ -94,7 +100,11 @@ fn loop_memory(f: &Function, cx: &ModuleCx, cfg: &Cfg, blocks: &[Block]) -> Loop
                 }
                 Opcode::Call => {
                     let e = cx.decls[f.callee(i)].effects;
-                    if !e.pure && (e.writes_memory || !cx.decls[f.callee(i)].defined || e == Default::default()) {
+                    if !e.pure
+                        && (e.writes_memory
+                            || !cx.decls[f.callee(i)].defined
+                            || e == Default::default())
+                    {
                         m.writing_call = true;
                     }
                 }
@@ -112,7 +122,9 @@ pub fn run(f: &mut Function, cx: &ModuleCx) -> bool {
     let forest = LoopForest::compute(&cfg, &dt);
     let loops: Vec<Loop> = forest.loops.keys().collect();
     for l in loops {
-        let Some(pre) = forest.preheader(l, &cfg) else { continue };
+        let Some(pre) = forest.preheader(l, &cfg) else {
+            continue;
+        };
         let data = &forest.loops[l];
         let blocks = data.blocks.clone();
         let latches = data.latches.clone();

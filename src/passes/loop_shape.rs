@@ -32,9 +32,18 @@ pub fn exit_test(
         cond = cond.invert();
     }
     let (a, b) = (f.arg(cmp, 0), f.arg(cmp, 1));
-    let (next, bound, cond) = if inside(f, b) { (b, a, cond.swap()) } else { (a, b, cond) };
+    let (next, bound, cond) = if inside(f, b) {
+        (b, a, cond.swap())
+    } else {
+        (a, b, cond)
+    };
     if inside(f, bound) {
         return None;
     }
-    Some(ExitTest { cmp, next, bound, cond })
+    Some(ExitTest {
+        cmp,
+        next,
+        bound,
+        cond,
+    })
 }

@@ -55,11 +55,22 @@ fn affine_index(
             return None;
         }
         let (a, b) = (f.arg(i, 0), f.arg(i, 1));
-        let (iv, m) = if is_iv(a) { (a, b) } else if is_iv(b) { (b, a) } else { return None };
+        let (iv, m) = if is_iv(a) {
+            (a, b)
+        } else if is_iv(b) {
+            (b, a)
+        } else {
+            return None;
+        };
         (invariant(f, m) && f.as_iconst(m).is_none()).then_some((iv, Scale::Var(m)))
     };
     if let Some((iv, scale)) = scaled(v) {
-        return Some(AffineIndex { iv, scale, add: None, k: 0 });
+        return Some(AffineIndex {
+            iv,
+            scale,
+            add: None,
+            k: 0,
+        });
     }
     let i = f.def_inst(v)?;
     if f.op(i) != Opcode::Add {
@@ -69,10 +80,20 @@ fn affine_index(
     for (x, y) in [(a, b), (b, a)] {
         if let Some((iv, scale)) = scaled(x) {
             if let Some(k) = f.as_iconst(y) {
-                return Some(AffineIndex { iv, scale, add: None, k });
+                return Some(AffineIndex {
+                    iv,
+                    scale,
+                    add: None,
+                    k,
+                });
             }
             if invariant(f, y) {
-                return Some(AffineIndex { iv, scale, add: Some(y), k: 0 });
+                return Some(AffineIndex {
+                    iv,
+                    scale,
+                    add: Some(y),
+                    k: 0,
+                });
             }
         }
     }
@@ -87,17 +108,26 @@ pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
     for (l, data) in forest.loops.iter() {
         let h = data.header;
         let [latch] = data.latches[..] else { continue };
-        let Some(pre) = forest.preheader(l, &cfg) else { continue };
+        let Some(pre) = forest.preheader(l, &cfg) else {
+            continue;
+        };
         let mut preds = cfg.preds[h].clone();
         preds.sort();
         preds.dedup();
         if preds.len() != 2 || !preds.contains(&latch) || !preds.contains(&pre) {
             continue;
         }
-        let Some(lt) = f.terminator(latch) else { continue };
+        let Some(lt) = f.terminator(latch) else {
+            continue;
+        };
         // The latch's edge(s) into the header.
-        let back: Vec<usize> =
-            f.branch_targets(lt).iter().enumerate().filter(|(_, c)| c.block == h).map(|(k, _)| k).collect();
+        let back: Vec<usize> = f
+            .branch_targets(lt)
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.block == h)
+            .map(|(k, _)| k)
+            .collect();
         if back.len() != 1 {
             continue;
         }
@@ -113,7 +143,9 @@ pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
             if f.ty(p) != Type::I32 {
                 continue;
             }
-            let Some(i) = f.def_inst(back_args[n]) else { continue };
+            let Some(i) = f.def_inst(back_args[n]) else {
+                continue;
+            };
             if f.op(i) == Opcode::Add && f.arg(i, 0) == p {
                 if let Some(c) = f.as_iconst(f.arg(i, 1)) {
                     ivs.push((p, c));
@@ -125,7 +157,8 @@ pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
             continue;
         }
         // Candidate address computations, grouped by (base, stride, iv, scale, invariant part).
-        let invariant = |f: &Function, v: Value| f.def_block(v).is_some_and(|db| !forest.contains(l, db));
+        let invariant =
+            |f: &Function, v: Value| f.def_block(v).is_some_and(|db| !forest.contains(l, db));
         let mut groups: Vec<(GroupKey, Vec<(Inst, i64)>)> = Vec::new();
         for &b in &data.blocks {
             for i in f.layout().block_insts(b) {
@@ -136,8 +169,16 @@ pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
                 if !invariant(f, base) {
                     continue;
                 }
-                let Some(a) = affine_index(f, idx, &ivs, &invariant) else { continue };
-                let key = GroupKey { base, stride: f.data(i).imm, iv: a.iv, scale: a.scale, add: a.add };
+                let Some(a) = affine_index(f, idx, &ivs, &invariant) else {
+                    continue;
+                };
+                let key = GroupKey {
+                    base,
+                    stride: f.data(i).imm,
+                    iv: a.iv,
+                    scale: a.scale,
+                    add: a.add,
+                };
                 match groups.iter_mut().find(|g| g.0 == key) {
                     Some(g) => g.1.push((i, a.k)),
                     None => groups.push((key, vec![(i, a.k)])),
@@ -189,9 +230,15 @@ pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
             }
             changed = true;
         }
-        changed |= derive_pointer_ivs(f, h, pre, latch, back, &|f: &Function, v: Value| {
-            f.def_block(v).is_some_and(|db| !forest.contains(l, db))
-        }, &data.blocks);
+        changed |= derive_pointer_ivs(
+            f,
+            h,
+            pre,
+            latch,
+            back,
+            &|f: &Function, v: Value| f.def_block(v).is_some_and(|db| !forest.contains(l, db)),
+            &data.blocks,
+        );
     }
     changed
 }
@@ -221,7 +268,9 @@ fn derive_pointer_ivs(
             if f.ty(p) != Type::Ptr {
                 continue;
             }
-            let Some(i) = f.def_inst(back_args[n]) else { continue };
+            let Some(i) = f.def_inst(back_args[n]) else {
+                continue;
+            };
             if f.op(i) == Opcode::Offset && f.arg(i, 0) == p {
                 ptr_ivs.push((p, init_args[n], f.data(i).imm));
             }

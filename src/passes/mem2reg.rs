@@ -73,7 +73,11 @@ fn promote(f: &mut Function, dt: &DomTree, df: &IdVec<Block, Vec<Block>>, a: Ins
     }
     // Zero for reads before any write, materialised at the top of the entry block.
     let entry = f.entry();
-    let zero_row = if ty.is_float() { mk::fconst(0.0) } else { mk::iconst(ty, 0) };
+    let zero_row = if ty.is_float() {
+        mk::fconst(0.0)
+    } else {
+        mk::iconst(ty, 0)
+    };
     let first = f.layout().first_inst(entry).unwrap();
     let zero = f.insert_new_before(first, zero_row, &[]);
     let zero = f.res(zero);
@@ -121,8 +125,11 @@ fn promote(f: &mut Function, dt: &DomTree, df: &IdVec<Block, Vec<Block>>, a: Ins
 
 /// Appends `v` to the arguments of every edge of `t` into a block with a new parameter.
 fn pass_along(f: &mut Function, t: Inst, param: &IdVec<Block, Option<Value>>, v: Value) {
-    let targets: Vec<(Block, Vec<Value>)> =
-        f.branch_targets(t).iter().map(|c| (c.block, c.args.to_vec())).collect();
+    let targets: Vec<(Block, Vec<Value>)> = f
+        .branch_targets(t)
+        .iter()
+        .map(|c| (c.block, c.args.to_vec()))
+        .collect();
     for (k, (tb, mut args)) in targets.into_iter().enumerate() {
         if param.get(tb).copied().flatten().is_some() {
             args.push(v);

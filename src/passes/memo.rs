@@ -15,7 +15,10 @@
 //! why this pass runs after the last `effects` and after the passes that move or merge calls.
 //! Cost: O(instructions of the candidates).
 
-use crate::ir::{mk, CmpCond, FuncId, Function, GlobalData, GlobalId, GlobalInit, Inst, Module, Opcode, Type, Value};
+use crate::ir::{
+    mk, CmpCond, FuncId, Function, GlobalData, GlobalId, GlobalInit, Inst, Module, Opcode, Type,
+    Value,
+};
 
 /// Rows per cache (a power of two).
 const ENTRIES_LOG2: u32 = 12;
@@ -27,7 +30,10 @@ const HASH_MUL: i64 = 0x9E37_79B1u32 as i32 as i64;
 /// Whether `v` is `param ± constant` for a parameter of `f`.
 fn is_param_step(f: &Function, v: Value) -> bool {
     let Some(i) = f.def_inst(v) else { return false };
-    if !matches!(f.op(i), Opcode::Add | Opcode::Sub | Opcode::Fadd | Opcode::Fsub) {
+    if !matches!(
+        f.op(i),
+        Opcode::Add | Opcode::Sub | Opcode::Fadd | Opcode::Fsub
+    ) {
         return false;
     }
     let (a, b) = (f.arg(i, 0), f.arg(i, 1));
@@ -44,14 +50,21 @@ fn candidate(m: &Module, id: FuncId) -> bool {
         return false;
     }
     let scalar = |t: Type| matches!(t, Type::I32 | Type::F32);
-    if sig.params.is_empty() || sig.params.len() > MAX_PARAMS || !sig.params.iter().all(|&t| scalar(t)) || !scalar(sig.ret) {
+    if sig.params.is_empty()
+        || sig.params.len() > MAX_PARAMS
+        || !sig.params.iter().all(|&t| scalar(t))
+        || !scalar(sig.ret)
+    {
         return false;
     }
     let f = &m.funcs[id];
     let mut stepped_sites = 0;
     for b in f.layout().blocks() {
         for i in f.layout().block_insts(b) {
-            if f.op(i) == Opcode::Call && f.callee(i) == id && f.args(i).iter().any(|&a| is_param_step(f, a)) {
+            if f.op(i) == Opcode::Call
+                && f.callee(i) == id
+                && f.args(i).iter().any(|&a| is_param_step(f, a))
+            {
                 stepped_sites += 1;
             }
         }
@@ -95,7 +108,10 @@ fn instrument(f: &mut Function, g: GlobalId, stride: i64) {
     // The old entry body (after its allocas) moves to a new block; the entry keeps the params.
     let body = f.make_block();
     f.insert_block_after(body, entry);
-    let first_real = f.layout().block_insts(entry).find(|&i| f.op(i) != Opcode::Alloca);
+    let first_real = f
+        .layout()
+        .block_insts(entry)
+        .find(|&i| f.op(i) != Opcode::Alloca);
     if let Some(i) = first_real {
         f.split_tail(i, body);
     }
@@ -107,7 +123,11 @@ fn instrument(f: &mut Function, g: GlobalId, stride: i64) {
     };
     let mut keys = Vec::with_capacity(params.len());
     for &p in &params {
-        keys.push(if f.ty(p) == Type::F32 { at(f, mk::unary(Opcode::Bitcast, Type::I32), &[p]) } else { p });
+        keys.push(if f.ty(p) == Type::F32 {
+            at(f, mk::unary(Opcode::Bitcast, Type::I32), &[p])
+        } else {
+            p
+        });
     }
     let mul = at(f, mk::iconst(Type::I32, HASH_MUL), &[]);
     let mut h = at(f, mk::binary(Opcode::Mul, Type::I32), &[keys[0], mul]);
@@ -120,7 +140,13 @@ fn instrument(f: &mut Function, g: GlobalId, stride: i64) {
     let base = at(f, mk::gaddr(g), &[]);
     let row = at(f, mk::gep(stride), &[base, idx]);
     let addrs: Vec<Value> = (0..params.len() + 2)
-        .map(|k| if k == 0 { row } else { at(f, mk::offset(4 * k as i64), &[row]) })
+        .map(|k| {
+            if k == 0 {
+                row
+            } else {
+                at(f, mk::offset(4 * k as i64), &[row])
+            }
+        })
         .collect();
 
     // Hit test: (tag ^ 1) | (key_0 ^ p_0) | ... == 0.

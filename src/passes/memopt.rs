@@ -31,7 +31,9 @@ fn addr_of(f: &Function, cfg: &Cfg, ptr: Value) -> Addr {
     let mut root = ptr;
     let mut off = 0i64;
     loop {
-        let ValueDef::Result(i) = f.values.def[root] else { break };
+        let ValueDef::Result(i) = f.values.def[root] else {
+            break;
+        };
         match f.op(i) {
             Opcode::Offset => {
                 off = off.wrapping_add(f.data(i).imm);
@@ -47,7 +49,11 @@ fn addr_of(f: &Function, cfg: &Cfg, ptr: Value) -> Addr {
             _ => break,
         }
     }
-    Addr { root, off, base: base_of(f, cfg, root) }
+    Addr {
+        root,
+        off,
+        base: base_of(f, cfg, root),
+    }
 }
 
 /// Whether a write of `wsize` bytes at `w` may change the `rsize` bytes at `r`.
@@ -108,7 +114,11 @@ fn forward(f: &mut Function, cx: &ModuleCx, cfg: &Cfg) -> bool {
                         f.remove_inst(i);
                         changed = true;
                     } else {
-                        table.push(Entry { addr: a, ty, value: r });
+                        table.push(Entry {
+                            addr: a,
+                            ty,
+                            value: r,
+                        });
                     }
                 }
                 Opcode::Store => {
@@ -117,7 +127,11 @@ fn forward(f: &mut Function, cx: &ModuleCx, cfg: &Cfg) -> bool {
                     let a = addr_of(f, cfg, f.arg(i, 1));
                     let size = ty.bytes() as i64;
                     table.retain(|e| !may_overlap(&a, size, &e.addr, e.ty.bytes() as i64));
-                    table.push(Entry { addr: a, ty, value: v });
+                    table.push(Entry {
+                        addr: a,
+                        ty,
+                        value: v,
+                    });
                 }
                 Opcode::Call => {
                     if call_writes(f, cx, i) {
@@ -160,7 +174,10 @@ fn dead_stores_local(f: &mut Function, cx: &ModuleCx, cfg: &Cfg) -> bool {
                 Opcode::Store => {
                     let size = f.ty(f.arg(i, 0)).bytes() as i64;
                     let a = addr_of(f, cfg, f.arg(i, 1));
-                    if let Some(k) = pending.iter().position(|(_, pa, ps)| *pa == a && *ps == size) {
+                    if let Some(k) = pending
+                        .iter()
+                        .position(|(_, pa, ps)| *pa == a && *ps == size)
+                    {
                         let (dead, _, _) = pending.remove(k);
                         f.remove_inst(dead);
                         changed = true;
@@ -192,12 +209,16 @@ fn dead_stores_local(f: &mut Function, cx: &ModuleCx, cfg: &Cfg) -> bool {
 fn dead_alloca_stores(f: &mut Function) -> bool {
     let mut changed = false;
     let entry = f.entry();
-    let allocas: Vec<Inst> = f.layout().block_insts(entry).filter(|&i| f.op(i) == Opcode::Alloca).collect();
+    let allocas: Vec<Inst> = f
+        .layout()
+        .block_insts(entry)
+        .filter(|&i| f.op(i) == Opcode::Alloca)
+        .collect();
     for al in allocas {
         let users = derived_users(f, f.res(al));
-        let only_stored_into = users
-            .iter()
-            .all(|&(user, v)| f.op(user) == Opcode::Store && f.arg(user, 1) == v && f.arg(user, 0) != v);
+        let only_stored_into = users.iter().all(|&(user, v)| {
+            f.op(user) == Opcode::Store && f.arg(user, 1) == v && f.arg(user, 0) != v
+        });
         if only_stored_into && !users.is_empty() {
             for (s, _) in users {
                 f.remove_inst(s);

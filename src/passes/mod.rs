@@ -7,6 +7,7 @@
 
 pub mod alias;
 pub mod condprop;
+pub mod constlocal;
 pub mod dce;
 pub mod effects;
 pub mod fold;
@@ -14,8 +15,8 @@ pub mod globalopt;
 pub mod gvn;
 pub mod indvars;
 pub mod inline;
-pub mod jump_thread;
 pub mod instcombine;
+pub mod jump_thread;
 pub mod licm;
 pub mod loop_shape;
 pub mod lsr;
@@ -83,7 +84,10 @@ macro_rules! module_pass {
 
 /// Every function pass by name (for `--print-after`, filetests and bisecting).
 pub fn by_name(name: &str) -> Option<fn(&mut Function, &ModuleCx) -> bool> {
-    pipeline::ALL_FUNC_PASSES.iter().find(|p| p.name == name).map(|p| p.run)
+    pipeline::ALL_FUNC_PASSES
+        .iter()
+        .find(|p| p.name == name)
+        .map(|p| p.run)
 }
 
 pub use pipeline::{optimize, PassOptions};

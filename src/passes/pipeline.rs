@@ -17,19 +17,58 @@ use std::time::{Duration, Instant};
 
 /// Every function pass, for lookup by name.
 pub const ALL_FUNC_PASSES: &[Pass] = &[
-    Pass { name: "condprop", run: super::condprop::run },
-    Pass { name: "dce", run: super::dce::run },
-    Pass { name: "gvn", run: super::gvn::run },
-    Pass { name: "indvars", run: super::indvars::run },
-    Pass { name: "instcombine", run: super::instcombine::run },
-    Pass { name: "jump_thread", run: super::jump_thread::run },
-    Pass { name: "licm", run: super::licm::run },
-    Pass { name: "lsr", run: super::lsr::run },
-    Pass { name: "mem2reg", run: super::mem2reg::run },
-    Pass { name: "memopt", run: super::memopt::run },
-    Pass { name: "sccp", run: super::sccp::run },
-    Pass { name: "simplify_cfg", run: super::simplify_cfg::run },
-    Pass { name: "unroll", run: super::unroll::run },
+    Pass {
+        name: "condprop",
+        run: super::condprop::run,
+    },
+    Pass {
+        name: "dce",
+        run: super::dce::run,
+    },
+    Pass {
+        name: "gvn",
+        run: super::gvn::run,
+    },
+    Pass {
+        name: "indvars",
+        run: super::indvars::run,
+    },
+    Pass {
+        name: "instcombine",
+        run: super::instcombine::run,
+    },
+    Pass {
+        name: "jump_thread",
+        run: super::jump_thread::run,
+    },
+    Pass {
+        name: "licm",
+        run: super::licm::run,
+    },
+    Pass {
+        name: "lsr",
+        run: super::lsr::run,
+    },
+    Pass {
+        name: "mem2reg",
+        run: super::mem2reg::run,
+    },
+    Pass {
+        name: "memopt",
+        run: super::memopt::run,
+    },
+    Pass {
+        name: "sccp",
+        run: super::sccp::run,
+    },
+    Pass {
+        name: "simplify_cfg",
+        run: super::simplify_cfg::run,
+    },
+    Pass {
+        name: "unroll",
+        run: super::unroll::run,
+    },
 ];
 
 /// `-O1`: cheap scalar cleanups.
@@ -49,9 +88,9 @@ pub const O2: &[Step] = &[
     pass!(sccp),
     pass!(instcombine),
     pass!(gvn),
-    pass!(dce),           // callees shrink before inlining judges their size
-    module_pass!(inline), // callees first (post-order), small or single-site ones
-    pass!(simplify_cfg),  // merge inlined bodies: pointer arguments stop flowing through params
+    pass!(dce),              // callees shrink before inlining judges their size
+    module_pass!(inline),    // callees first (post-order), small or single-site ones
+    pass!(simplify_cfg),     // merge inlined bodies: pointer arguments stop flowing through params
     module_pass!(globalopt), // after inlining: more globals are used by main alone
     module_pass!(effects),   // inlining and localized globals change what functions do
     pass!(mem2reg),          // globals moved into main become SSA values
@@ -59,29 +98,32 @@ pub const O2: &[Step] = &[
     pass!(sccp),        // before gvn: folded constants make more expressions equal
     pass!(instcombine), // canonical operand order and constants on the right feed gvn
     pass!(gvn),
-    pass!(jump_thread),  // constant arguments into condition-only merges decide their branch
+    pass!(jump_thread), // constant arguments into condition-only merges decide their branch
     pass!(simplify_cfg), // merges left with one predecessor join it
-    pass!(condprop),     // after gvn: one value per repeated condition (inlined bounds checks)
+    pass!(condprop),    // after gvn: one value per repeated condition (inlined bounds checks)
     pass!(simplify_cfg), // fold the branches condprop decided
-    pass!(memopt),       // after gvn: equal addresses are one value
+    pass!(memopt),      // after gvn: equal addresses are one value
     pass!(dce),
     pass!(licm),    // after gvn, so hoisted code is already deduplicated
     pass!(indvars), // after licm: step values and bounds must be defined outside the loop
     pass!(instcombine),
     pass!(gvn),
     pass!(dce),
-    pass!(lsr), // late: addresses are final, invariant bases already hoisted
+    pass!(lsr),         // late: addresses are final, invariant bases already hoisted
     pass!(instcombine), // fold the new constant-index geps and offset chains
     pass!(gvn),
-    pass!(dce),    // the index arithmetic lsr made dead
-    pass!(unroll), // after lsr: copies share one pointer and fold into offsets
+    pass!(dce),         // the index arithmetic lsr made dead
+    pass!(unroll),      // after lsr: copies share one pointer and fold into offsets
     pass!(instcombine), // merge the copies' offset chains and counter increments
     pass!(gvn),
-    pass!(memopt), // copies re-load words the previous copy loaded or stored
+    pass!(memopt),       // copies re-load words the previous copy loaded or stored
+    pass!(instcombine),  // fold what forwarding made constant (fully unrolled recurrences)
+    pass!(simplify_cfg), // drop loops that full unrolling left unreachable; empty preheaders
     pass!(dce),
-    module_pass!(memo),  // last: callers have used the purity its cache must not disturb
-    pass!(simplify_cfg), // clean up empty preheaders licm did not fill
-    pass!(dce),          // conditions folded by simplify_cfg leave dead compares
+    module_pass!(constlocal), // local tables now filled with constants become globals
+    module_pass!(memo),       // last: callers have used the purity its cache must not disturb
+    pass!(simplify_cfg),
+    pass!(dce), // conditions folded by simplify_cfg leave dead compares
 ];
 
 /// Pass-manager switches.
@@ -117,7 +159,10 @@ impl Timing {
 }
 
 fn live_insts(f: &Function) -> usize {
-    f.layout().blocks().map(|b| f.layout().block_insts(b).count()).sum()
+    f.layout()
+        .blocks()
+        .map(|b| f.layout().block_insts(b).count())
+        .sum()
 }
 
 /// Runs the pipeline for `opts.opt_level` on `m`.
@@ -132,7 +177,9 @@ pub fn optimize(m: &mut Module, opts: &PassOptions) {
 
 /// Runs `steps` on `m`.
 pub fn run_steps(m: &mut Module, steps: &[Step], opts: &PassOptions) {
-    let timing = Timing { rows: Mutex::new(Vec::new()) };
+    let timing = Timing {
+        rows: Mutex::new(Vec::new()),
+    };
     let budget = AtomicI64::new(opts.opt_bisect.map_or(i64::MAX, |n| n as i64));
     let mut k = 0;
     while k < steps.len() {
@@ -143,7 +190,11 @@ pub fn run_steps(m: &mut Module, steps: &[Step], opts: &PassOptions) {
                 }
                 let t = Instant::now();
                 (p.run)(m);
-                let size: usize = m.defined_funcs().iter().map(|&id| live_insts(&m.funcs[id])).sum();
+                let size: usize = m
+                    .defined_funcs()
+                    .iter()
+                    .map(|&id| live_insts(&m.funcs[id]))
+                    .sum();
                 timing.add(p.name, t.elapsed(), size);
                 after_pass(m, p.name, opts);
                 k += 1;
@@ -202,7 +253,10 @@ pub fn run_steps(m: &mut Module, steps: &[Step], opts: &PassOptions) {
                 } else {
                     let Module { cx, funcs } = m;
                     let cx = &*cx;
-                    funcs.par_iter_mut().filter(|(id, _)| cx.decls[*id].defined).for_each(|(_, f)| run_one(f, cx));
+                    funcs
+                        .par_iter_mut()
+                        .filter(|(id, _)| cx.decls[*id].defined)
+                        .for_each(|(_, f)| run_one(f, cx));
                 }
                 k = end;
             }
@@ -211,7 +265,10 @@ pub fn run_steps(m: &mut Module, steps: &[Step], opts: &PassOptions) {
     if opts.time_passes {
         let rows = timing.rows.into_inner().unwrap();
         let total: Duration = rows.iter().map(|r| r.1).sum();
-        eprintln!("{:<24} {:>12} {:>8} {:>12}", "pass", "time (ms)", "%", "insts after");
+        eprintln!(
+            "{:<24} {:>12} {:>8} {:>12}",
+            "pass", "time (ms)", "%", "insts after"
+        );
         for (name, d, size) in &rows {
             eprintln!(
                 "{:<24} {:>12.3} {:>7.1}% {:>12}",

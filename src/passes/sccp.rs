@@ -106,7 +106,8 @@ impl Solver<'_> {
             }
             _ => {
                 let Some(r) = f.result(i) else { return };
-                let cell = if d.op == Opcode::Call || d.op == Opcode::Load || d.op == Opcode::Alloca {
+                let cell = if d.op == Opcode::Call || d.op == Opcode::Load || d.op == Opcode::Alloca
+                {
                     Cell::Bottom
                 } else {
                     let mut consts = Vec::with_capacity(f.args(i).len());
@@ -124,7 +125,11 @@ impl Solver<'_> {
                         let args = f.args(i);
                         match self.cells[args[0]] {
                             Cell::Const(c) => {
-                                let pick = if c.as_int() != Some(0) { args[1] } else { args[2] };
+                                let pick = if c.as_int() != Some(0) {
+                                    args[1]
+                                } else {
+                                    args[2]
+                                };
                                 self.lower(r, self.cells[pick]);
                                 return;
                             }
@@ -177,7 +182,9 @@ pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
             } else if let Some(v) = s.value_work.pop() {
                 for u in f.uses_of(v) {
                     let user = f.uses().user[u];
-                    let Some(ub) = f.layout().inst_block(user) else { continue };
+                    let Some(ub) = f.layout().inst_block(user) else {
+                        continue;
+                    };
                     if !s.exec_block.contains(ub) {
                         continue;
                     }
@@ -220,7 +227,9 @@ pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
         let insts: Vec<Inst> = f.layout().block_insts(b).collect();
         for i in insts {
             let Some(r) = f.result(i) else { continue };
-            let Some(&Cell::Const(c)) = cells.get(r) else { continue };
+            let Some(&Cell::Const(c)) = cells.get(r) else {
+                continue;
+            };
             let op = f.op(i);
             if op == Opcode::Iconst || op == Opcode::Fconst || op == Opcode::Call {
                 continue;

@@ -35,8 +35,11 @@ fn fold_branches(f: &mut Function) -> bool {
         if f.op(t) != Opcode::Brif {
             continue;
         }
-        let targets: Vec<(Block, Vec<Value>)> =
-            f.branch_targets(t).iter().map(|c| (c.block, c.args.to_vec())).collect();
+        let targets: Vec<(Block, Vec<Value>)> = f
+            .branch_targets(t)
+            .iter()
+            .map(|c| (c.block, c.args.to_vec()))
+            .collect();
         let cond = f.arg(t, 0);
         let pick = match f.as_iconst(cond) {
             Some(c) => Some(if c != 0 { 0 } else { 1 }),
@@ -54,7 +57,11 @@ fn fold_branches(f: &mut Function) -> bool {
 
 fn remove_unreachable(f: &mut Function) -> bool {
     let cfg = Cfg::compute(f);
-    let dead: Vec<Block> = f.layout().blocks().filter(|&b| !cfg.is_reachable(b)).collect();
+    let dead: Vec<Block> = f
+        .layout()
+        .blocks()
+        .filter(|&b| !cfg.is_reachable(b))
+        .collect();
     if dead.is_empty() {
         return false;
     }
@@ -124,7 +131,9 @@ fn bypass_jump_blocks(f: &mut Function) -> bool {
         if b == entry || !f.layout().is_block_inserted(b) {
             continue;
         }
-        let Some(t) = f.layout().first_inst(b) else { continue };
+        let Some(t) = f.layout().first_inst(b) else {
+            continue;
+        };
         if f.op(t) != Opcode::Jump {
             continue;
         }
@@ -136,7 +145,10 @@ fn bypass_jump_blocks(f: &mut Function) -> bool {
         let fwd = f.args(t).to_vec();
         // The block's parameters may only feed the jump (they could not be used elsewhere:
         // the block holds nothing else, but check the uses to stay safe).
-        if params.iter().any(|&p| f.uses_of(p).any(|u| f.uses().user[u] != t)) {
+        if params
+            .iter()
+            .any(|&p| f.uses_of(p).any(|u| f.uses().user[u] != t))
+        {
             continue;
         }
         let mut bpreds = preds[b].clone();
@@ -147,8 +159,11 @@ fn bypass_jump_blocks(f: &mut Function) -> bool {
         }
         for &p in &bpreds {
             let Some(pt) = f.terminator(p) else { continue };
-            let targets: Vec<(Block, Vec<Value>)> =
-                f.branch_targets(pt).iter().map(|c| (c.block, c.args.to_vec())).collect();
+            let targets: Vec<(Block, Vec<Value>)> = f
+                .branch_targets(pt)
+                .iter()
+                .map(|c| (c.block, c.args.to_vec()))
+                .collect();
             for (k, (tb, args)) in targets.iter().enumerate() {
                 if *tb != b {
                     continue;

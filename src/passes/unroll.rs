@@ -27,13 +27,20 @@ use rustc_hash::FxHashMap;
 /// When `exit`'s only predecessor is `b`, values of `b` used after the loop are passed to new
 /// parameters of `exit` (which dominates all those uses), so that they can later come from
 /// another predecessor too. Returns the (rewritten) terminator and the exit arguments.
-fn route_outside_uses(f: &mut Function, b: Block, t: Inst, exit: Block, body: &[Inst]) -> Option<(Inst, Vec<Value>)> {
+fn route_outside_uses(
+    f: &mut Function,
+    b: Block,
+    t: Inst,
+    exit: Block,
+    body: &[Inst],
+) -> Option<(Inst, Vec<Value>)> {
     let which = f.branch_targets(t).iter().position(|c| c.block == exit)?;
     let mut exit_args = f.branch_args(t, which).to_vec();
     let mut defined: Vec<Value> = f.blocks.params[b].clone();
     defined.extend(body.iter().filter_map(|&i| f.result(i)));
     let outside = |f: &Function, v: Value| {
-        f.uses_of(v).any(|u| f.layout().inst_block(f.uses().user[u]) != Some(b))
+        f.uses_of(v)
+            .any(|u| f.layout().inst_block(f.uses().user[u]) != Some(b))
     };
     let escaping: Vec<Value> = defined.iter().copied().filter(|&v| outside(f, v)).collect();
     if escaping.is_empty() {
@@ -50,7 +57,12 @@ fn route_outside_uses(f: &mut Function, b: Block, t: Inst, exit: Block, body: &[
             }
         }
     }
-    if f.branch_targets(t).iter().filter(|c| c.block == exit).count() != 1 {
+    if f.branch_targets(t)
+        .iter()
+        .filter(|c| c.block == exit)
+        .count()
+        != 1
+    {
         return None;
     }
     for v in escaping {
@@ -70,6 +82,11 @@ fn route_outside_uses(f: &mut Function, b: Block, t: Inst, exit: Block, body: &[
 
 /// Largest body (instructions, terminator excluded) that is unrolled.
 const MAX_BODY: usize = 48;
+
+/// Loops with a constant trip count up to this many iterations, and at most
+/// `MAX_FULL_SIZE` instructions once copied, are unrolled completely.
+const MAX_FULL_TRIP: i64 = 64;
+const MAX_FULL_SIZE: usize = 256;
 
 fn factor(body: usize) -> usize {
     if body <= 12 {
@@ -100,16 +117,31 @@ pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
 }
 
 fn unroll(f: &mut Function, b: Block, pre: Block) -> bool {
-    let Some(t) = f.terminator(b) else { return false };
+    let Some(t) = f.terminator(b) else {
+        return false;
+    };
     if f.op(t) != Opcode::Brif {
         return false;
     }
-    let targets: Vec<(Block, Vec<Value>)> =
-        f.branch_targets(t).iter().map(|c| (c.block, c.args.to_vec())).collect();
+    let targets: Vec<(Block, Vec<Value>)> = f
+        .branch_targets(t)
+        .iter()
+        .map(|c| (c.block, c.args.to_vec()))
+        .collect();
     let (back_when_true, back_args, exit, _) = if targets[0].0 == b && targets[1].0 != b {
-        (true, targets[0].1.clone(), targets[1].0, targets[1].1.clone())
+        (
+            true,
+            targets[0].1.clone(),
+            targets[1].0,
+            targets[1].1.clone(),
+        )
     } else if targets[1].0 == b && targets[0].0 != b {
-        (false, targets[1].1.clone(), targets[0].0, targets[0].1.clone())
+        (
+            false,
+            targets[1].1.clone(),
+            targets[0].0,
+            targets[0].1.clone(),
+        )
     } else {
         return false;
     };
@@ -123,20 +155,32 @@ fn unroll(f: &mut Function, b: Block, pre: Block) -> bool {
     };
     let in_b = |f: &Function, v: Value| f.def_block(v) == Some(b);
     // The exit test: icmp (continue when true) of iv_next against an invariant bound.
-    let Some(ExitTest { cmp, next: iv_next, bound, cond }) = exit_test(f, t, back_when_true, in_b) else {
+    let Some(ExitTest {
+        cmp,
+        next: iv_next,
+        bound,
+        cond,
+    }) = exit_test(f, t, back_when_true, in_b)
+    else {
         return false;
     };
     if f.layout().inst_block(cmp) != Some(b) || f.ty(bound) != Type::I32 {
         return false;
     }
     let params = f.blocks.params[b].clone();
-    let Some(iv_idx) = back_args.iter().position(|&v| v == iv_next) else { return false };
+    let Some(iv_idx) = back_args.iter().position(|&v| v == iv_next) else {
+        return false;
+    };
     let iv = params[iv_idx];
-    let Some(inc) = f.def_inst(iv_next) else { return false };
+    let Some(inc) = f.def_inst(iv_next) else {
+        return false;
+    };
     if f.op(inc) != Opcode::Add || f.arg(inc, 0) != iv {
         return false;
     }
-    let Some(s) = f.as_iconst(f.arg(inc, 1)) else { return false };
+    let Some(s) = f.as_iconst(f.arg(inc, 1)) else {
+        return false;
+    };
     let extra = match cond {
         CmpCond::Lt if s > 0 => 0,
         CmpCond::Le if s > 0 => 1,
@@ -172,6 +216,29 @@ fn unroll(f: &mut Function, b: Block, pre: Block) -> bool {
         return false;
     }
     let init = f.args(pre_t).to_vec();
+    if let (Some(i0), Some(n)) = (f.as_iconst(init[iv_idx]), f.as_iconst(bound)) {
+        // A constant trip count (the body runs once before the first test).
+        let end = n + extra;
+        let trip = if end <= i0 { 1 } else { (end - i0 + s - 1) / s };
+        if n + s <= i32::MAX as i64
+            && trip <= MAX_FULL_TRIP
+            && trip as usize * body.len() <= MAX_FULL_SIZE
+        {
+            full_unroll(
+                f,
+                b,
+                pre_t,
+                &body,
+                &params,
+                &back_args,
+                trip as usize,
+                exit,
+                &exit_map,
+                &exit_args,
+            );
+            return true;
+        }
+    }
     let ub = f.make_block();
     let rb = f.make_block();
     f.insert_block_after(ub, pre);
@@ -214,8 +281,56 @@ fn unroll(f: &mut Function, b: Block, pre: Block) -> bool {
     // The remainder check.
     let mut bld = Builder::at_end(f, rb);
     let again = bld.icmp(cond, rp[iv_idx], bound);
-    let out: Vec<Value> =
-        exit_map.iter().zip(&exit_args).map(|(m, &a)| m.map_or(a, |k| rp[k])).collect();
+    let out: Vec<Value> = exit_map
+        .iter()
+        .zip(&exit_args)
+        .map(|(m, &a)| m.map_or(a, |k| rp[k]))
+        .collect();
     bld.brif(again, b, &rp, exit, &out);
     true
+}
+
+/// Replaces the loop `b` by `trip` straight-line copies of its body in a new block that the
+/// preheader (terminator `pre_t`, a jump) enters and that jumps to `exit` with the last values.
+/// `b` becomes unreachable.
+#[allow(clippy::too_many_arguments)]
+fn full_unroll(
+    f: &mut Function,
+    b: Block,
+    pre_t: Inst,
+    body: &[Inst],
+    params: &[Value],
+    back_args: &[Value],
+    trip: usize,
+    exit: Block,
+    exit_map: &[Option<usize>],
+    exit_args: &[Value],
+) {
+    let init = f.args(pre_t).to_vec();
+    let ub = f.make_block();
+    f.insert_block_after(ub, b);
+    let mut vals = init;
+    for _ in 0..trip {
+        let mut map: FxHashMap<Value, Value> = FxHashMap::default();
+        for (k, &p) in params.iter().enumerate() {
+            map.insert(p, vals[k]);
+        }
+        for &i in body {
+            let d = *f.data(i);
+            let a: Vec<Value> = f.args(i).iter().map(|x| *map.get(x).unwrap_or(x)).collect();
+            let ni = f.append_new(ub, d, &a);
+            if let (Some(r), Some(nr)) = (f.result(i), f.result(ni)) {
+                map.insert(r, nr);
+            }
+        }
+        vals = back_args.iter().map(|x| *map.get(x).unwrap_or(x)).collect();
+    }
+    // Exit arguments are next values (the last copy's) or invariants.
+    let out: Vec<Value> = exit_map
+        .iter()
+        .zip(exit_args)
+        .map(|(m, &a)| m.map_or(a, |k| vals[k]))
+        .collect();
+    f.append_new(ub, mk::jump(exit), &out);
+    f.replace_inst(pre_t, mk::jump(ub), &[]);
 }

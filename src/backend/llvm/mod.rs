@@ -19,7 +19,10 @@
 
 use crate::ir::analysis::Cfg;
 use crate::ir::func::brif_targets;
-use crate::ir::{func_symbol, global_symbol, Block, CmpCond, FuncId, Function, GlobalData, GlobalId, GlobalInit, Inst, Module, Opcode, Type, Value, ValueDef};
+use crate::ir::{
+    func_symbol, global_symbol, Block, CmpCond, FuncId, Function, GlobalData, GlobalId, GlobalInit,
+    Inst, Module, Opcode, Type, Value, ValueDef,
+};
 use std::collections::HashMap;
 use std::fmt::Write;
 
@@ -65,14 +68,28 @@ pub fn emit_module(m: &Module) -> String {
         if d.sig.variadic {
             params.push("...");
         }
-        let _ = writeln!(s, "declare {} {}({})", ty(d.sig.ret), quote(&func_symbol(d)), params.join(", "));
+        let _ = writeln!(
+            s,
+            "declare {} {}({})",
+            ty(d.sig.ret),
+            quote(&func_symbol(d)),
+            params.join(", ")
+        );
     }
     if uses_memset {
-        s.push_str("declare void @llvm.memset.p0i8.i64(i8* nocapture writeonly, i8, i64, i1 immarg)\n");
+        s.push_str(
+            "declare void @llvm.memset.p0i8.i64(i8* nocapture writeonly, i8, i64, i1 immarg)\n",
+        );
     }
     for id in m.defined_funcs() {
         s.push('\n');
-        Emitter { m, f: &m.funcs[id], gaddr: &gaddr, out: &mut s }.function();
+        Emitter {
+            m,
+            f: &m.funcs[id],
+            gaddr: &gaddr,
+            out: &mut s,
+        }
+        .function();
     }
     s
 }
@@ -199,7 +216,11 @@ impl<'a> Emitter<'a> {
                     }
                 }
                 Opcode::Fconst => {
-                    return if d.ty == Type::F32 { hex_double(d.f32() as f64) } else { hex_double(d.f64()) }
+                    return if d.ty == Type::F32 {
+                        hex_double(d.f32() as f64)
+                    } else {
+                        hex_double(d.f64())
+                    }
                 }
                 Opcode::Gaddr => {
                     if let Some(g) = self.gaddr.get(&self.f.global(i)) {
@@ -224,7 +245,11 @@ impl<'a> Emitter<'a> {
     fn function(&mut self) {
         let f = self.f;
         let decl = &self.m.cx.decls[f.id];
-        let params: Vec<String> = f.params().iter().map(|&p| format!("{} %{p}", ty(f.ty(p)))).collect();
+        let params: Vec<String> = f
+            .params()
+            .iter()
+            .map(|&p| format!("{} %{p}", ty(f.ty(p))))
+            .collect();
         let linkage = if decl.name == "main" { "" } else { "internal " };
         let _ = writeln!(
             self.out,
@@ -237,7 +262,11 @@ impl<'a> Emitter<'a> {
         // Only reachable blocks are emitted: unreachable code may break LLVM's rules (an
         // instruction using itself) that our verifier does not check there.
         let cfg = Cfg::compute(f);
-        let blocks: Vec<Block> = f.layout().blocks().filter(|&b| cfg.is_reachable(b)).collect();
+        let blocks: Vec<Block> = f
+            .layout()
+            .blocks()
+            .filter(|&b| cfg.is_reachable(b))
+            .collect();
 
         // Incoming edges per block, and the split edges to emit after their source block.
         let mut incoming: HashMap<Block, Vec<Incoming>> = HashMap::new();
@@ -256,7 +285,10 @@ impl<'a> Emitter<'a> {
                 } else {
                     Self::label(b)
                 };
-                incoming.entry(c.block).or_default().push(Incoming { label, args: c.args });
+                incoming.entry(c.block).or_default().push(Incoming {
+                    label,
+                    args: c.args,
+                });
             }
         }
 
@@ -268,7 +300,13 @@ impl<'a> Emitter<'a> {
                     for i in f.layout().block_insts(b2) {
                         let d = f.data(i);
                         if d.op == Opcode::Alloca {
-                            let _ = writeln!(self.out, "  %{} = alloca i8, i64 {}, align {}", f.res(i), d.imm, d.aux.max(1));
+                            let _ = writeln!(
+                                self.out,
+                                "  %{} = alloca i8, i64 {}, align {}",
+                                f.res(i),
+                                d.imm,
+                                d.aux.max(1)
+                            );
                         }
                     }
                 }
@@ -279,14 +317,28 @@ impl<'a> Emitter<'a> {
                 }
                 let edges: Vec<String> = incoming
                     .get(&b)
-                    .map(|v| v.iter().map(|e| format!("[ {}, %{} ]", self.op(e.args[k]), e.label)).collect())
+                    .map(|v| {
+                        v.iter()
+                            .map(|e| format!("[ {}, %{} ]", self.op(e.args[k]), e.label))
+                            .collect()
+                    })
                     .unwrap_or_default();
                 if edges.is_empty() {
                     // Cannot happen for a reachable block; keep the output valid regardless.
-                    let _ = writeln!(self.out, "  %{p} = select i1 true, {} undef, {} undef", ty(f.ty(p)), ty(f.ty(p)));
+                    let _ = writeln!(
+                        self.out,
+                        "  %{p} = select i1 true, {} undef, {} undef",
+                        ty(f.ty(p)),
+                        ty(f.ty(p))
+                    );
                     continue;
                 }
-                let _ = writeln!(self.out, "  %{p} = phi {} {}", ty(f.ty(p)), edges.join(", "));
+                let _ = writeln!(
+                    self.out,
+                    "  %{p} = phi {} {}",
+                    ty(f.ty(p)),
+                    edges.join(", ")
+                );
             }
             for i in f.layout().block_insts(b) {
                 self.inst(i);
@@ -310,10 +362,19 @@ impl<'a> Emitter<'a> {
             Iconst | Fconst | Gaddr | Alloca => return,
             Add | Sub | Mul | Sdiv | Srem | Shl | Ashr | Lshr | And | Or | Xor => {
                 let name = d.op.name();
-                let _ = write!(o, "{r} = {name} {rt} {}, {}", self.op(args[0]), self.op(args[1]));
+                let _ = write!(
+                    o,
+                    "{r} = {name} {rt} {}, {}",
+                    self.op(args[0]),
+                    self.op(args[1])
+                );
             }
             Mulhs => {
-                let (wide, bits) = if d.ty == Type::I64 { ("i128", 64) } else { ("i64", 32) };
+                let (wide, bits) = if d.ty == Type::I64 {
+                    ("i128", 64)
+                } else {
+                    ("i64", 32)
+                };
                 let _ = writeln!(o, "{r}.a = sext {} to {wide}", self.typed(args[0]));
                 let _ = writeln!(o, "  {r}.b = sext {} to {wide}", self.typed(args[1]));
                 let _ = writeln!(o, "  {r}.m = mul {wide} {r}.a, {r}.b");
@@ -321,7 +382,13 @@ impl<'a> Emitter<'a> {
                 let _ = write!(o, "  {r} = trunc {wide} {r}.h to {rt}");
             }
             Fadd | Fsub | Fmul | Fdiv => {
-                let _ = write!(o, "{r} = {} {rt} {}, {}", d.op.name(), self.op(args[0]), self.op(args[1]));
+                let _ = write!(
+                    o,
+                    "{r} = {} {rt} {}, {}",
+                    d.op.name(),
+                    self.op(args[0]),
+                    self.op(args[1])
+                );
             }
             Fneg => {
                 let _ = write!(o, "{r} = fneg {}", self.typed(args[0]));
@@ -335,7 +402,12 @@ impl<'a> Emitter<'a> {
                     CmpCond::Gt => "sgt",
                     CmpCond::Ge => "sge",
                 };
-                let _ = write!(o, "{r} = icmp {c} {}, {}", self.typed(args[0]), self.op(args[1]));
+                let _ = write!(
+                    o,
+                    "{r} = icmp {c} {}, {}",
+                    self.typed(args[0]),
+                    self.op(args[1])
+                );
             }
             Fcmp => {
                 let c = match d.cond() {
@@ -346,10 +418,21 @@ impl<'a> Emitter<'a> {
                     CmpCond::Gt => "ogt",
                     CmpCond::Ge => "oge",
                 };
-                let _ = write!(o, "{r} = fcmp {c} {}, {}", self.typed(args[0]), self.op(args[1]));
+                let _ = write!(
+                    o,
+                    "{r} = fcmp {c} {}, {}",
+                    self.typed(args[0]),
+                    self.op(args[1])
+                );
             }
             Select => {
-                let _ = write!(o, "{r} = select {}, {}, {}", self.typed(args[0]), self.typed(args[1]), self.typed(args[2]));
+                let _ = write!(
+                    o,
+                    "{r} = select {}, {}, {}",
+                    self.typed(args[0]),
+                    self.typed(args[1]),
+                    self.typed(args[2])
+                );
             }
             Zext | Sext | Trunc | Sitofp | Fptosi | Fpext | Bitcast => {
                 let _ = write!(o, "{r} = {} {} to {rt}", d.op.name(), self.typed(args[0]));
@@ -358,7 +441,11 @@ impl<'a> Emitter<'a> {
                 let (base, idx) = (args[0], args[1]);
                 let off = match f.as_iconst(idx) {
                     Some(c) => {
-                        let c = if f.ty(idx) == Type::I32 { c as i32 as i64 } else { c };
+                        let c = if f.ty(idx) == Type::I32 {
+                            c as i32 as i64
+                        } else {
+                            c
+                        };
                         c.wrapping_mul(d.imm).to_string()
                     }
                     None => {
@@ -374,20 +461,45 @@ impl<'a> Emitter<'a> {
                         format!("{r}.o")
                     }
                 };
-                let _ = write!(o, "{r} = getelementptr i8, i8* {}, i64 {off}", self.op(base));
+                let _ = write!(
+                    o,
+                    "{r} = getelementptr i8, i8* {}, i64 {off}",
+                    self.op(base)
+                );
             }
             Offset => {
-                let _ = write!(o, "{r} = getelementptr i8, i8* {}, i64 {}", self.op(args[0]), d.imm);
+                let _ = write!(
+                    o,
+                    "{r} = getelementptr i8, i8* {}, i64 {}",
+                    self.op(args[0]),
+                    d.imm
+                );
             }
             Load => {
-                let _ = writeln!(o, "{r}.p = bitcast i8* {} to {}", self.op(args[0]), ptr_ty(d.ty));
-                let _ = write!(o, "  {r} = load {rt}, {}* {r}.p, align {}", rt, d.ty.bytes().min(4));
+                let _ = writeln!(
+                    o,
+                    "{r}.p = bitcast i8* {} to {}",
+                    self.op(args[0]),
+                    ptr_ty(d.ty)
+                );
+                let _ = write!(
+                    o,
+                    "  {r} = load {rt}, {}* {r}.p, align {}",
+                    rt,
+                    d.ty.bytes().min(4)
+                );
             }
             Store => {
                 let t = f.ty(args[0]);
                 let p = format!("%{i}.p");
                 let _ = writeln!(o, "{p} = bitcast i8* {} to {}", self.op(args[1]), ptr_ty(t));
-                let _ = write!(o, "  store {}, {} {p}, align {}", self.typed(args[0]), ptr_ty(t), t.bytes().min(4));
+                let _ = write!(
+                    o,
+                    "  store {}, {} {p}, align {}",
+                    self.typed(args[0]),
+                    ptr_ty(t),
+                    t.bytes().min(4)
+                );
             }
             Call => self.call(o, i, &r),
             Jump => {
@@ -396,8 +508,17 @@ impl<'a> Emitter<'a> {
             Brif => {
                 let (t, e) = brif_targets(&d);
                 let b = f.layout().inst_block(i).unwrap();
-                let el = if t == e && !f.blocks.params[t].is_empty() { format!("{b}.else") } else { Self::label(e) };
-                let _ = write!(o, "br i1 {}, label %{}, label %{el}", self.op(args[0]), Self::label(t));
+                let el = if t == e && !f.blocks.params[t].is_empty() {
+                    format!("{b}.else")
+                } else {
+                    Self::label(e)
+                };
+                let _ = write!(
+                    o,
+                    "br i1 {}, label %{}, label %{el}",
+                    self.op(args[0]),
+                    Self::label(t)
+                );
             }
             Ret => {
                 if args.is_empty() {
@@ -426,7 +547,11 @@ impl<'a> Emitter<'a> {
                 let _ = writeln!(o, "  {p}.n = zext {} to i64", self.typed(len));
                 format!("{p}.n")
             };
-            let _ = write!(o, "  call void @llvm.memset.p0i8.i64(i8* {}, i8 {p}.v, i64 {lenop}, i1 false)", self.op(dst));
+            let _ = write!(
+                o,
+                "  call void @llvm.memset.p0i8.i64(i8* {}, i8 {p}.v, i64 {lenop}, i1 false)",
+                self.op(dst)
+            );
             if !r.is_empty() {
                 let _ = write!(o, "\n  {r} = getelementptr i8, i8* {}, i64 0", self.op(dst));
             }
@@ -444,7 +569,12 @@ impl<'a> Emitter<'a> {
         if !r.is_empty() {
             let _ = write!(o, "{r} = ");
         }
-        let _ = write!(o, "call {fnty} {}({})", quote(&func_symbol(decl)), list.join(", "));
+        let _ = write!(
+            o,
+            "call {fnty} {}({})",
+            quote(&func_symbol(decl)),
+            list.join(", ")
+        );
     }
 }
 

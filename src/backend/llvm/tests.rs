@@ -26,7 +26,12 @@ void _sysy_stoptime(int l) { (void)l; }
 "#;
 
 fn have_clang() -> bool {
-    let ok = Command::new("clang-14").arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok();
+    let ok = Command::new("clang-14")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok();
     if !ok {
         eprintln!("SKIPPED: clang-14 not found; LLVM emitter tests did not run");
     }
@@ -53,12 +58,28 @@ fn run(name: &str, ir: &str, opt: &str, input: &str) -> (String, i32) {
         .arg(&exe)
         .output()
         .unwrap();
-    assert!(out.status.success(), "clang failed:\n{}\n{ll}", String::from_utf8_lossy(&out.stderr));
-    let mut child = Command::new(&exe).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
-    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    assert!(
+        out.status.success(),
+        "clang failed:\n{}\n{ll}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut child = Command::new(&exe)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
     let out = child.wait_with_output().unwrap();
     let _ = std::fs::remove_dir_all(&dir);
-    (String::from_utf8_lossy(&out.stdout).into_owned(), out.status.code().unwrap_or(-1))
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        out.status.code().unwrap_or(-1),
+    )
 }
 
 fn check(name: &str, ir: &str, input: &str, stdout: &str, code: i32) {
@@ -200,7 +221,13 @@ bb1(v7: i32):
 /// The same output runs under `lli` (the runtime as an extra module compiled to bitcode).
 #[test]
 fn runs_under_lli() {
-    if !have_clang() || Command::new("lli-14").arg("--version").stdout(Stdio::null()).status().is_err() {
+    if !have_clang()
+        || Command::new("lli-14")
+            .arg("--version")
+            .stdout(Stdio::null())
+            .status()
+            .is_err()
+    {
         eprintln!("SKIPPED: lli-14 not found");
         return;
     }
@@ -238,5 +265,11 @@ bb0:
     child.stdin.take().unwrap().write_all(b"7").unwrap();
     let out = child.wait_with_output().unwrap();
     let _ = std::fs::remove_dir_all(&dir);
-    assert_eq!((String::from_utf8_lossy(&out.stdout).as_ref(), out.status.code()), ("42", Some(7)));
+    assert_eq!(
+        (
+            String::from_utf8_lossy(&out.stdout).as_ref(),
+            out.status.code()
+        ),
+        ("42", Some(7))
+    );
 }

@@ -22,7 +22,13 @@ use std::fmt::Write;
 pub fn rewrite(mf: &MFunc, alloc: &Allocation, frame: &Frame, out: &mut Vec<MInst>) {
     out.clear();
     for (n, &b) in mf.order.iter().enumerate() {
-        out.push(MInst::new(MOp::Label, Reg::NONE, Reg::NONE, Reg::NONE, b as i64));
+        out.push(MInst::new(
+            MOp::Label,
+            Reg::NONE,
+            Reg::NONE,
+            Reg::NONE,
+            b as i64,
+        ));
         if n == 0 {
             frame.prologue(out);
         }
@@ -107,29 +113,105 @@ pub fn rewrite(mf: &MFunc, alloc: &Allocation, frame: &Frame, out: &mut Vec<MIns
 fn mnemonic(op: MOp) -> &'static str {
     use MOp::*;
     match op {
-        Add => "add", Addw => "addw", Sub => "sub", Subw => "subw", Mul => "mul", Mulw => "mulw",
-        Mulh => "mulh", Div => "div", Divw => "divw", Rem => "rem", Remw => "remw", Sll => "sll",
-        Sllw => "sllw", Sra => "sra", Sraw => "sraw", Srl => "srl", Srlw => "srlw", And => "and",
-        Or => "or", Xor => "xor", Slt => "slt", Sltu => "sltu", Addi => "addi", Addiw => "addiw",
-        Slli => "slli", Slliw => "slliw", Srai => "srai", Sraiw => "sraiw", Srli => "srli",
-        Srliw => "srliw", Andi => "andi", Ori => "ori", Xori => "xori", Slti => "slti",
-        Sltiu => "sltiu", Mv => "mv", Neg => "neg", Seqz => "seqz", Snez => "snez", Li => "li",
-        Lla => "lla", Lw => "lw", Ld => "ld", Flw => "flw", Fld => "fld", Sw => "sw", Sd => "sd",
-        Fsw => "fsw", Fsd => "fsd", FaddS => "fadd.s", FsubS => "fsub.s", FmulS => "fmul.s",
-        FdivS => "fdiv.s", FaddD => "fadd.d", FsubD => "fsub.d", FmulD => "fmul.d",
-        FdivD => "fdiv.d", FnegS => "fneg.s", FnegD => "fneg.d", FmvD => "fmv.d", FeqS => "feq.s",
-        FltS => "flt.s", FleS => "fle.s", FeqD => "feq.d", FltD => "flt.d", FleD => "fle.d",
-        FcvtSW => "fcvt.s.w", FcvtSL => "fcvt.s.l", FcvtDW => "fcvt.d.w", FcvtDL => "fcvt.d.l",
-        FcvtWS => "fcvt.w.s", FcvtLS => "fcvt.l.s", FcvtWD => "fcvt.w.d", FcvtLD => "fcvt.l.d",
-        FcvtDS => "fcvt.d.s", FcvtSD => "fcvt.s.d", FmvWX => "fmv.w.x", FmvXW => "fmv.x.w",
-        FmvDX => "fmv.d.x", FmvXD => "fmv.x.d", Beq => "beq", Bne => "bne", Blt => "blt",
-        Bge => "bge", J => "j", Call => "call", Ret => "ret", TailCall => "tail", Label => "",
+        Add => "add",
+        Addw => "addw",
+        Sub => "sub",
+        Subw => "subw",
+        Mul => "mul",
+        Mulw => "mulw",
+        Mulh => "mulh",
+        Div => "div",
+        Divw => "divw",
+        Rem => "rem",
+        Remw => "remw",
+        Sll => "sll",
+        Sllw => "sllw",
+        Sra => "sra",
+        Sraw => "sraw",
+        Srl => "srl",
+        Srlw => "srlw",
+        And => "and",
+        Or => "or",
+        Xor => "xor",
+        Slt => "slt",
+        Sltu => "sltu",
+        Addi => "addi",
+        Addiw => "addiw",
+        Slli => "slli",
+        Slliw => "slliw",
+        Srai => "srai",
+        Sraiw => "sraiw",
+        Srli => "srli",
+        Srliw => "srliw",
+        Andi => "andi",
+        Ori => "ori",
+        Xori => "xori",
+        Slti => "slti",
+        Sltiu => "sltiu",
+        Mv => "mv",
+        Neg => "neg",
+        Seqz => "seqz",
+        Snez => "snez",
+        Li => "li",
+        Lla => "lla",
+        Lw => "lw",
+        Ld => "ld",
+        Flw => "flw",
+        Fld => "fld",
+        Sw => "sw",
+        Sd => "sd",
+        Fsw => "fsw",
+        Fsd => "fsd",
+        FaddS => "fadd.s",
+        FsubS => "fsub.s",
+        FmulS => "fmul.s",
+        FdivS => "fdiv.s",
+        FaddD => "fadd.d",
+        FsubD => "fsub.d",
+        FmulD => "fmul.d",
+        FdivD => "fdiv.d",
+        FnegS => "fneg.s",
+        FnegD => "fneg.d",
+        FmvD => "fmv.d",
+        FeqS => "feq.s",
+        FltS => "flt.s",
+        FleS => "fle.s",
+        FeqD => "feq.d",
+        FltD => "flt.d",
+        FleD => "fle.d",
+        FcvtSW => "fcvt.s.w",
+        FcvtSL => "fcvt.s.l",
+        FcvtDW => "fcvt.d.w",
+        FcvtDL => "fcvt.d.l",
+        FcvtWS => "fcvt.w.s",
+        FcvtLS => "fcvt.l.s",
+        FcvtWD => "fcvt.w.d",
+        FcvtLD => "fcvt.l.d",
+        FcvtDS => "fcvt.d.s",
+        FcvtSD => "fcvt.s.d",
+        FmvWX => "fmv.w.x",
+        FmvXW => "fmv.x.w",
+        FmvDX => "fmv.d.x",
+        FmvXD => "fmv.x.d",
+        Beq => "beq",
+        Bne => "bne",
+        Blt => "blt",
+        Bge => "bge",
+        J => "j",
+        Call => "call",
+        Ret => "ret",
+        TailCall => "tail",
+        Label => "",
     }
 }
 
 /// Writes one function's allocated code as assembly.
 pub fn print(mf: &MFunc, code: &[MInst], s: &mut String) {
-    let _ = writeln!(s, "\t.text\n\t.align 2\n\t.globl {0}\n\t.type {0}, @function\n{0}:", mf.sym);
+    let _ = writeln!(
+        s,
+        "\t.text\n\t.align 2\n\t.globl {0}\n\t.type {0}, @function\n{0}:",
+        mf.sym
+    );
     let label = |b: i64| format!(".L{}_{}", mf.label, b);
     for mi in code {
         let m = mnemonic(mi.op);
@@ -147,11 +229,15 @@ pub fn print(mf: &MFunc, code: &[MInst], s: &mut String) {
             Addi | Addiw | Andi | Ori | Xori | Slti | Sltiu if !fits12(mi.imm) => {
                 // Only frame addresses and stack adjustments get here.
                 debug_assert!(matches!(mi.op, Addi));
-                let t = if mi.rd == mi.rs1 || mi.rd == Reg::SP { "t2" } else { rd };
+                let t = if mi.rd == mi.rs1 || mi.rd == Reg::SP {
+                    "t2"
+                } else {
+                    rd
+                };
                 let _ = writeln!(s, "\tli\t{t}, {}\n\tadd\t{rd}, {r1}, {t}", mi.imm);
             }
-            Addi | Addiw | Slli | Slliw | Srai | Sraiw | Srli | Srliw | Andi | Ori | Xori | Slti
-            | Sltiu => {
+            Addi | Addiw | Slli | Slliw | Srai | Sraiw | Srli | Srliw | Andi | Ori | Xori
+            | Slti | Sltiu => {
                 let _ = writeln!(s, "\t{m}\t{rd}, {r1}, {}", mi.imm);
             }
             Mv | Neg | Seqz | Snez | FnegS | FnegD | FmvD | FcvtSW | FcvtSL | FcvtDW | FcvtDL
@@ -172,7 +258,11 @@ pub fn print(mf: &MFunc, code: &[MInst], s: &mut String) {
                 if fits12(mi.imm) {
                     let _ = writeln!(s, "\t{m}\t{val}, {}({r1})", mi.imm);
                 } else {
-                    let _ = writeln!(s, "\tli\tt2, {}\n\tadd\tt2, {r1}, t2\n\t{m}\t{val}, 0(t2)", mi.imm);
+                    let _ = writeln!(
+                        s,
+                        "\tli\tt2, {}\n\tadd\tt2, {r1}, t2\n\t{m}\t{val}, 0(t2)",
+                        mi.imm
+                    );
                 }
             }
             Beq | Bne | Blt | Bge => {
@@ -219,7 +309,8 @@ pub fn data(cx: &ModuleCx, s: &mut String) {
                         k += run;
                     } else {
                         let run = w[k..].iter().take_while(|&&x| x != 0).count().min(16);
-                        let items: Vec<String> = w[k..k + run].iter().map(|x| format!("{:#x}", x)).collect();
+                        let items: Vec<String> =
+                            w[k..k + run].iter().map(|x| format!("{:#x}", x)).collect();
                         let _ = writeln!(s, "\t.word {}", items.join(", "));
                         k += run;
                     }

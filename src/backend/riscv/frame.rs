@@ -33,7 +33,12 @@ impl Frame {
     /// Lays out the frame of an allocated function.
     pub fn compute(mf: &MFunc, alloc: &Allocation) -> Frame {
         let has_calls = mf.insts.iter().any(|mi| mi.op == MOp::Call);
-        let mut used: Vec<Reg> = alloc.reg.iter().copied().filter(|r| r.is_some() && r.is_callee_saved()).collect();
+        let mut used: Vec<Reg> = alloc
+            .reg
+            .iter()
+            .copied()
+            .filter(|r| r.is_some() && r.is_callee_saved())
+            .collect();
         used.sort_unstable();
         used.dedup();
         let mut off = mf.outgoing.next_multiple_of(8);
@@ -59,7 +64,12 @@ impl Frame {
             object_off[k] = off;
             off += o.size;
         }
-        Frame { size: off.next_multiple_of(16), saves, spill_base, object_off }
+        Frame {
+            size: off.next_multiple_of(16),
+            saves,
+            spill_base,
+            object_off,
+        }
     }
 
     /// The sp-relative offset of a symbolic stack address.
@@ -79,7 +89,11 @@ impl Frame {
         }
         out.push(MInst::i(MOp::Addi, Reg::SP, Reg::SP, -(self.size as i64)));
         for &(r, off) in &self.saves {
-            let op = if r.phys_class() == RegClass::Float { MOp::Fsd } else { MOp::Sd };
+            let op = if r.phys_class() == RegClass::Float {
+                MOp::Fsd
+            } else {
+                MOp::Sd
+            };
             out.push(MInst::store(op, r, Reg::SP, off as i64));
         }
     }
@@ -90,7 +104,11 @@ impl Frame {
             return;
         }
         for &(r, off) in &self.saves {
-            let op = if r.phys_class() == RegClass::Float { MOp::Fld } else { MOp::Ld };
+            let op = if r.phys_class() == RegClass::Float {
+                MOp::Fld
+            } else {
+                MOp::Ld
+            };
             out.push(MInst::load(op, r, Reg::SP, off as i64));
         }
         out.push(MInst::i(MOp::Addi, Reg::SP, Reg::SP, self.size as i64));

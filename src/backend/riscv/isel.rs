@@ -21,7 +21,10 @@
 use super::minst::*;
 use super::phi;
 use crate::ir::analysis::{Cfg, DomTree, LoopForest};
-use crate::ir::{func_symbol, global_symbol, Block, CmpCond, FuncId, Function, Inst, ModuleCx, Opcode, Type, Value};
+use crate::ir::{
+    func_symbol, global_symbol, Block, CmpCond, FuncId, Function, Inst, ModuleCx, Opcode, Type,
+    Value,
+};
 use rustc_hash::FxHashMap;
 
 /// Where an argument travels under lp64d.
@@ -111,7 +114,11 @@ pub fn select(f: &Function, cx: &ModuleCx) -> MFunc {
     let mut s = Isel {
         f,
         cx,
-        mf: MFunc { label: sym.replace('.', "_"), sym, ..Default::default() },
+        mf: MFunc {
+            label: sym.replace('.', "_"),
+            sym,
+            ..Default::default()
+        },
         vmap: vec![Reg::NONE; f.num_values()],
         remat: vec![None; f.num_values()],
         block_map: vec![u32::MAX; nb],
@@ -122,10 +129,17 @@ pub fn select(f: &Function, cx: &ModuleCx) -> MFunc {
         local: FxHashMap::default(),
     };
     // Phase 1: blocks, registers, stack objects.
-    let blocks: Vec<Block> = f.layout().blocks().filter(|&b| cfg.is_reachable(b)).collect();
+    let blocks: Vec<Block> = f
+        .layout()
+        .blocks()
+        .filter(|&b| cfg.is_reachable(b))
+        .collect();
     for (k, &b) in blocks.iter().enumerate() {
         s.block_map[b.index()] = k as u32;
-        s.mf.blocks.push(MBlock { depth: loops.depth(b), ..Default::default() });
+        s.mf.blocks.push(MBlock {
+            depth: loops.depth(b),
+            ..Default::default()
+        });
     }
     s.number_values(&blocks, &loops);
     // Phase 2-4.
@@ -170,7 +184,10 @@ impl<'a> Isel<'a> {
                     }
                     Opcode::Alloca => {
                         let obj = self.mf.objects.len() as u32;
-                        self.mf.objects.push(StackObject { size: d.imm as u64, align: (d.aux as u64).max(1) });
+                        self.mf.objects.push(StackObject {
+                            size: d.imm as u64,
+                            align: (d.aux as u64).max(1),
+                        });
                         Some(Remat::Object(obj))
                     }
                     _ => None,
@@ -199,7 +216,10 @@ impl<'a> Isel<'a> {
             }
             let c = f.arg(t, 0);
             if let Some(ci) = f.def_inst(c) {
-                if f.op(ci) == Opcode::Icmp && f.num_uses(c) == 1 && f.layout().inst_block(ci) == Some(b) {
+                if f.op(ci) == Opcode::Icmp
+                    && f.num_uses(c) == 1
+                    && f.layout().inst_block(ci) == Some(b)
+                {
                     self.fused[ci.index()] = true;
                 }
             }
@@ -289,7 +309,10 @@ impl<'a> Isel<'a> {
     }
 
     fn new_edge_block(&mut self) -> u32 {
-        self.mf.blocks.push(MBlock { depth: self.cur_depth, ..Default::default() });
+        self.mf.blocks.push(MBlock {
+            depth: self.cur_depth,
+            ..Default::default()
+        });
         (self.mf.blocks.len() - 1) as u32
     }
 
@@ -341,7 +364,9 @@ impl<'a> Isel<'a> {
                 };
                 self.push(MInst::unary(op, d, t));
             }
-            Remat::Gaddr(sym) => self.push(MInst::new(MOp::Lla, d, Reg::NONE, Reg::NONE, sym as i64)),
+            Remat::Gaddr(sym) => {
+                self.push(MInst::new(MOp::Lla, d, Reg::NONE, Reg::NONE, sym as i64))
+            }
             Remat::Object(obj) => {
                 self.push(MInst::i(MOp::Addi, d, Reg::SP, 0).with_frame(FrameRef::Object, obj))
             }
@@ -382,7 +407,11 @@ impl<'a> Isel<'a> {
                 ArgLoc::Int(n) => self.push(MInst::unary(MOp::Mv, d, Reg::a(n))),
                 ArgLoc::Float(n) => self.push(MInst::unary(MOp::FmvD, d, Reg::fa(n))),
                 ArgLoc::FloatInInt(n) => {
-                    let op = if tys[k] == Type::F32 { MOp::FmvWX } else { MOp::FmvDX };
+                    let op = if tys[k] == Type::F32 {
+                        MOp::FmvWX
+                    } else {
+                        MOp::FmvDX
+                    };
                     self.push(MInst::unary(op, d, Reg::a(n)))
                 }
                 ArgLoc::Stack(_) => unreachable!(),
@@ -456,15 +485,22 @@ impl<'a> Isel<'a> {
             }
             Fneg => {
                 let a = self.reg(args[0]);
-                let op = if d.ty == Type::F64 { MOp::FnegD } else { MOp::FnegS };
+                let op = if d.ty == Type::F64 {
+                    MOp::FnegD
+                } else {
+                    MOp::FnegS
+                };
                 self.push(MInst::unary(op, rd, a));
             }
             Icmp => self.icmp(d.cond(), rd, args[0], args[1]),
             Fcmp => {
                 let dbl = f.ty(args[0]) == Type::F64;
                 let (a, b) = (self.reg(args[0]), self.reg(args[1]));
-                let (eq, lt, le) =
-                    if dbl { (MOp::FeqD, MOp::FltD, MOp::FleD) } else { (MOp::FeqS, MOp::FltS, MOp::FleS) };
+                let (eq, lt, le) = if dbl {
+                    (MOp::FeqD, MOp::FltD, MOp::FleD)
+                } else {
+                    (MOp::FeqS, MOp::FltS, MOp::FleS)
+                };
                 match d.cond() {
                     CmpCond::Eq => self.push(MInst::r(eq, rd, a, b)),
                     CmpCond::Ne => {
@@ -532,7 +568,11 @@ impl<'a> Isel<'a> {
             }
             Bitcast => {
                 let a = self.reg(args[0]);
-                let op = if d.ty == Type::I32 { MOp::FmvXW } else { MOp::FmvWX };
+                let op = if d.ty == Type::I32 {
+                    MOp::FmvXW
+                } else {
+                    MOp::FmvWX
+                };
                 self.push(MInst::unary(op, rd, a));
             }
             Gep => self.gep(rd, args[0], args[1], d.imm),
@@ -561,7 +601,11 @@ impl<'a> Isel<'a> {
             Ret | Unreachable => {
                 let mut r = Reg::NONE;
                 if let Some(&v) = args.first() {
-                    r = if f.ty(v).is_float() { Reg::FA0 } else { Reg::A0 };
+                    r = if f.ty(v).is_float() {
+                        Reg::FA0
+                    } else {
+                        Reg::A0
+                    };
                     self.move_into(r, v);
                 }
                 self.push(MInst::new(MOp::Ret, Reg::NONE, r, Reg::NONE, 0));
@@ -591,13 +635,27 @@ impl<'a> Isel<'a> {
         if let Some(c) = f.as_iconst(b) {
             let imm: Option<(MOp, i64)> = match op {
                 Add if fits12(c) => Some((if w { MOp::Addiw } else { MOp::Addi }, c)),
-                Sub if fits12(c.wrapping_neg()) => Some((if w { MOp::Addiw } else { MOp::Addi }, c.wrapping_neg())),
+                Sub if fits12(c.wrapping_neg()) => {
+                    Some((if w { MOp::Addiw } else { MOp::Addi }, c.wrapping_neg()))
+                }
                 And if fits12(c) => Some((MOp::Andi, c)),
                 Or if fits12(c) => Some((MOp::Ori, c)),
                 Xor if fits12(c) => Some((MOp::Xori, c)),
-                Shl => Some(if w { (MOp::Slliw, c & 31) } else { (MOp::Slli, c & 63) }),
-                Ashr => Some(if w { (MOp::Sraiw, c & 31) } else { (MOp::Srai, c & 63) }),
-                Lshr => Some(if w { (MOp::Srliw, c & 31) } else { (MOp::Srli, c & 63) }),
+                Shl => Some(if w {
+                    (MOp::Slliw, c & 31)
+                } else {
+                    (MOp::Slli, c & 63)
+                }),
+                Ashr => Some(if w {
+                    (MOp::Sraiw, c & 31)
+                } else {
+                    (MOp::Srai, c & 63)
+                }),
+                Lshr => Some(if w {
+                    (MOp::Srliw, c & 31)
+                } else {
+                    (MOp::Srli, c & 63)
+                }),
                 Mul if c > 0 && (c as u64).is_power_of_two() => {
                     let k = c.trailing_zeros() as i64;
                     Some(if w { (MOp::Slliw, k) } else { (MOp::Slli, k) })
@@ -663,7 +721,11 @@ impl<'a> Isel<'a> {
                         t
                     }
                 };
-                let op = if c == CmpCond::Eq { MOp::Seqz } else { MOp::Snez };
+                let op = if c == CmpCond::Eq {
+                    MOp::Seqz
+                } else {
+                    MOp::Snez
+                };
                 self.push(MInst::unary(op, rd, t));
             }
             CmpCond::Lt => match bc {
@@ -774,7 +836,9 @@ impl<'a> Isel<'a> {
                     Type::F64 => MOp::Fsd,
                     _ => MOp::Sd,
                 };
-                self.push(MInst::store(op, r, Reg::SP, 8 * n as i64).with_frame(FrameRef::Outgoing, 0));
+                self.push(
+                    MInst::store(op, r, Reg::SP, 8 * n as i64).with_frame(FrameRef::Outgoing, 0),
+                );
                 nstack = nstack.max(8 * (n as u64 + 1));
             }
         }
@@ -792,7 +856,11 @@ impl<'a> Isel<'a> {
                 }
                 ArgLoc::FloatInInt(n) => {
                     let r = self.reg(args[k]);
-                    let op = if tys[k] == Type::F32 { MOp::FmvXW } else { MOp::FmvXD };
+                    let op = if tys[k] == Type::F32 {
+                        MOp::FmvXW
+                    } else {
+                        MOp::FmvXD
+                    };
                     self.push(MInst::unary(op, Reg::a(n), r));
                     regs.push(Reg::a(n));
                 }
@@ -800,9 +868,18 @@ impl<'a> Isel<'a> {
             }
         }
         let ci = self.mf.calls.len() as i64;
-        self.mf.calls.push(CallInfo { sym: func_symbol(decl), args: regs });
+        self.mf.calls.push(CallInfo {
+            sym: func_symbol(decl),
+            args: regs,
+        });
         if let Some(ret) = tail {
-            self.push(MInst::new(MOp::TailCall, Reg::NONE, Reg::NONE, Reg::NONE, ci));
+            self.push(MInst::new(
+                MOp::TailCall,
+                Reg::NONE,
+                Reg::NONE,
+                Reg::NONE,
+                ci,
+            ));
             self.fused[ret.index()] = true; // the `ret` is done by the callee
             return;
         }
@@ -819,8 +896,11 @@ impl<'a> Isel<'a> {
 
     fn brif(&mut self, i: Inst) {
         let f = self.f;
-        let targets: Vec<(Block, Vec<Value>)> =
-            f.branch_targets(i).iter().map(|t| (t.block, t.args.to_vec())).collect();
+        let targets: Vec<(Block, Vec<Value>)> = f
+            .branch_targets(i)
+            .iter()
+            .map(|t| (t.block, t.args.to_vec()))
+            .collect();
         let mut labels = [0u32; 2];
         for (k, (b, args)) in targets.iter().enumerate() {
             labels[k] = if args.is_empty() {
@@ -870,7 +950,14 @@ impl<'a> Isel<'a> {
         }
         let mut seq = Vec::new();
         let mf = &mut self.mf;
-        phi::sequentialize(&regs, |d| { let c = mf.class(d); mf.new_vreg(c) }, |d, s| seq.push((d, s)));
+        phi::sequentialize(
+            &regs,
+            |d| {
+                let c = mf.class(d);
+                mf.new_vreg(c)
+            },
+            |d, s| seq.push((d, s)),
+        );
         for (d, s) in seq {
             let c = self.mf.class(d);
             self.push(mov(c, d, s));

@@ -66,7 +66,9 @@ fn pass(mf: &mut MFunc) -> bool {
             let body = &mf.insts[b.start as usize..b.end as usize];
             b.end - b.start <= MAX_DUP
                 && body.last().is_some_and(|mi| mi.op == MOp::J)
-                && body.iter().all(|mi| !matches!(mi.op, MOp::Call | MOp::Ret | MOp::TailCall))
+                && body
+                    .iter()
+                    .all(|mi| !matches!(mi.op, MOp::Call | MOp::Ret | MOp::TailCall))
         })
         .collect();
     // Liveness and the checker treat every successor as leaving at the block's end, which is
@@ -75,7 +77,11 @@ fn pass(mf: &mut MFunc) -> bool {
     let writes: Vec<bool> = mf
         .blocks
         .iter()
-        .map(|b| mf.insts[b.start as usize..b.end as usize].iter().any(|mi| mi.rd.is_some()))
+        .map(|b| {
+            mf.insts[b.start as usize..b.end as usize]
+                .iter()
+                .any(|mi| mi.rd.is_some())
+        })
         .collect();
     let mut insts = Vec::with_capacity(mf.insts.len());
     let mut new_blocks = mf.blocks.clone();

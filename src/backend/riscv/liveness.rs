@@ -32,7 +32,10 @@ struct BitRows {
 impl BitRows {
     fn new(rows: usize, cols: usize) -> Self {
         let words = cols.div_ceil(64).max(1);
-        BitRows { words, bits: vec![0; rows * words] }
+        BitRows {
+            words,
+            bits: vec![0; rows * words],
+        }
     }
     fn row(&self, r: usize) -> &[u64] {
         &self.bits[r * self.words..(r + 1) * self.words]
@@ -72,7 +75,9 @@ pub struct Intervals {
 impl Intervals {
     /// Whether physical `r` is fixed-live anywhere in the ranges of virtual `v`.
     pub fn fixed_conflict_v(&self, r: Reg, v: usize) -> bool {
-        self.ranges[v].iter().any(|&(s, e)| self.fixed_conflict(r, s, e))
+        self.ranges[v]
+            .iter()
+            .any(|&(s, e)| self.fixed_conflict(r, s, e))
     }
 
     /// Whether `v` is live at `pos`.
@@ -103,7 +108,10 @@ impl Intervals {
         let v = &self.fixed[r.0 as usize];
         // First range ending at or after s.
         let k = v.partition_point(|&(_, re)| re < s);
-        v[k..].iter().take_while(|&&(rs, _)| rs <= e).any(|&(rs, re)| rs <= e && re >= s)
+        v[k..]
+            .iter()
+            .take_while(|&&(rs, _)| rs <= e)
+            .any(|&(rs, re)| rs <= e && re >= s)
     }
 }
 
@@ -119,7 +127,11 @@ pub fn compute(mf: &MFunc) -> Intervals {
         let blk = &mf.blocks[b as usize];
         let mut branched = false;
         for mi in &mf.insts[blk.start as usize..blk.end as usize] {
-            assert!(!(branched && mi.rd.is_some()), "{}: write after a branch in block {b}", mf.sym);
+            assert!(
+                !(branched && mi.rd.is_some()),
+                "{}: write after a branch in block {b}",
+                mf.sym
+            );
             branched |= mi.op.is_branch();
             for r in mi.uses() {
                 if r.is_virt() && def_stamp[r.vindex()] != b && gidx[r.vindex()] == u32::MAX {

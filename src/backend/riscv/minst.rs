@@ -127,21 +127,70 @@ impl fmt::Debug for Reg {
 /// Allocatable registers, in preference order: caller-saved first (free at no cost when no
 /// call crosses the interval), then callee-saved.
 pub const ALLOC_INT: [Reg; 24] = [
-    Reg(28), Reg(29), Reg(30), Reg(31), // t3-t6
-    Reg(10), Reg(11), Reg(12), Reg(13), Reg(14), Reg(15), Reg(16), Reg(17), // a0-a7
-    Reg(9), Reg(18), Reg(19), Reg(20), Reg(21), Reg(22), Reg(23), Reg(24), Reg(25), Reg(26),
-    Reg(27), Reg(8), // s1-s11, s0
+    Reg(28),
+    Reg(29),
+    Reg(30),
+    Reg(31), // t3-t6
+    Reg(10),
+    Reg(11),
+    Reg(12),
+    Reg(13),
+    Reg(14),
+    Reg(15),
+    Reg(16),
+    Reg(17), // a0-a7
+    Reg(9),
+    Reg(18),
+    Reg(19),
+    Reg(20),
+    Reg(21),
+    Reg(22),
+    Reg(23),
+    Reg(24),
+    Reg(25),
+    Reg(26),
+    Reg(27),
+    Reg(8), // s1-s11, s0
 ];
 pub const ALLOC_FLOAT: [Reg; 29] = [
-    Reg(35), Reg(36), Reg(37), Reg(38), Reg(39), Reg(60), Reg(61), Reg(62), Reg(63), // ft3-ft11
-    Reg(42), Reg(43), Reg(44), Reg(45), Reg(46), Reg(47), Reg(48), Reg(49), // fa0-fa7
-    Reg(40), Reg(41), Reg(50), Reg(51), Reg(52), Reg(53), Reg(54), Reg(55), Reg(56), Reg(57),
-    Reg(58), Reg(59), // fs0-fs11
+    Reg(35),
+    Reg(36),
+    Reg(37),
+    Reg(38),
+    Reg(39),
+    Reg(60),
+    Reg(61),
+    Reg(62),
+    Reg(63), // ft3-ft11
+    Reg(42),
+    Reg(43),
+    Reg(44),
+    Reg(45),
+    Reg(46),
+    Reg(47),
+    Reg(48),
+    Reg(49), // fa0-fa7
+    Reg(40),
+    Reg(41),
+    Reg(50),
+    Reg(51),
+    Reg(52),
+    Reg(53),
+    Reg(54),
+    Reg(55),
+    Reg(56),
+    Reg(57),
+    Reg(58),
+    Reg(59), // fs0-fs11
 ];
 /// Registers a call clobbers that the allocator manages (scratch t0-t2/ft0-ft2 and ra are
 /// never allocated, so they need no tracking).
 pub fn call_clobbers() -> impl Iterator<Item = Reg> {
-    ALLOC_INT.iter().chain(ALLOC_FLOAT.iter()).copied().filter(|r| !r.is_callee_saved())
+    ALLOC_INT
+        .iter()
+        .chain(ALLOC_FLOAT.iter())
+        .copied()
+        .filter(|r| !r.is_callee_saved())
 }
 
 /// Whether the allocator tracks this physical register.
@@ -164,23 +213,98 @@ pub fn is_allocatable(r: Reg) -> bool {
 #[repr(u8)]
 pub enum MOp {
     // R-type integer.
-    Add, Addw, Sub, Subw, Mul, Mulw, Mulh, Div, Divw, Rem, Remw,
-    Sll, Sllw, Sra, Sraw, Srl, Srlw, And, Or, Xor, Slt, Sltu,
+    Add,
+    Addw,
+    Sub,
+    Subw,
+    Mul,
+    Mulw,
+    Mulh,
+    Div,
+    Divw,
+    Rem,
+    Remw,
+    Sll,
+    Sllw,
+    Sra,
+    Sraw,
+    Srl,
+    Srlw,
+    And,
+    Or,
+    Xor,
+    Slt,
+    Sltu,
     // I-type integer.
-    Addi, Addiw, Slli, Slliw, Srai, Sraiw, Srli, Srliw, Andi, Ori, Xori, Slti, Sltiu,
+    Addi,
+    Addiw,
+    Slli,
+    Slliw,
+    Srai,
+    Sraiw,
+    Srli,
+    Srliw,
+    Andi,
+    Ori,
+    Xori,
+    Slti,
+    Sltiu,
     // Unary integer.
-    Mv, Neg, Seqz, Snez,
-    Li, Lla,
+    Mv,
+    Neg,
+    Seqz,
+    Snez,
+    Li,
+    Lla,
     // Memory.
-    Lw, Ld, Flw, Fld, Sw, Sd, Fsw, Fsd,
+    Lw,
+    Ld,
+    Flw,
+    Fld,
+    Sw,
+    Sd,
+    Fsw,
+    Fsd,
     // Float arithmetic.
-    FaddS, FsubS, FmulS, FdivS, FaddD, FsubD, FmulD, FdivD,
-    FnegS, FnegD, FmvD,
-    FeqS, FltS, FleS, FeqD, FltD, FleD,
-    FcvtSW, FcvtSL, FcvtDW, FcvtDL, FcvtWS, FcvtLS, FcvtWD, FcvtLD, FcvtDS, FcvtSD,
-    FmvWX, FmvXW, FmvDX, FmvXD,
+    FaddS,
+    FsubS,
+    FmulS,
+    FdivS,
+    FaddD,
+    FsubD,
+    FmulD,
+    FdivD,
+    FnegS,
+    FnegD,
+    FmvD,
+    FeqS,
+    FltS,
+    FleS,
+    FeqD,
+    FltD,
+    FleD,
+    FcvtSW,
+    FcvtSL,
+    FcvtDW,
+    FcvtDL,
+    FcvtWS,
+    FcvtLS,
+    FcvtWD,
+    FcvtLD,
+    FcvtDS,
+    FcvtSD,
+    FmvWX,
+    FmvXW,
+    FmvDX,
+    FmvXD,
     // Control.
-    Beq, Bne, Blt, Bge, J, Call, Ret,
+    Beq,
+    Bne,
+    Blt,
+    Bge,
+    J,
+    Call,
+    Ret,
     /// Call in return position after the epilogue (`tail`): imm indexes `MFunc::calls`.
     TailCall,
     /// Block label (post-allocation code only).
@@ -237,7 +361,15 @@ pub struct MInst {
 
 impl MInst {
     pub fn new(op: MOp, rd: Reg, rs1: Reg, rs2: Reg, imm: i64) -> MInst {
-        MInst { op, fref: FrameRef::None, rd, rs1, rs2, aux: 0, imm }
+        MInst {
+            op,
+            fref: FrameRef::None,
+            rd,
+            rs1,
+            rs2,
+            aux: 0,
+            imm,
+        }
     }
     pub fn r(op: MOp, rd: Reg, rs1: Reg, rs2: Reg) -> MInst {
         MInst::new(op, rd, rs1, rs2, 0)
@@ -351,7 +483,11 @@ impl MFunc {
     pub fn for_each_use(&self, inst: &MInst, mut f: impl FnMut(Reg)) {
         inst.uses().for_each(&mut f);
         if matches!(inst.op, MOp::Call | MOp::TailCall) {
-            self.calls[inst.imm as usize].args.iter().copied().for_each(f);
+            self.calls[inst.imm as usize]
+                .args
+                .iter()
+                .copied()
+                .for_each(f);
         }
     }
 }
@@ -374,10 +510,16 @@ mod tests {
     #[test]
     fn register_sets() {
         assert_eq!(Reg(8).name(), "s0");
-        assert!(Reg(8).is_callee_saved() && Reg(27).is_callee_saved() && !Reg(28).is_callee_saved());
+        assert!(
+            Reg(8).is_callee_saved() && Reg(27).is_callee_saved() && !Reg(28).is_callee_saved()
+        );
         assert!(Reg::f(8).is_callee_saved() && !Reg::fa(0).is_callee_saved());
-        assert!(ALLOC_INT.iter().all(|&r| is_allocatable(r) && r.phys_class() == RegClass::Int));
-        assert!(ALLOC_FLOAT.iter().all(|&r| is_allocatable(r) && r.phys_class() == RegClass::Float));
+        assert!(ALLOC_INT
+            .iter()
+            .all(|&r| is_allocatable(r) && r.phys_class() == RegClass::Int));
+        assert!(ALLOC_FLOAT
+            .iter()
+            .all(|&r| is_allocatable(r) && r.phys_class() == RegClass::Float));
         assert!(!is_allocatable(Reg::T0) && !is_allocatable(Reg::FT2) && !is_allocatable(Reg::SP));
         assert_eq!(call_clobbers().count(), 4 + 8 + 9 + 8);
     }

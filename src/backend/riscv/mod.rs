@@ -85,13 +85,21 @@ fn compile_function(f: &Function, cx: &ModuleCx, opts: &RiscvOptions, s: &mut Sc
     Compiled { text, stats }
 }
 
-fn count_spill(code: &[MInst], frame: &frame::Frame, alloc: &regalloc::Allocation, loads: bool) -> usize {
+fn count_spill(
+    code: &[MInst],
+    frame: &frame::Frame,
+    alloc: &regalloc::Allocation,
+    loads: bool,
+) -> usize {
     let lo = frame.spill_base as i64;
     let hi = lo + 8 * alloc.num_slots as i64;
     code.iter()
         .filter(|m| {
-            (if loads { m.op.is_load() } else { m.op.is_store() })
-                && m.rs1 == minst::Reg::SP
+            (if loads {
+                m.op.is_load()
+            } else {
+                m.op.is_store()
+            }) && m.rs1 == minst::Reg::SP
                 && (lo..hi).contains(&m.imm)
         })
         .count()
@@ -102,7 +110,9 @@ fn compile_all(m: &Module, opts: &RiscvOptions) -> Vec<Option<Compiled>> {
     m.funcs
         .par_iter()
         .map_init(Scratch::default, |s, (id, f)| {
-            cx.decls[id].defined.then(|| compile_function(f, cx, opts, s))
+            cx.decls[id]
+                .defined
+                .then(|| compile_function(f, cx, opts, s))
         })
         .collect()
 }
@@ -119,5 +129,9 @@ pub fn compile_module(m: &Module, opts: &RiscvOptions) -> String {
 
 /// Static counts per defined function (compiles the module).
 pub fn stats(m: &Module, opts: &RiscvOptions) -> Vec<FuncStats> {
-    compile_all(m, opts).into_iter().flatten().map(|c| c.stats).collect()
+    compile_all(m, opts)
+        .into_iter()
+        .flatten()
+        .map(|c| c.stats)
+        .collect()
 }

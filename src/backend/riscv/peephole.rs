@@ -115,11 +115,21 @@ fn fold_scratch_moves(code: &mut Vec<MInst>) {
             continue;
         }
         let same_class = |x: Reg, y: Reg| x.phys_class() == y.phys_class();
-        if b.op.is_move() && is_scratch(b.rs1) && a.rd == b.rs1 && a.op != MOp::Label && same_class(a.rd, b.rd) {
+        if b.op.is_move()
+            && is_scratch(b.rs1)
+            && a.rd == b.rs1
+            && a.op != MOp::Label
+            && same_class(a.rd, b.rd)
+        {
             // t0 is read only by the move (spill reloads feed one instruction).
             code[k - 1].rd = b.rd;
             keep[k] = false;
-        } else if a.op.is_move() && is_scratch(a.rd) && b.op.is_store() && b.rs2 == a.rd && b.rs1 != a.rd {
+        } else if a.op.is_move()
+            && is_scratch(a.rd)
+            && b.op.is_store()
+            && b.rs2 == a.rd
+            && b.rs1 != a.rd
+        {
             code[k].rs2 = a.rs1;
             keep[k - 1] = false;
         }

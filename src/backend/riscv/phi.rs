@@ -20,7 +20,9 @@ pub fn sequentialize(
 ) {
     let mut pending: Vec<(Reg, Reg)> = copies.iter().copied().filter(|(d, s)| d != s).collect();
     while !pending.is_empty() {
-        let ready = pending.iter().position(|&(d, _)| !pending.iter().any(|&(_, s)| s == d));
+        let ready = pending
+            .iter()
+            .position(|&(d, _)| !pending.iter().any(|&(_, s)| s == d));
         match ready {
             Some(k) => {
                 let (d, s) = pending.swap_remove(k);
@@ -57,7 +59,14 @@ mod tests {
         }
         let before = regs.clone();
         let mut seq = Vec::new();
-        sequentialize(&copies, |_| { next += 1; Reg(next) }, |d, s| seq.push((d, s)));
+        sequentialize(
+            &copies,
+            |_| {
+                next += 1;
+                Reg(next)
+            },
+            |d, s| seq.push((d, s)),
+        );
         for (d, s) in seq {
             let v = regs[&s];
             regs.insert(d, v);
@@ -74,6 +83,12 @@ mod tests {
         check(&[(1, 2), (2, 3), (4, 1)]);
         check(&[(1, 1), (2, 1), (3, 2)]);
         check(&[(1, 2), (2, 1), (3, 4), (4, 3), (5, 1)]);
-        check(&[(1, 5), (2, 5), (3, 1), (1, 3)].iter().skip(1).copied().collect::<Vec<_>>());
+        check(
+            &[(1, 5), (2, 5), (3, 1), (1, 3)]
+                .iter()
+                .skip(1)
+                .copied()
+                .collect::<Vec<_>>(),
+        );
     }
 }

@@ -50,7 +50,12 @@ impl Cfg {
         for (i, &b) in post.iter().enumerate() {
             rpo_index[b] = i as u32;
         }
-        Cfg { preds, succs, rpo: post, rpo_index }
+        Cfg {
+            preds,
+            succs,
+            rpo: post,
+            rpo_index,
+        }
     }
 
     pub fn is_reachable(&self, b: Block) -> bool {

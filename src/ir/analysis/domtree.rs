@@ -27,7 +27,10 @@ impl DomTree {
         let mut idom: IdVec<Block, Option<Block>> = IdVec::filled(n, None);
         let rpo = &cfg.rpo;
         if rpo.is_empty() {
-            return DomTree { idom, ..Default::default() };
+            return DomTree {
+                idom,
+                ..Default::default()
+            };
         }
         let entry = rpo[0];
         idom[entry] = Some(entry);
@@ -93,7 +96,14 @@ impl DomTree {
                 stack.pop();
             }
         }
-        DomTree { idom, children, pre, post, depth, preorder }
+        DomTree {
+            idom,
+            children,
+            pre,
+            post,
+            depth,
+            preorder,
+        }
     }
 
     pub fn is_reachable(&self, b: Block) -> bool {
@@ -110,11 +120,15 @@ impl DomTree {
 
     /// Whether the definition of `v` dominates instruction `at` in `f`.
     pub fn value_dominates(&self, f: &Function, v: Value, at: Inst) -> bool {
-        let Some(ub) = f.layout().inst_block(at) else { return false };
+        let Some(ub) = f.layout().inst_block(at) else {
+            return false;
+        };
         match f.values.def[v] {
             ValueDef::Param(b, _) => self.dominates(b, ub),
             ValueDef::Result(d) => {
-                let Some(db) = f.layout().inst_block(d) else { return false };
+                let Some(db) = f.layout().inst_block(d) else {
+                    return false;
+                };
                 if db != ub {
                     return self.dominates(db, ub);
                 }

@@ -43,8 +43,11 @@ impl LoopForest {
         // Headers, innermost first: reverse dominator-tree pre-order visits a header after all
         // headers it dominates.
         for &h in dt.preorder.iter().rev() {
-            let latches: Vec<Block> =
-                cfg.preds[h].iter().copied().filter(|&p| dt.dominates(h, p)).collect();
+            let latches: Vec<Block> = cfg.preds[h]
+                .iter()
+                .copied()
+                .filter(|&p| dt.dominates(h, p))
+                .collect();
             if latches.is_empty() {
                 continue;
             }
@@ -53,7 +56,11 @@ impl LoopForest {
             let mut stack: Vec<Block> = Vec::new();
             // Claim blocks; a block already in an inner loop stands for that loop: jump to the
             // inner loop's outermost ancestor and continue from its header.
-            let claim = |b: Block, blocks: &mut Vec<Block>, stack: &mut Vec<Block>, loops: &mut IdVec<Loop, LoopData>, innermost: &mut IdVec<Block, Option<Loop>>| {
+            let claim = |b: Block,
+                         blocks: &mut Vec<Block>,
+                         stack: &mut Vec<Block>,
+                         loops: &mut IdVec<Loop, LoopData>,
+                         innermost: &mut IdVec<Block, Option<Loop>>| {
                 match innermost[b] {
                     None if b != h => {
                         innermost[b] = Some(l);
@@ -74,7 +81,13 @@ impl LoopForest {
                 }
             };
             innermost[h] = Some(l);
-            loops.push(LoopData { header: h, latches: latches.clone(), blocks: Vec::new(), parent: None, depth: 0 });
+            loops.push(LoopData {
+                header: h,
+                latches: latches.clone(),
+                blocks: Vec::new(),
+                parent: None,
+                depth: 0,
+            });
             for &lt in &latches {
                 if lt != h {
                     claim(lt, &mut blocks, &mut stack, &mut loops, &mut innermost);
@@ -119,7 +132,11 @@ impl LoopForest {
 
     /// Loop depth of a block (0 outside loops).
     pub fn depth(&self, b: Block) -> u32 {
-        self.innermost.get(b).copied().flatten().map_or(0, |l| self.loops[l].depth)
+        self.innermost
+            .get(b)
+            .copied()
+            .flatten()
+            .map_or(0, |l| self.loops[l].depth)
     }
 
     pub fn contains(&self, l: Loop, b: Block) -> bool {
@@ -150,8 +167,11 @@ impl LoopForest {
     /// successor is the header.
     pub fn preheader(&self, l: Loop, cfg: &Cfg) -> Option<Block> {
         let h = self.loops[l].header;
-        let outside: Vec<Block> =
-            cfg.preds[h].iter().copied().filter(|&p| !self.contains(l, p)).collect();
+        let outside: Vec<Block> = cfg.preds[h]
+            .iter()
+            .copied()
+            .filter(|&p| !self.contains(l, p))
+            .collect();
         match outside.as_slice() {
             [p] if cfg.succs[*p].len() == 1 => Some(*p),
             _ => None,

@@ -29,7 +29,10 @@ impl Ck<'_> {
     fn loc(&self, r: Reg) -> Option<usize> {
         let v = r.vindex();
         if self.alloc.slot[v] == super::REMAT {
-            assert!(self.mf.remat[v].is_some(), "%{v} marked rematerializable without a definition");
+            assert!(
+                self.mf.remat[v].is_some(),
+                "%{v} marked rematerializable without a definition"
+            );
             return None;
         }
         Some(if self.alloc.slot[v] != u32::MAX {
@@ -43,7 +46,13 @@ impl Ck<'_> {
 
     /// Applies block `b` to `st`; with `check`, reports the first bad read. Each branch hands
     /// the state at that point to `edge(target, state)`.
-    fn block(&self, b: u32, st: &mut [u32], check: bool, mut edge: impl FnMut(u32, &[u32])) -> Result<(), String> {
+    fn block(
+        &self,
+        b: u32,
+        st: &mut [u32],
+        check: bool,
+        mut edge: impl FnMut(u32, &[u32]),
+    ) -> Result<(), String> {
         let blk = &self.mf.blocks[b as usize];
         for k in blk.start..blk.end {
             let mi = &self.mf.insts[k as usize];
@@ -88,7 +97,9 @@ pub fn check(mf: &MFunc, alloc: &Allocation) -> Result<(), String> {
     let nl = 64 + alloc.num_slots as usize;
     let nb = mf.blocks.len();
     let mut entry: Vec<Vec<u32>> = vec![vec![TOP; nl]; nb];
-    let Some(&first) = mf.order.first() else { return Ok(()) };
+    let Some(&first) = mf.order.first() else {
+        return Ok(());
+    };
     entry[first as usize] = vec![NOTHING; nl];
     let mut changed = true;
     let mut st = vec![0; nl];
@@ -132,11 +143,24 @@ mod tests {
         let a = mf.new_vreg(RegClass::Int);
         let b = mf.new_vreg(RegClass::Int);
         let c = mf.new_vreg(RegClass::Int);
-        mf.insts = vec![MInst::li(a, 1), MInst::li(b, 2), MInst::r(MOp::Add, c, a, b)];
-        mf.blocks = vec![MBlock { start: 0, end: 3, succs: vec![], depth: 0 }];
+        mf.insts = vec![
+            MInst::li(a, 1),
+            MInst::li(b, 2),
+            MInst::r(MOp::Add, c, a, b),
+        ];
+        mf.blocks = vec![MBlock {
+            start: 0,
+            end: 3,
+            succs: vec![],
+            depth: 0,
+        }];
         mf.order = vec![0];
         let t3 = Reg(28);
-        let mut alloc = Allocation { reg: vec![t3, t3, t3], slot: vec![u32::MAX; 3], num_slots: 0 };
+        let mut alloc = Allocation {
+            reg: vec![t3, t3, t3],
+            slot: vec![u32::MAX; 3],
+            num_slots: 0,
+        };
         let e = check(&mf, &alloc).unwrap_err();
         assert!(e.contains("reads %0 from t3 which holds %1"), "{e}");
         alloc.reg[1] = Reg(29);

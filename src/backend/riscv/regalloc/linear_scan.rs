@@ -46,9 +46,15 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
         }
     }
     // Phase 2-3.
-    let mut order: Vec<u32> = (0..nv as u32).filter(|&v| iv.start[v as usize] != u32::MAX).collect();
+    let mut order: Vec<u32> = (0..nv as u32)
+        .filter(|&v| iv.start[v as usize] != u32::MAX)
+        .collect();
     order.sort_unstable_by_key(|&v| (iv.start[v as usize], v));
-    let mut alloc = Allocation { reg: vec![Reg::NONE; nv], slot: vec![u32::MAX; nv], num_slots: 0 };
+    let mut alloc = Allocation {
+        reg: vec![Reg::NONE; nv],
+        slot: vec![u32::MAX; nv],
+        num_slots: 0,
+    };
     let mut spilled: Vec<u32> = Vec::new();
     // `active`: intervals covering the current position; `inactive`: started, not ended, in a
     // hole at the current position. `owner` maps registers of active intervals.
@@ -103,7 +109,14 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
         let free = |r: Reg, owner: &[u32; 64]| owner[r.0 as usize] == u32::MAX && usable(r);
         let mut pick = Reg::NONE;
         let hv = hint_v[vi];
-        let hints = [hint_p[vi], if hv.is_some() { alloc.reg[hv.vindex()] } else { Reg::NONE }];
+        let hints = [
+            hint_p[vi],
+            if hv.is_some() {
+                alloc.reg[hv.vindex()]
+            } else {
+                Reg::NONE
+            },
+        ];
         for h in hints {
             if h.is_some() && h.phys_class() == class && is_allocatable(h) && free(h, &owner) {
                 pick = h;
@@ -111,7 +124,11 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
             }
         }
         if pick.is_none() {
-            pick = pool.iter().copied().find(|&r| free(r, &owner)).unwrap_or(Reg::NONE);
+            pick = pool
+                .iter()
+                .copied()
+                .find(|&r| free(r, &owner))
+                .unwrap_or(Reg::NONE);
         }
         if pick.is_none() {
             // Spill the cheapest of the new interval and the active ones it could replace.
@@ -119,7 +136,11 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
                 .iter()
                 .copied()
                 .filter(|&a| mf.vclass[a as usize] == class && usable(alloc.reg[a as usize]))
-                .min_by(|&a, &b| iv.weight[a as usize].total_cmp(&iv.weight[b as usize]).then(a.cmp(&b)));
+                .min_by(|&a, &b| {
+                    iv.weight[a as usize]
+                        .total_cmp(&iv.weight[b as usize])
+                        .then(a.cmp(&b))
+                });
             match victim {
                 Some(a) if iv.weight[a as usize] < iv.weight[vi] => {
                     let r = alloc.reg[a as usize];
