@@ -243,8 +243,8 @@ pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
     changed
 }
 
-/// `gep p, x, stride` with `p` a pointer induction variable of the loop (`p_next = offset p, c`)
-/// and `x` invariant is itself a pointer induction variable with the same step: a column walk
+/// `gep p, x, stride` (or `gep (offset p, k), x, stride`) with `p` a pointer induction variable
+/// of the loop (`p_next = offset p, c`) and `x` invariant is itself a pointer induction variable with the same step: a column walk
 /// `a[k][j]` over `k` (inner `gep` made a pointer by the groups above) then needs no add per
 /// iteration. Repeats for chains of such geps.
 fn derive_pointer_ivs(
@@ -275,20 +275,28 @@ fn derive_pointer_ivs(
                 ptr_ivs.push((p, init_args[n], f.data(i).imm));
             }
         }
-        let mut groups: Vec<((Value, Value, i64), Vec<Inst>)> = Vec::new();
+        // Uses: (gep, constant offset of its base from the pointer variable).
+        let mut groups: Vec<((Value, Value, i64), Vec<(Inst, i64)>)> = Vec::new();
         for &b in blocks {
             for i in f.layout().block_insts(b) {
                 if f.op(i) != Opcode::Gep {
                     continue;
                 }
-                let (base, idx) = (f.arg(i, 0), f.arg(i, 1));
+                let (mut base, idx) = (f.arg(i, 0), f.arg(i, 1));
+                let mut off = 0;
+                if let Some(bi) = f.def_inst(base).filter(|&bi| f.op(bi) == Opcode::Offset) {
+                    if ptr_ivs.iter().any(|&(p, _, _)| p == f.arg(bi, 0)) {
+                        off = f.data(bi).imm;
+                        base = f.arg(bi, 0);
+                    }
+                }
                 if !ptr_ivs.iter().any(|&(p, _, _)| p == base) || !invariant(f, idx) {
                     continue;
                 }
                 let key = (base, idx, f.data(i).imm);
                 match groups.iter_mut().find(|g| g.0 == key) {
-                    Some(g) => g.1.push(i),
-                    None => groups.push((key, vec![i])),
+                    Some(g) => g.1.push((i, off)),
+                    None => groups.push((key, vec![(i, off)])),
                 }
             }
         }
@@ -310,10 +318,14 @@ fn derive_pointer_ivs(
             let mut bargs = f.branch_args(lt, back).to_vec();
             bargs.push(qn);
             f.set_branch_target(lt, back, h, &bargs);
-            for i in uses {
-                let r = f.res(i);
-                f.replace_all_uses(r, q);
-                f.remove_inst(i);
+            for (i, off) in uses {
+                if off == 0 {
+                    let r = f.res(i);
+                    f.replace_all_uses(r, q);
+                    f.remove_inst(i);
+                } else {
+                    f.replace_inst(i, mk::offset(off), &[q]);
+                }
             }
             changed = true;
         }

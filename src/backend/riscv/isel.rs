@@ -93,7 +93,16 @@ struct Isel<'a> {
     cur_depth: u32,
     /// Rematerialized values already computed in the current block.
     local: FxHashMap<Value, Reg>,
+    /// Address offsets too large for an immediate that loops add: each lives in a register
+    /// loaded once at the entry (rematerialized by the allocator if it spills).
+    big_offsets: Vec<(i64, Reg)>,
+    /// `(base, large offset) -> register` computed earlier in the current block, so that
+    /// `base + 8000` can be `(base + 4000) + r4000` (unrolled column walks).
+    block_offsets: FxHashMap<(Value, i64), Reg>,
 }
+
+/// At most this many large loop offsets get a register of their own.
+const MAX_BIG_OFFSETS: usize = 4;
 
 fn class_of(ty: Type) -> RegClass {
     if ty.is_float() {
@@ -127,6 +136,8 @@ pub fn select(f: &Function, cx: &ModuleCx) -> MFunc {
         pending_edges: Vec::new(),
         cur_depth: 0,
         local: FxHashMap::default(),
+        big_offsets: Vec::new(),
+        block_offsets: FxHashMap::default(),
     };
     // Phase 1: blocks, registers, stack objects.
     let blocks: Vec<Block> = f
@@ -148,6 +159,7 @@ pub fn select(f: &Function, cx: &ModuleCx) -> MFunc {
         s.start_block(s.block_map[b.index()]);
         if b == f.entry() {
             s.entry_params();
+            s.load_big_offsets(&blocks, &loops);
         }
         for i in f.layout().block_insts(b) {
             s.inst(i);
@@ -289,6 +301,7 @@ impl<'a> Isel<'a> {
 
     fn start_block(&mut self, id: u32) {
         self.local.clear();
+        self.block_offsets.clear();
         let start = self.mf.insts.len() as u32;
         self.mf.blocks[id as usize].start = start;
         self.mf.order.push(id);
@@ -391,6 +404,32 @@ impl<'a> Isel<'a> {
         }
         let s = self.reg(v);
         self.push(mov(self.mf.class(d), d, s));
+    }
+
+    /// Loads the large `offset` immediates used inside loops into registers (see `big_offsets`).
+    fn load_big_offsets(&mut self, blocks: &[Block], loops: &LoopForest) {
+        let f = self.f;
+        for &b in blocks {
+            if loops.depth(b) == 0 {
+                continue;
+            }
+            for i in f.layout().block_insts(b) {
+                let c = f.data(i).imm;
+                if f.op(i) != Opcode::Offset
+                    || fits12(c)
+                    || !f.has_uses(f.res(i))
+                    || self.big_offsets.iter().any(|&(x, _)| x == c)
+                    || self.big_offsets.len() == MAX_BIG_OFFSETS
+                {
+                    continue;
+                }
+                let r = self.vreg(RegClass::Int);
+                let at = self.mf.insts.len();
+                self.push(MInst::li(r, c));
+                self.mf.remat[r.vindex()] = Some(self.mf.insts[at]);
+                self.big_offsets.push((c, r));
+            }
+        }
     }
 
     fn entry_params(&mut self) {
@@ -578,7 +617,20 @@ impl<'a> Isel<'a> {
             Gep => self.gep(rd, args[0], args[1], d.imm),
             Offset => {
                 let base = self.reg(args[0]);
-                self.add_imm(rd, base, d.imm);
+                let c = d.imm;
+                let exact = self.big_offsets.iter().find(|&&(x, _)| x == c).map(|&(_, r)| (base, r));
+                let chained = || {
+                    self.big_offsets
+                        .iter()
+                        .find_map(|&(x, r)| self.block_offsets.get(&(args[0], c - x)).map(|&p| (p, r)))
+                };
+                match exact.or_else(chained) {
+                    Some((from, r)) => self.push(MInst::r(MOp::Add, rd, from, r)),
+                    None => self.add_imm(rd, base, c),
+                }
+                if !fits12(c) {
+                    self.block_offsets.insert((args[0], c), rd);
+                }
             }
             Load => {
                 let (base, off, fr, aux) = self.addr(args[0]);
