@@ -24,6 +24,7 @@ pub mod mem2reg;
 pub mod memo;
 pub mod memopt;
 pub mod pipeline;
+pub mod promote;
 pub mod sccp;
 pub mod simplify_cfg;
 pub mod unroll;

@@ -58,6 +58,10 @@ pub const ALL_FUNC_PASSES: &[Pass] = &[
         run: super::memopt::run,
     },
     Pass {
+        name: "promote",
+        run: super::promote::run,
+    },
+    Pass {
         name: "sccp",
         run: super::sccp::run,
     },
@@ -105,6 +109,7 @@ pub const O2: &[Step] = &[
     pass!(memopt),      // after gvn: equal addresses are one value
     pass!(dce),
     pass!(licm),    // after gvn, so hoisted code is already deduplicated
+    pass!(promote), // after licm hoisted the invariant addresses it needs
     pass!(indvars), // after licm: step values and bounds must be defined outside the loop
     pass!(instcombine),
     pass!(gvn),

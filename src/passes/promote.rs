@@ -1,0 +1,147 @@
+//! Scalar promotion of loop-invariant memory locations (store motion).
+//!
+//! `c[i][j] = c[i][j] + a[i][k] * b[k][j]` in a `k` loop loads and stores the same invariant
+//! address every iteration. When nothing else in the loop may touch that location (no other
+//! access with a possibly aliasing base, no impure call) and some access to it runs on every
+//! iteration (so the address is valid whenever the loop runs), the location lives in a register
+//! across the loop: one load in the preheader, one store on each exit edge.
+//!
+//! Mechanics: the loop's accesses are redirected to a fresh alloca, initialised in the preheader
+//! and copied back on every exit edge (split when the exit block has other predecessors);
+//! `mem2reg` then builds the SSA form. Loops are taken innermost first, one location at a time,
+//! recomputing the analyses after each. Needs: CFG, dominator tree, loop forest.
+//! Cost: O(promotions * function size).
+
+use super::alias::{base_of, may_alias};
+use super::licm::ensure_preheaders;
+use crate::ir::analysis::{Cfg, DomTree, LoopForest};
+use crate::ir::{mk, Block, Function, Inst, ModuleCx, Opcode, Type, Value};
+
+/// At most this many locations are promoted per function.
+const MAX_PROMOTIONS: usize = 32;
+
+/// A promotable location of one loop.
+struct Candidate {
+    pre: Block,
+    addr: Value,
+    ty: Type,
+    /// The loads and stores of `addr` in the loop.
+    accesses: Vec<Inst>,
+    /// Exit edges: (block in the loop, target index of its terminator).
+    exits: Vec<(Block, usize)>,
+}
+
+fn find(f: &Function, cx: &ModuleCx) -> Option<Candidate> {
+    let cfg = Cfg::compute(f);
+    let dt = DomTree::compute(f, &cfg);
+    let forest = LoopForest::compute(&cfg, &dt);
+    // Innermost loops first.
+    let mut loops: Vec<_> = forest.loops.keys().collect();
+    loops.sort_by_key(|&l| std::cmp::Reverse(forest.loops[l].depth));
+    for l in loops {
+        let Some(pre) = forest.preheader(l, &cfg) else { continue };
+        let data = &forest.loops[l];
+        let inside = |b: Block| forest.contains(l, b);
+        // Memory operations of the loop.
+        let mut accesses: Vec<(Inst, Value)> = Vec::new();
+        let mut impure_call = false;
+        for &b in &data.blocks {
+            for i in f.layout().block_insts(b) {
+                match f.op(i) {
+                    Opcode::Load => accesses.push((i, f.arg(i, 0))),
+                    Opcode::Store => accesses.push((i, f.arg(i, 1))),
+                    Opcode::Call if !cx.decls[f.callee(i)].effects.pure => impure_call = true,
+                    _ => {}
+                }
+            }
+        }
+        if impure_call {
+            continue;
+        }
+        let invariant = |v: Value| f.def_block(v).is_some_and(|db| !inside(db));
+        let mut tried: Vec<Value> = Vec::new();
+        for &(si, addr) in &accesses {
+            if f.op(si) != Opcode::Store || !invariant(addr) || tried.contains(&addr) {
+                continue;
+            }
+            tried.push(addr);
+            let ty = f.ty(f.arg(si, 0));
+            let mine: Vec<Inst> = accesses.iter().filter(|a| a.1 == addr).map(|a| a.0).collect();
+            let same_type = mine.iter().all(|&i| match f.op(i) {
+                Opcode::Load => f.data(i).ty == ty,
+                _ => f.ty(f.arg(i, 0)) == ty && f.arg(i, 0) != addr,
+            });
+            if !same_type {
+                continue;
+            }
+            let base = base_of(f, &cfg, addr);
+            let alone = accesses
+                .iter()
+                .filter(|a| a.1 != addr)
+                .all(|a| !may_alias(base, base_of(f, &cfg, a.1)) && base_of(f, &cfg, a.1) != base);
+            if !alone {
+                continue;
+            }
+            let every_iteration = mine.iter().any(|&i| {
+                let b = f.layout().inst_block(i).unwrap();
+                data.latches.iter().all(|&x| dt.dominates(b, x))
+            });
+            if !every_iteration {
+                continue;
+            }
+            let mut exits = Vec::new();
+            for &b in &data.blocks {
+                let Some(t) = f.terminator(b) else { continue };
+                for (k, c) in f.branch_targets(t).iter().enumerate() {
+                    if !inside(c.block) {
+                        exits.push((b, k));
+                    }
+                }
+            }
+            return Some(Candidate { pre, addr, ty, accesses: mine, exits });
+        }
+    }
+    None
+}
+
+fn apply(f: &mut Function, c: Candidate) {
+    let entry = f.entry();
+    let a = match f.layout().first_inst(entry) {
+        Some(first) => f.insert_new_before(first, mk::alloca(4, 4), &[]),
+        None => f.append_new(entry, mk::alloca(4, 4), &[]),
+    };
+    let tmp = f.res(a);
+    let pre_t = f.terminator(c.pre).unwrap();
+    let v = f.insert_new_before(pre_t, mk::load(c.ty), &[c.addr]);
+    let v = f.res(v);
+    f.insert_new_before(pre_t, mk::store(), &[v, tmp]);
+    for i in c.accesses {
+        let n = if f.op(i) == Opcode::Load { 0 } else { 1 };
+        f.set_arg(i, n, tmp);
+    }
+    for (x, k) in c.exits {
+        let t = f.terminator(x).unwrap();
+        let target = f.branch_targets(t)[k].block;
+        let args = f.branch_args(t, k).to_vec();
+        let n = f.make_block();
+        f.insert_block_after(n, x);
+        let l = f.append_new(n, mk::load(c.ty), &[tmp]);
+        let lv = f.res(l);
+        f.append_new(n, mk::store(), &[lv, c.addr]);
+        f.append_new(n, mk::jump(target), &args);
+        f.set_branch_target(t, k, n, &[]);
+    }
+}
+
+pub fn run(f: &mut Function, cx: &ModuleCx) -> bool {
+    let mut changed = ensure_preheaders(f);
+    let mut promoted = 0;
+    while promoted < MAX_PROMOTIONS {
+        let Some(c) = find(f, cx) else { break };
+        apply(f, c);
+        super::mem2reg::run(f, cx);
+        promoted += 1;
+        changed = true;
+    }
+    changed
+}
