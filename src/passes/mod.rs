@@ -27,6 +27,7 @@ pub mod pipeline;
 pub mod promote;
 pub mod sccp;
 pub mod simplify_cfg;
+pub mod tailrec;
 pub mod unroll;
 
 use crate::ir::{Function, Module, ModuleCx};

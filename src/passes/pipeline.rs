@@ -70,6 +70,10 @@ pub const ALL_FUNC_PASSES: &[Pass] = &[
         run: super::simplify_cfg::run,
     },
     Pass {
+        name: "tailrec",
+        run: super::tailrec::run,
+    },
+    Pass {
         name: "unroll",
         run: super::unroll::run,
     },
@@ -93,6 +97,7 @@ pub const O2: &[Step] = &[
     pass!(instcombine),
     pass!(gvn),
     pass!(dce),              // callees shrink before inlining judges their size
+    pass!(tailrec),          // self tail calls become loops (which inlining may then copy)
     module_pass!(inline),    // callees first (post-order), small or single-site ones
     pass!(simplify_cfg),     // merge inlined bodies: pointer arguments stop flowing through params
     module_pass!(globalopt), // after inlining: more globals are used by main alone
