@@ -520,7 +520,6 @@ fn deeply_nested_loops() {
 }
 
 #[test]
-#[ignore = "known bug: -O2 (and the -O0 RISC-V backend) quadratic in if-else chain length, see fixtures/hostile/known/if_else_chain_20000.sy"]
 fn long_if_else_chain_within_limit() {
     let t = Tmp::new("ifchain");
     let chain: String = (0..40_000).map(|i| format!("if (x == {i}) x = {}; else ", i + 1)).collect();
