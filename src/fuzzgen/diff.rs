@@ -69,9 +69,15 @@ pub fn oracle(source: &[u8], input: Option<&std::path::Path>, dir: &std::path::P
         let mut cmd = Command::new(&cc);
         cmd.args(["-x", "c", "-O1", "-fwrapv", "-ffp-contract=off", "-w", "-include"]).arg(&rt.header);
         cmd.arg(&c).args(["-x", "none"]).arg(&rt.lib).arg("-o").arg(&exe);
-        let out = exec::run(&mut cmd, None, Some(Duration::from_secs(60))).map_err(|e| fail("harness error", e))?;
+        // A loaded machine can starve the C compiler past its limit (seed 3232 once failed so,
+        // with nothing on stderr): try once more before blaming the program.
+        let mut out = exec::run(&mut cmd, None, Some(Duration::from_secs(60))).map_err(|e| fail("harness error", e))?;
+        if matches!(out.status, Status::TimedOut | Status::Signaled(_)) {
+            out = exec::run(&mut cmd, None, Some(Duration::from_secs(120))).map_err(|e| fail("harness error", e))?;
+        }
         if out.status != Status::Exited(0) {
-            return Err(fail("oracle compile error", format!("{cc}: {}", String::from_utf8_lossy(&out.stderr))));
+            let err = String::from_utf8_lossy(&out.stderr);
+            return Err(fail("oracle compile error", format!("{cc}: {}\n{err}", out.status)));
         }
         let out = exec::run(&mut Command::new(&exe), input, Some(Duration::from_secs(20)))
             .map_err(|e| fail("harness error", e))?;
