@@ -492,6 +492,41 @@ fn non_utf8_and_control_bytes() {
     );
 }
 
+/// The caret diagnostic echoes the source line: raw bytes that are not UTF-8, NUL, an ESC
+/// sequence and bidirectional overrides must come out escaped (`<FF>`, `<U+001B>`), so the
+/// terminal is not garbled, and the caret must still point at the offending byte.
+#[test]
+fn diagnostics_escape_raw_bytes() {
+    let t = Tmp::new("diagbytes");
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/hostile/diag_raw_bytes.sy");
+    let src = std::fs::read(path).unwrap();
+    for (r, mode) in compile_all(&t, "raw.sy", &src).iter().zip(MODES) {
+        let what = format!("raw.sy {}", mode.join(" "));
+        assert_diag(&what, r, "raw.sy", "invalid character");
+        // Valid UTF-8 (the lossy conversion added nothing), no control character but newline and
+        // tab, no bidirectional or zero-width format character.
+        assert!(!r.stderr.contains('\u{FFFD}'), "not UTF-8: {}", describe(&what, r));
+        let bad = r.stderr.chars().find(|&c| {
+            (c.is_control() && c != '\n' && c != '\t') || matches!(c as u32, 0x200B..=0x200F | 0x202A..=0x202E | 0x2066..=0x2069)
+        });
+        assert!(bad.is_none(), "{bad:?} reaches the terminal: {}", describe(&what, r));
+        // Each `invalid character byte 0xNN` has its caret under the escape of that byte.
+        let lines: Vec<&str> = r.stderr.lines().collect();
+        let mut checked = 0;
+        for (k, l) in lines.iter().enumerate() {
+            let Some(hex) = l.split("invalid character byte 0x").nth(1) else { continue };
+            let byte = u8::from_str_radix(hex.trim(), 16).unwrap();
+            let (shown, caret) = (lines[k + 1], lines[k + 2]);
+            let col = caret.chars().position(|c| c == '^').unwrap();
+            let at: String = shown.chars().skip(col).collect();
+            let escape = if byte < 0x80 { format!("<U+{byte:04X}>") } else { format!("<{byte:02X}>") };
+            assert!(at.starts_with(&escape), "caret not under {escape}:\n{shown}\n{caret}");
+            checked += 1;
+        }
+        assert!(checked >= 4, "expected diagnostics on the raw bytes: {}", describe(&what, r));
+    }
+}
+
 #[test]
 fn garbage_bytes() {
     // Pseudo-random byte strings and token soups: never a panic.
@@ -776,7 +811,6 @@ fn deeply_nested_loops() {
 }
 
 #[test]
-#[ignore = "known bug: -O2 (and the -O0 RISC-V backend) quadratic in if-else chain length, see fixtures/hostile/known/if_else_chain_20000.sy"]
 fn long_if_else_chain_within_limit() {
     let t = Tmp::new("ifchain");
     let chain: String = (0..40_000)

@@ -11,7 +11,10 @@
 //! ```
 //!
 //! `Diags` collects errors and stops accepting more after `MAX_ERRORS`, so a broken input cannot
-//! produce unbounded output. Works on arbitrary bytes (non-UTF-8 is shown lossily).
+//! produce unbounded output. Works on arbitrary bytes: the echoed line shows bytes that are not
+//! UTF-8 as `<FF>` and control, bidirectional and other invisible format characters as
+//! `<U+001B>` (as clang does), so a hostile file cannot garble the terminal, and the caret line
+//! counts display columns (escapes, wide characters, tabs), so it still points at the byte.
 
 use std::fmt::Write;
 
@@ -27,17 +30,11 @@ pub struct Span {
 
 impl Span {
     pub fn new(lo: usize, hi: usize) -> Span {
-        Span {
-            lo: lo as u32,
-            hi: hi as u32,
-        }
+        Span { lo: lo as u32, hi: hi as u32 }
     }
     /// The smallest span covering both.
     pub fn to(self, other: Span) -> Span {
-        Span {
-            lo: self.lo.min(other.lo),
-            hi: self.hi.max(other.hi),
-        }
+        Span { lo: self.lo.min(other.lo), hi: self.hi.max(other.hi) }
     }
 }
 
@@ -51,11 +48,7 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     pub fn new(span: Span, message: impl Into<String>) -> Diagnostic {
-        Diagnostic {
-            span,
-            message: message.into(),
-            notes: Vec::new(),
-        }
+        Diagnostic { span, message: message.into(), notes: Vec::new() }
     }
     pub fn with_note(mut self, span: Option<Span>, note: impl Into<String>) -> Diagnostic {
         self.notes.push((span, note.into()));
@@ -92,9 +85,7 @@ impl Diags {
         let mut out = String::new();
         let lines = LineIndex::new(source);
         for d in &self.list {
-            render_one(
-                &mut out, &lines, source, file_name, "error", d.span, &d.message,
-            );
+            render_one(&mut out, &lines, source, file_name, "error", d.span, &d.message);
             for (span, note) in &d.notes {
                 match span {
                     Some(s) => render_one(&mut out, &lines, source, file_name, "note", *s, note),
@@ -105,11 +96,7 @@ impl Diags {
             }
         }
         if self.dropped > 0 {
-            let _ = writeln!(
-                out,
-                "{}: too many errors ({} more not shown)",
-                file_name, self.dropped
-            );
+            let _ = writeln!(out, "{}: too many errors ({} more not shown)", file_name, self.dropped);
         }
         out
     }
@@ -141,10 +128,7 @@ impl LineIndex {
     /// Byte range of line `line` (1-based), without the newline.
     pub fn line_range(&self, source: &[u8], line: usize) -> (usize, usize) {
         let lo = self.starts[line - 1] as usize;
-        let mut hi = self
-            .starts
-            .get(line)
-            .map_or(source.len(), |&s| s as usize - 1);
+        let mut hi = self.starts.get(line).map_or(source.len(), |&s| s as usize - 1);
         if hi > lo && source.get(hi - 1) == Some(&b'\r') {
             hi -= 1;
         }
@@ -154,10 +138,7 @@ impl LineIndex {
 
 /// 1-based line of `offset` in `source` (used for `starttime()` line numbers).
 pub fn line_of(source: &[u8], offset: u32) -> usize {
-    1 + source[..(offset as usize).min(source.len())]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
+    1 + source[..(offset as usize).min(source.len())].iter().filter(|&&b| b == b'\n').count()
 }
 
 fn render_one(
@@ -171,40 +152,132 @@ fn render_one(
 ) {
     let lo = span.lo.min(source.len() as u32);
     let (line, col) = lines.line_col(lo);
-    let _ = writeln!(out, "{file_name}:{line}:{col}: {level}: {message}");
+    let _ = writeln!(out, "{}:{line}:{col}: {level}: {}", escape_str(file_name), escape_str(message));
     let (ls, le) = lines.line_range(source, line);
-    // Long lines (a 10^5-character identifier) are shown cut around the caret.
+    // Long lines (a 10^5-character identifier) are shown cut around the caret, at character
+    // boundaries.
     const WINDOW: usize = 160;
     let caret = lo as usize;
-    let start = if caret - ls > WINDOW {
-        caret - WINDOW / 2
-    } else {
-        ls
-    };
-    let end = le.min(start + 2 * WINDOW);
-    let text = &source[start..end];
-    let shown: String = String::from_utf8_lossy(text)
-        .chars()
-        .map(|c| if c.is_control() && c != '\t' { ' ' } else { c })
-        .collect();
-    let _ = writeln!(out, "    {}", shown);
+    let mut start = if caret - ls > WINDOW { caret - WINDOW / 2 } else { ls };
+    while start < caret && source[start] & 0xC0 == 0x80 {
+        start += 1;
+    }
+    let mut end = le.min(start + 2 * WINDOW);
+    while end > caret + 1 && end < le && source[end] & 0xC0 == 0x80 {
+        end -= 1;
+    }
+    let hi = (span.hi as usize).clamp(caret + 1, end.max(caret + 1));
+    let mut shown = String::from("    ");
     let mut marker = String::from("    ");
-    for &b in &source[start..caret.min(end)] {
-        // Keep tabs so the caret lines up; UTF-8 continuation bytes take no column.
-        if b == b'\t' {
-            marker.push('\t');
-        } else if b & 0xC0 != 0x80 {
-            marker.push(' ');
+    let mut span_width = 0;
+    for (at, unit) in display_units(&source[start..end]) {
+        let at = start + at;
+        match unit {
+            Unit::Tab => shown.push('\t'),
+            Unit::Text(c, _) => shown.push(c),
+            Unit::Escaped(ref e) => shown.push_str(e),
+        }
+        if at < caret {
+            // The caret line repeats tabs so it lines up however wide the terminal's tabs are.
+            match unit {
+                Unit::Tab => marker.push('\t'),
+                _ => marker.extend(std::iter::repeat_n(' ', unit.width())),
+            }
+        } else if at < hi {
+            span_width += if matches!(unit, Unit::Tab) { 1 } else { unit.width() };
         }
     }
+    let _ = writeln!(out, "{shown}");
     marker.push('^');
-    let hi = (span.hi as usize).min(end);
-    if hi > caret + 1 {
-        for _ in 0..(hi - caret - 1).min(WINDOW) {
-            marker.push('~');
+    marker.extend(std::iter::repeat_n('~', span_width.saturating_sub(1).min(WINDOW)));
+    let _ = writeln!(out, "{}", marker);
+}
+
+/// One displayed piece of a source line.
+enum Unit {
+    Tab,
+    /// A printable character and its width in terminal columns (0 for combining marks, 2 for
+    /// East Asian wide characters).
+    Text(char, usize),
+    /// A byte that is not UTF-8 (`<FF>`) or a character that would upset the terminal or hide
+    /// what the line says (`<U+001B>`: control characters, bidirectional overrides, zero-width
+    /// and other format characters, line separators).
+    Escaped(String),
+}
+
+impl Unit {
+    fn width(&self) -> usize {
+        match self {
+            Unit::Tab => 1,
+            Unit::Text(_, w) => *w,
+            Unit::Escaped(e) => e.len(),
         }
     }
-    let _ = writeln!(out, "{}", marker);
+}
+
+/// The display units of `bytes` with their byte offsets. Every invalid byte is its own unit, so
+/// a caret at any byte of a broken sequence lines up.
+fn display_units(bytes: &[u8]) -> Vec<(usize, Unit)> {
+    let mut units = Vec::new();
+    let mut at = 0;
+    for chunk in bytes.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            let unit = if c == '\t' {
+                Unit::Tab
+            } else if needs_escape(c) {
+                Unit::Escaped(format!("<U+{:04X}>", c as u32))
+            } else {
+                Unit::Text(c, char_width(c))
+            };
+            units.push((at, unit));
+            at += c.len_utf8();
+        }
+        for &b in chunk.invalid() {
+            units.push((at, Unit::Escaped(format!("<{b:02X}>"))));
+            at += 1;
+        }
+    }
+    units
+}
+
+/// `s` with the characters `needs_escape` names (and tabs) written as `<U+XXXX>`.
+fn escape_str(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(|c| c == '\t' || needs_escape(c)) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if c == '\t' || needs_escape(c) {
+            let _ = write!(out, "<U+{:04X}>", c as u32);
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// Control characters (C0, DEL, C1), and the invisible format characters that reorder or hide
+/// text on a terminal (bidirectional embeddings, overrides and isolates, zero-width spaces and
+/// joiners, the BOM, line and paragraph separators, tag characters).
+fn needs_escape(c: char) -> bool {
+    c.is_control()
+        || matches!(c as u32,
+            0x00AD | 0x061C | 0x180E | 0x200B..=0x200F | 0x2028..=0x202E | 0x2060..=0x206F
+            | 0xFEFF | 0xFFF9..=0xFFFB | 0xE0000..=0xE007F)
+}
+
+/// Terminal columns of a printable character: a small table of combining marks (0) and East
+/// Asian wide and emoji ranges (2), else 1. Good enough to keep the caret under the right
+/// character in diagnostics.
+fn char_width(c: char) -> usize {
+    match c as u32 {
+        0x0300..=0x036F | 0x0483..=0x0489 | 0x0591..=0x05BD | 0x0610..=0x061A | 0x064B..=0x065F
+        | 0x1AB0..=0x1AFF | 0x1DC0..=0x1DFF | 0x20D0..=0x20FF | 0xFE00..=0xFE0F | 0xFE20..=0xFE2F => 0,
+        0x1100..=0x115F | 0x2E80..=0x303E | 0x3041..=0x33FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF
+        | 0xA000..=0xA4CF | 0xAC00..=0xD7A3 | 0xF900..=0xFAFF | 0xFE30..=0xFE4F | 0xFF00..=0xFF60
+        | 0xFFE0..=0xFFE6 | 0x1F300..=0x1F64F | 0x1F900..=0x1F9FF | 0x20000..=0x3FFFD => 2,
+        _ => 1,
+    }
 }
 
 #[cfg(test)]
@@ -217,9 +290,66 @@ mod tests {
         let mut d = Diags::default();
         d.error(Span::new(22, 23), "undefined name `x`");
         let r = d.render(src, "a.sy");
-        assert_eq!(
-            r,
-            "a.sy:2:10: error: undefined name `x`\n      return x;\n             ^\n"
+        assert_eq!(r, "a.sy:2:10: error: undefined name `x`\n      return x;\n             ^\n");
+    }
+
+    fn render1(src: &[u8], lo: usize, hi: usize, msg: &str) -> String {
+        let mut d = Diags::default();
+        d.error(Span::new(lo, hi), msg);
+        d.render(src, "a.sy")
+    }
+
+    #[test]
+    fn escapes_bytes_that_are_not_utf8_and_lines_up_the_caret() {
+        // A lone continuation byte, a truncated sequence (one unit per byte), then the error.
+        let r = render1(b"int \x80x \xe4\xb8 = q;\n", 12, 13, "undefined name `q`");
+        let expect = format!("a.sy:1:13: error: undefined name `q`\n    int <80>x <E4><B8> = q;\n{}^\n", " ".repeat(4 + 21));
+        assert_eq!(r, expect);
+        // The caret on an invalid byte underlines its escape.
+        let r = render1(b"a \xff b\n", 2, 3, "invalid character byte 0xff");
+        assert_eq!(r, "a.sy:1:3: error: invalid character byte 0xff\n    a <FF> b\n      ^~~~\n");
+    }
+
+    #[test]
+    fn escapes_control_and_bidi_characters() {
+        // NUL, ESC (a colour sequence), DEL, a C1 control and a right-to-left override: none
+        // reaches the terminal raw, in the line or in the message.
+        let src = "x\0\x1b[31m\x7f\u{85}\u{202e}y = z;\n".as_bytes();
+        let z = src.iter().position(|&b| b == b'z').unwrap();
+        let r = render1(src, z, z + 1, "undefined name `z` \u{202e}\x1b");
+        let expect = format!(
+            "a.sy:1:18: error: undefined name `z` <U+202E><U+001B>\n    \
+             x<U+0000><U+001B>[31m<U+007F><U+0085><U+202E>y = z;\n    {}^\n",
+            " ".repeat(1 + 8 + 8 + 4 + 8 + 8 + 8 + 4)
         );
+        assert_eq!(r, expect);
+        assert!(r.bytes().all(|b| b >= 0x20 || b == b'\n'));
+    }
+
+    #[test]
+    fn counts_columns_of_tabs_wide_and_combining_characters() {
+        // A tab is repeated; a CJK character takes two columns, a combining accent none.
+        let src = "\t\u{4e2d}e\u{301} q\n".as_bytes();
+        let q = src.iter().position(|&b| b == b'q').unwrap();
+        let r = render1(src, q, q + 1, "m");
+        assert_eq!(r, "a.sy:1:9: error: m\n    \t\u{4e2d}e\u{301} q\n    \t    ^\n");
+        // A span over a wide character is underlined across both columns.
+        let r = render1("a \u{4e2d}\n".as_bytes(), 2, 5, "m");
+        assert!(r.ends_with("    a \u{4e2d}\n      ^~\n"), "{r}");
+    }
+
+    #[test]
+    fn long_lines_are_cut_at_character_boundaries() {
+        // The window would start inside a 3-byte character: it starts after it instead.
+        let mut src = "\u{4e2d}".repeat(100).into_bytes();
+        let at = src.len();
+        src.extend_from_slice(b" q\n");
+        let r = render1(&src, at + 1, at + 2, "m");
+        let shown = r.lines().nth(1).unwrap();
+        assert!(!shown.contains('<'), "{r}");
+        let caret = r.lines().nth(2).unwrap();
+        let wide = shown.chars().filter(|&c| c == '\u{4e2d}').count();
+        assert!(wide > 10, "{r}");
+        assert_eq!(caret, format!("{}^", " ".repeat(4 + 2 * wide + 1)), "{r}");
     }
 }

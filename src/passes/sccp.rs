@@ -31,8 +31,10 @@ struct Solver<'a> {
     f: &'a Function,
     cells: IdVec<Value, Cell>,
     exec_block: IdSet<Block>,
-    /// Executable edges as (from, to) pairs, recorded per target for parameter meets.
-    exec_edges: IdVec<Block, Vec<Block>>,
+    /// Executable edges, per source block: its successors reached so far (at most two, as a
+    /// block ends in one `jump` or `brif`), so an edge test is O(1) however many predecessors
+    /// the target has.
+    exec_succs: IdVec<Block, Vec<Block>>,
     block_work: Vec<Block>,
     value_work: Vec<Value>,
 }
@@ -47,36 +49,39 @@ impl Solver<'_> {
         }
     }
 
-    fn mark_edge(&mut self, from: Block, to: Block) {
-        if !self.exec_edges[to].contains(&from) {
-            self.exec_edges[to].push(from);
-            if self.exec_block.insert(to) {
-                self.block_work.push(to);
-            } else {
-                // A new edge into an already visited block: its parameters must be re-met.
-                self.visit_params(to);
-            }
-        }
+    fn is_exec_edge(&self, from: Block, to: Block) -> bool {
+        self.exec_succs[from].contains(&to)
     }
 
-    fn visit_params(&mut self, b: Block) {
+    fn mark_edge(&mut self, from: Block, to: Block) {
+        if self.is_exec_edge(from, to) {
+            return;
+        }
+        self.exec_succs[from].push(to);
+        if self.exec_block.insert(to) {
+            self.block_work.push(to);
+        }
+        self.meet_edge_args(from, to);
+    }
+
+    /// Meets the arguments that the executable edge `from -> to` passes into `to`'s parameters.
+    ///
+    /// A parameter's cell is the meet over its executable incoming edges, and cells only fall,
+    /// so meeting in one edge's arguments whenever the edge becomes executable or one of its
+    /// arguments falls keeps it exact: O(arguments) per event instead of O(predecessors).
+    fn meet_edge_args(&mut self, from: Block, to: Block) {
         let f = self.f;
-        let params = &f.blocks.params[b];
+        let params = &f.blocks.params[to];
         if params.is_empty() {
             return;
         }
-        let preds = self.exec_edges[b].clone();
-        for (n, &p) in params.iter().enumerate() {
-            let mut c = Cell::Top;
-            for &pred in &preds {
-                let t = f.terminator(pred).unwrap();
-                for call in f.branch_targets(t) {
-                    if call.block == b {
-                        c = meet(c, self.cells[call.args[n]]);
-                    }
+        let t = f.terminator(from).unwrap();
+        for call in f.branch_targets(t) {
+            if call.block == to {
+                for (&p, &a) in params.iter().zip(call.args) {
+                    self.lower(p, self.cells[a]);
                 }
             }
-            self.lower(p, c);
         }
     }
 
@@ -163,7 +168,7 @@ pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
             f,
             cells: IdVec::filled(f.num_values(), Cell::Top),
             exec_block: IdSet::with_capacity(n),
-            exec_edges: IdVec::filled(n, Vec::new()),
+            exec_succs: IdVec::filled(n, Vec::new()),
             block_work: Vec::new(),
             value_work: Vec::new(),
         };
@@ -175,7 +180,6 @@ pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
         s.block_work.push(entry);
         loop {
             if let Some(b) = s.block_work.pop() {
-                s.visit_params(b);
                 for i in f.layout().block_insts(b) {
                     s.visit_inst(i);
                 }
@@ -192,8 +196,8 @@ pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
                         // Branch arguments flow into the targets' parameters.
                         s.visit_inst(user);
                         for call in f.branch_targets(user) {
-                            if s.exec_edges[call.block].contains(&ub) {
-                                s.visit_params(call.block);
+                            if s.is_exec_edge(ub, call.block) {
+                                s.meet_edge_args(ub, call.block);
                             }
                         }
                     } else {
