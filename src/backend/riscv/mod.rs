@@ -13,6 +13,7 @@ pub mod frame;
 pub mod isel;
 pub mod layout;
 pub mod liveness;
+pub mod loops;
 pub mod minst;
 pub mod peephole;
 pub mod phi;
@@ -31,6 +32,8 @@ pub struct RiscvOptions {
     pub opt_level: u8,
     /// Run the register-allocation checker on every function (panics naming the function).
     pub check_regalloc: bool,
+    /// Which register allocator runs.
+    pub regalloc: regalloc::Allocator,
 }
 
 /// Static counts of one compiled function.
@@ -43,6 +46,23 @@ pub struct FuncStats {
     pub moves: usize,
     pub frame_size: u64,
     pub spilled_vregs: usize,
+    /// The innermost loops, with their spill code and register pressure.
+    pub loops: Vec<LoopStats>,
+}
+
+/// Static counts of one innermost loop (see `loops`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LoopStats {
+    /// Machine block number of the header (`.L<func>_<header>` in the assembly).
+    pub header: u32,
+    pub blocks: usize,
+    /// Spill loads and stores in the body after the peephole.
+    pub spill_insts: usize,
+    /// Most virtual registers live at one point: all classes, integer, float.
+    pub pressure: u32,
+    pub pressure_int: u32,
+    pub pressure_float: u32,
+    pub has_call: bool,
 }
 
 /// Per-thread scratch buffers.
@@ -60,7 +80,10 @@ fn compile_function(f: &Function, cx: &ModuleCx, opts: &RiscvOptions, s: &mut Sc
     let mut mf = isel::select(f, cx);
     layout::run(&mut mf);
     let iv = liveness::compute(&mf);
-    let alloc = regalloc::linear_scan::allocate(&mf, &iv);
+    let alloc = match opts.regalloc {
+        regalloc::Allocator::LinearScan => regalloc::linear_scan::allocate(&mf, &iv),
+        regalloc::Allocator::Simple => regalloc::simple::allocate(&mf),
+    };
     if opts.check_regalloc {
         if let Err(e) = regalloc::checker::check(&mf, &alloc) {
             panic!("register allocation checker failed in `{}`: {e}", f.name);
@@ -68,33 +91,49 @@ fn compile_function(f: &Function, cx: &ModuleCx, opts: &RiscvOptions, s: &mut Sc
     }
     let frame = frame::Frame::compute(&mf, &alloc);
     emit::rewrite(&mf, &alloc, &frame, &mut s.code);
-    let spill_loads = count_spill(&s.code, &frame, &alloc, true);
-    let spill_stores = count_spill(&s.code, &frame, &alloc, false);
-    peephole::run(&mut s.code);
+    let spill_lo = frame.spill_base as i64;
+    let spill_hi = spill_lo + 8 * alloc.num_slots as i64;
+    // The simple allocator is the unoptimized baseline: its spill code stays as emitted.
+    let slots = (opts.regalloc != regalloc::Allocator::Simple).then_some(spill_lo..spill_hi);
+    peephole::run(&mut s.code, slots);
     let mut text = String::new();
     emit::print(&mf, &s.code, &mut text);
+    let is_spill = |m: &MInst| {
+        (m.op.is_load() || m.op.is_store()) && m.rs1 == minst::Reg::SP && (spill_lo..spill_hi).contains(&m.imm)
+    };
+    // Spill code per block (labels carry block numbers), then per innermost loop.
+    let mut per_block = vec![0usize; mf.blocks.len()];
+    let mut cur = 0usize;
+    for m in &s.code {
+        if m.op == MOp::Label {
+            cur = m.imm as usize;
+        } else if is_spill(m) {
+            per_block[cur] += 1;
+        }
+    }
+    let loops = loops::innermost(&mf, &iv)
+        .into_iter()
+        .map(|l| LoopStats {
+            header: l.header,
+            blocks: l.blocks.len(),
+            spill_insts: l.blocks.iter().map(|&b| per_block[b as usize]).sum(),
+            pressure: l.pressure,
+            pressure_int: l.pressure_int,
+            pressure_float: l.pressure_float,
+            has_call: l.has_call,
+        })
+        .collect();
     let stats = FuncStats {
         name: f.name.clone(),
         insts: s.code.iter().filter(|m| m.op != MOp::Label).count(),
-        spill_loads,
-        spill_stores,
+        spill_loads: s.code.iter().filter(|m| m.op.is_load() && is_spill(m)).count(),
+        spill_stores: s.code.iter().filter(|m| m.op.is_store() && is_spill(m)).count(),
         moves: s.code.iter().filter(|m| m.op.is_move()).count(),
         frame_size: frame.size,
         spilled_vregs: alloc.slot.iter().filter(|&&x| x != u32::MAX).count(),
+        loops,
     };
     Compiled { text, stats }
-}
-
-fn count_spill(code: &[MInst], frame: &frame::Frame, alloc: &regalloc::Allocation, loads: bool) -> usize {
-    let lo = frame.spill_base as i64;
-    let hi = lo + 8 * alloc.num_slots as i64;
-    code.iter()
-        .filter(|m| {
-            (if loads { m.op.is_load() } else { m.op.is_store() })
-                && m.rs1 == minst::Reg::SP
-                && (lo..hi).contains(&m.imm)
-        })
-        .count()
 }
 
 fn compile_all(m: &Module, opts: &RiscvOptions) -> Vec<Option<Compiled>> {

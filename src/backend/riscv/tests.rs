@@ -34,7 +34,7 @@ pub(super) fn run(name: &str, m: &Module, extra_c: &str, stdin: &str) -> Option<
         return None;
     }
     crate::ir::verify::module(m).unwrap_or_else(|e| panic!("bad test IR: {e}"));
-    let asm = compile_module(m, &RiscvOptions { opt_level: 2, check_regalloc: true });
+    let asm = compile_module(m, &RiscvOptions { opt_level: 2, check_regalloc: true, ..Default::default() });
     let dir: PathBuf = std::env::temp_dir().join(format!("sysyc-rv-{}-{}", name, std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let s = dir.join("out.s");
@@ -410,7 +410,7 @@ fn output_is_identical_for_any_thread_count() {
         b.call(rt.putint, Type::Void, &[y]);
         b.ret(Some(y));
     }
-    let opts = RiscvOptions { opt_level: 2, check_regalloc: true };
+    let opts = RiscvOptions { opt_level: 2, check_regalloc: true, ..Default::default() };
     let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap().install(|| compile_module(&m, &opts));
     let four = rayon::ThreadPoolBuilder::new().num_threads(4).build().unwrap().install(|| compile_module(&m, &opts));
     assert_eq!(one, four);
@@ -433,7 +433,7 @@ fn stats_report() {
             opt_bisect: None,
         };
         crate::passes::optimize(&mut m, &popts);
-        for s in stats(&m, &RiscvOptions { opt_level: 2, check_regalloc: true }) {
+        for s in stats(&m, &RiscvOptions { opt_level: 2, check_regalloc: true, ..Default::default() }) {
             println!(
                 "{path} {:<24} insts {:>5} spill-ld {:>4} spill-st {:>4} moves {:>4} frame {:>8} spilled {:>4}",
                 s.name, s.insts, s.spill_loads, s.spill_stores, s.moves, s.frame_size, s.spilled_vregs
