@@ -79,11 +79,23 @@ struct Compiled {
 fn compile_function(f: &Function, cx: &ModuleCx, opts: &RiscvOptions, s: &mut Scratch) -> Compiled {
     let mut mf = isel::select(f, cx);
     layout::run(&mut mf);
-    let iv = liveness::compute(&mf);
-    let alloc = match opts.regalloc {
+    let mut iv = liveness::compute(&mf);
+    let mut alloc = match opts.regalloc {
         regalloc::Allocator::LinearScan => regalloc::linear_scan::allocate(&mf, &iv),
         regalloc::Allocator::Simple => regalloc::simple::allocate(&mf),
     };
+    if opts.regalloc == regalloc::Allocator::LinearScan && alloc.slot.iter().any(|&s| s != u32::MAX) {
+        // Values spilled for their whole life get a register inside innermost loops that read
+        // them; kept only if the estimated spill cost drops.
+        let mut split = mf.clone();
+        if regalloc::split::around_loops(&mut split, &alloc, &loops::innermost(&mf, &iv)) {
+            let iv2 = liveness::compute(&split);
+            let alloc2 = regalloc::linear_scan::allocate(&split, &iv2);
+            if regalloc::split::spill_cost(&split, &alloc2) < regalloc::split::spill_cost(&mf, &alloc) {
+                (mf, iv, alloc) = (split, iv2, alloc2);
+            }
+        }
+    }
     if opts.check_regalloc {
         if let Err(e) = regalloc::checker::check(&mf, &alloc) {
             panic!("register allocation checker failed in `{}`: {e}", f.name);

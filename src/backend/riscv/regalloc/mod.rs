@@ -4,6 +4,7 @@
 pub mod checker;
 pub mod linear_scan;
 pub mod simple;
+pub mod split;
 
 use super::minst::Reg;
 
