@@ -363,3 +363,53 @@ fn drop_dead_spill_stores(code: &mut Vec<MInst>, spill: &Range<i64>) {
     let mut it = keep.iter();
     code.retain(|_| *it.next().unwrap());
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn label(b: i64) -> MInst {
+        MInst::new(MOp::Label, Reg::NONE, Reg::NONE, Reg::NONE, b)
+    }
+
+    #[test]
+    fn spill_reloads_forward_and_dead_spill_stores_go() {
+        let (a0, a1, a2, a3) = (Reg::a(0), Reg::a(1), Reg::a(2), Reg::a(3));
+        let ret = MInst::new(MOp::Ret, Reg::NONE, a0, Reg::NONE, 0);
+        let mut code = vec![
+            label(0),
+            MInst::r(MOp::Add, Reg::T0, a0, a1),
+            MInst::store(MOp::Sd, Reg::T0, Reg::SP, 16),
+            MInst::load(MOp::Ld, Reg::T0, Reg::SP, 16), // t0 still holds the slot: deleted
+            MInst::load(MOp::Ld, Reg::T1, Reg::SP, 16), // its reader reads t0 instead
+            MInst::r(MOp::Add, a2, Reg::T1, a3),
+            MInst::load(MOp::Ld, a3, Reg::SP, 16), // not a scratch register: a move
+            ret,
+        ];
+        run(&mut code, Some(16..32));
+        let want = vec![
+            label(0),
+            MInst::r(MOp::Add, Reg::T0, a0, a1),
+            MInst::r(MOp::Add, a2, Reg::T0, a3),
+            MInst::unary(MOp::Mv, a3, Reg::T0),
+            ret,
+        ];
+        assert_eq!(code, want, "the store is dead once its reloads are forwarded");
+
+        // A slot read in another block keeps its store; a call ends what t0 holds.
+        let mut code = vec![
+            label(0),
+            MInst::store(MOp::Sd, a1, Reg::SP, 24),
+            MInst::branch(MOp::Beq, a0, Reg::ZERO, 2),
+            MInst::new(MOp::Call, Reg::NONE, Reg::NONE, Reg::NONE, 0),
+            MInst::load(MOp::Ld, a1, Reg::SP, 24),
+            ret,
+            label(2),
+            MInst::load(MOp::Ld, a0, Reg::SP, 24),
+            ret,
+        ];
+        let before = code.clone();
+        run(&mut code, Some(16..32));
+        assert_eq!(code, before);
+    }
+}
