@@ -6,7 +6,8 @@
 //! absent) at -O2 with the register-allocation checker on, reads the backend's per-loop
 //! statistics, and fails listing every innermost loop with fewer than `LIMIT` values live at
 //! once (all register classes together) that still has spill loads or stores.
-//! `SYSY_LOOPS=1` prints every innermost loop that has spill code, whatever its pressure.
+//! `SYSY_LOOPS=1` prints every innermost loop that has spill code, whatever its pressure;
+//! `SYSY_LOOPS=moves` every innermost loop with register moves left in it.
 
 use std::path::{Path, PathBuf};
 use sysyc::driver::{self, CompileOptions, Emit};
@@ -53,6 +54,7 @@ fn no_spills_in_innermost_loops_below_the_pressure_limit() {
     assert!(!files.is_empty(), "no sources found");
     let opts = CompileOptions { opt_level: 2, emit: Emit::Asm, verify_each: true, ..CompileOptions::default() };
     let show_all = std::env::var_os("SYSY_LOOPS").is_some();
+    let show_moves = std::env::var("SYSY_LOOPS").is_ok_and(|v| v == "moves");
     let pool = rayon::ThreadPoolBuilder::new().stack_size(256 << 20).build().unwrap();
     let reports: Vec<(Vec<String>, usize)> = pool.install(|| {
         use rayon::prelude::*;
@@ -66,14 +68,17 @@ fn no_spills_in_innermost_loops_below_the_pressure_limit() {
                 for f in &stats {
                     for l in &f.loops {
                         loops += 1;
-                        if l.spill_insts > 0 && (l.pressure < LIMIT || show_all) {
+                        let shown = if show_moves { l.moves > 0 } else { l.spill_insts > 0 && (l.pressure < LIMIT || show_all) };
+                        if shown {
                             bad.push(format!(
-                                "{name}: {} loop .L{}_{} ({} blocks{}): {} spill insns, {} live (int {}, float {})",
+                                "{name}: {} loop .L{}_{} ({} blocks{}, {} insns, {} moves): {} spill insns, {} live (int {}, float {})",
                                 f.name,
                                 f.name,
                                 l.header,
                                 l.blocks,
                                 if l.has_call { ", calls" } else { "" },
+                                l.insts,
+                                l.moves,
                                 l.spill_insts,
                                 l.pressure,
                                 l.pressure_int,

@@ -58,6 +58,9 @@ pub struct LoopStats {
     pub blocks: usize,
     /// Spill loads and stores in the body after the peephole.
     pub spill_insts: usize,
+    /// Register moves and all instructions in the body after the peephole.
+    pub moves: usize,
+    pub insts: usize,
     /// Most virtual registers live at one point: all classes, integer, float.
     pub pressure: u32,
     pub pressure_int: u32,
@@ -114,13 +117,15 @@ fn compile_function(f: &Function, cx: &ModuleCx, opts: &RiscvOptions, s: &mut Sc
         (m.op.is_load() || m.op.is_store()) && m.rs1 == minst::Reg::SP && (spill_lo..spill_hi).contains(&m.imm)
     };
     // Spill code per block (labels carry block numbers), then per innermost loop.
-    let mut per_block = vec![0usize; mf.blocks.len()];
+    let mut per_block = vec![[0usize; 3]; mf.blocks.len()];
     let mut cur = 0usize;
     for m in &s.code {
         if m.op == MOp::Label {
             cur = m.imm as usize;
-        } else if is_spill(m) {
-            per_block[cur] += 1;
+        } else {
+            per_block[cur][0] += is_spill(m) as usize;
+            per_block[cur][1] += m.op.is_move() as usize;
+            per_block[cur][2] += 1;
         }
     }
     let loops = loops::innermost(&mf, &iv)
@@ -128,7 +133,9 @@ fn compile_function(f: &Function, cx: &ModuleCx, opts: &RiscvOptions, s: &mut Sc
         .map(|l| LoopStats {
             header: l.header,
             blocks: l.blocks.len(),
-            spill_insts: l.blocks.iter().map(|&b| per_block[b as usize]).sum(),
+            spill_insts: l.blocks.iter().map(|&b| per_block[b as usize][0]).sum(),
+            moves: l.blocks.iter().map(|&b| per_block[b as usize][1]).sum(),
+            insts: l.blocks.iter().map(|&b| per_block[b as usize][2]).sum(),
             pressure: l.pressure,
             pressure_int: l.pressure_int,
             pressure_float: l.pressure_float,

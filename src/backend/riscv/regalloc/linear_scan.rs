@@ -5,7 +5,10 @@
 //! Phases:
 //! 1. Collect move hints: a copy between a virtual and a physical register (arguments, results,
 //!    parameters) hints that register; a virtual-to-virtual copy (block arguments) hints the
-//!    other side's register once it is allocated, coalescing most phi copies.
+//!    other side's register once it is allocated, coalescing most phi copies. A register may
+//!    have several hints (a loop parameter is copied from its initial value before the loop and
+//!    from its next value inside it); each weighs the frequency of its copies (10^loop depth)
+//!    and they are tried heaviest first, so the copy inside the loop is the one coalesced.
 //! 2. Visit intervals by increasing start. Expire intervals that ended; move intervals between
 //!    active (live here) and inactive (in a hole here). Take a register of the right class
 //!    that no active interval holds, that no inactive interval overlapping this one holds, and
@@ -27,23 +30,35 @@ use super::Allocation;
 
 pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
     let nv = mf.num_vregs();
-    // Phase 1: hints.
-    let mut hint_p = vec![Reg::NONE; nv];
-    let mut hint_v: Vec<Reg> = vec![Reg::NONE; nv];
-    for mi in &mf.insts {
-        if !mi.op.is_move() {
-            continue;
+    // Phase 1: hints, each weighted by the execution frequency of its copies.
+    let mut hints: Vec<Vec<(Reg, f32)>> = vec![Vec::new(); nv];
+    fn add(list: &mut Vec<(Reg, f32)>, r: Reg, w: f32) {
+        match list.iter_mut().find(|(x, _)| *x == r) {
+            Some(e) => e.1 += w,
+            None => list.push((r, w)),
         }
-        let (d, s) = (mi.rd, mi.rs1);
-        match (d.is_virt(), s.is_virt()) {
-            (true, false) if is_allocatable(s) => hint_p[d.vindex()] = s,
-            (false, true) if is_allocatable(d) => hint_p[s.vindex()] = d,
-            (true, true) => {
-                hint_v[d.vindex()] = s;
-                hint_v[s.vindex()] = d;
+    }
+    for &b in &mf.order {
+        let blk = &mf.blocks[b as usize];
+        let freq = 10f32.powi(blk.depth.min(6) as i32);
+        for mi in &mf.insts[blk.start as usize..blk.end as usize] {
+            if !mi.op.is_move() {
+                continue;
             }
-            _ => {}
+            let (d, s) = (mi.rd, mi.rs1);
+            match (d.is_virt(), s.is_virt()) {
+                (true, false) if is_allocatable(s) => add(&mut hints[d.vindex()], s, freq),
+                (false, true) if is_allocatable(d) => add(&mut hints[s.vindex()], d, freq),
+                (true, true) if d != s => {
+                    add(&mut hints[d.vindex()], s, freq);
+                    add(&mut hints[s.vindex()], d, freq);
+                }
+                _ => {}
+            }
         }
+    }
+    for h in &mut hints {
+        h.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     }
     // Phase 2-3.
     let mut order: Vec<u32> = (0..nv as u32).filter(|&v| iv.start[v as usize] != u32::MAX).collect();
@@ -102,9 +117,8 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
         let usable = |r: Reg| !blocked[r.0 as usize] && !iv.fixed_conflict_v(r, vi);
         let free = |r: Reg, owner: &[u32; 64]| owner[r.0 as usize] == u32::MAX && usable(r);
         let mut pick = Reg::NONE;
-        let hv = hint_v[vi];
-        let hints = [hint_p[vi], if hv.is_some() { alloc.reg[hv.vindex()] } else { Reg::NONE }];
-        for h in hints {
+        for &(h, _) in &hints[vi] {
+            let h = if h.is_virt() { alloc.reg[h.vindex()] } else { h };
             if h.is_some() && h.phys_class() == class && is_allocatable(h) && free(h, &owner) {
                 pick = h;
                 break;
