@@ -2,12 +2,13 @@
 //!
 //! Pipeline per function (functions in parallel, output in `FuncId` order):
 //! `isel` (IR -> machine IR over virtual registers, phi copies, ABI) -> `layout` (tail
-//! duplication of loop tests) -> `liveness` (intervals)
+//! duplication of loop tests) -> `liveness` (intervals) -> `copyprop` (-O1 and up, linear scan)
 //! -> `regalloc::linear_scan` -> [`regalloc::checker`] -> `frame` -> `emit::rewrite` (physical
 //! code with spill code, prologue, epilogues) -> `peephole` -> `emit::print`.
 //! Globals go to `.data`/`.bss`/`.rodata` after the code. Output is byte-identical for any
 //! thread count: labels come from function names and block numbers only.
 
+pub mod copyprop;
 pub mod emit;
 pub mod frame;
 pub mod isel;
@@ -83,6 +84,10 @@ fn compile_function(f: &Function, cx: &ModuleCx, opts: &RiscvOptions, s: &mut Sc
     let mut mf = isel::select(f, cx);
     layout::run(&mut mf);
     let mut iv = liveness::compute(&mf);
+    // Copy propagation coalesces what the allocator cannot; the simple baseline goes without.
+    if opts.opt_level > 0 && opts.regalloc == regalloc::Allocator::LinearScan && copyprop::run(&mut mf, &iv) {
+        iv = liveness::compute(&mf);
+    }
     let mut alloc = match opts.regalloc {
         regalloc::Allocator::LinearScan => regalloc::linear_scan::allocate(&mf, &iv),
         regalloc::Allocator::Simple => regalloc::simple::allocate(&mf),
