@@ -40,6 +40,9 @@ struct Cli {
     /// run only the first N pass applications (find the pass that breaks a program)
     #[argh(option)]
     opt_bisect: Option<u64>,
+    /// register allocator: linear-scan (default) or simple (every value in a stack slot)
+    #[argh(option, default = "Default::default()")]
+    regalloc: sysyc::backend::riscv::regalloc::Allocator,
     /// worker threads (default: all cores)
     #[argh(option, short = 'j')]
     jobs: Option<usize>,
@@ -65,6 +68,12 @@ fn normalize_args(args: &[String]) -> Vec<String> {
             }
             // argh takes a lone `-` for an unknown option: pass stdin under a name it accepts.
             None if a == "-" && !is_option_value => out.push(STDIN_ARG.to_string()),
+            // argh wants `--name value`; accept `--name=value` too.
+            None if a.starts_with("--") && a.contains('=') && !is_option_value => {
+                let (name, value) = a.split_once('=').unwrap();
+                out.push(name.to_string());
+                out.push(value.to_string());
+            }
             _ => out.push(a.clone()),
         }
     }
@@ -142,6 +151,7 @@ fn run(cli: Cli) -> i32 {
         print_after: cli.print_after.clone(),
         time_passes: cli.time_passes,
         opt_bisect: cli.opt_bisect,
+        regalloc: cli.regalloc,
     };
     let result = driver::with_big_stack(move || driver::compile(&source, &name, &opts));
     let text = match result {

@@ -37,6 +37,8 @@ pub struct CompileOptions {
     pub time_passes: bool,
     /// Stop after this many pass applications.
     pub opt_bisect: Option<u64>,
+    /// Register allocator of the RISC-V backend.
+    pub regalloc: riscv::regalloc::Allocator,
 }
 
 impl Default for CompileOptions {
@@ -48,6 +50,7 @@ impl Default for CompileOptions {
             print_after: Vec::new(),
             time_passes: false,
             opt_bisect: None,
+            regalloc: riscv::regalloc::Allocator::default(),
         }
     }
 }
@@ -55,6 +58,27 @@ impl Default for CompileOptions {
 /// Compiles one SysY source to text. `Err` holds rendered diagnostics
 /// (`file:line:col: error: ...`, the source line and a caret), ready for stderr.
 pub fn compile(source: &[u8], file_name: &str, opts: &CompileOptions) -> Result<String, String> {
+    let m = optimized_ir(source, file_name, opts)?;
+    Ok(match opts.emit {
+        Emit::Ir => print::module(&m),
+        Emit::Llvm => llvm::emit_module(&m),
+        Emit::Asm => riscv::compile_module(&m, &riscv_options(opts)),
+    })
+}
+
+/// The static counts of the RISC-V code `compile` would produce (spill code, moves, frames,
+/// innermost loops), per defined function.
+pub fn backend_stats(source: &[u8], file_name: &str, opts: &CompileOptions) -> Result<Vec<riscv::FuncStats>, String> {
+    let m = optimized_ir(source, file_name, opts)?;
+    Ok(riscv::stats(&m, &riscv_options(opts)))
+}
+
+fn riscv_options(opts: &CompileOptions) -> riscv::RiscvOptions {
+    riscv::RiscvOptions { opt_level: opts.opt_level, check_regalloc: opts.verify_each, regalloc: opts.regalloc }
+}
+
+/// Front end and passes.
+fn optimized_ir(source: &[u8], file_name: &str, opts: &CompileOptions) -> Result<crate::ir::Module, String> {
     let mut m = crate::frontend::compile_to_ir(source, file_name)?;
     if opts.verify_each {
         if let Err(e) = verify::module(&m) {
@@ -69,24 +93,12 @@ pub fn compile(source: &[u8], file_name: &str, opts: &CompileOptions) -> Result<
         opt_bisect: opts.opt_bisect,
     };
     passes::optimize(&mut m, &popts);
-    Ok(match opts.emit {
-        Emit::Ir => print::module(&m),
-        Emit::Llvm => llvm::emit_module(&m),
-        Emit::Asm => {
-            let ropts = riscv::RiscvOptions {
-                opt_level: opts.opt_level,
-                check_regalloc: opts.verify_each,
-            };
-            riscv::compile_module(&m, &ropts)
-        }
-    })
+    Ok(m)
 }
 
 /// Runs `f` on a thread with a stack large enough for deeply nested programs, turning a panic
 /// into `Err(message)`.
-pub fn with_big_stack<T: Send + 'static>(
-    f: impl FnOnce() -> T + Send + 'static,
-) -> Result<T, String> {
+pub fn with_big_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, String> {
     let handle = std::thread::Builder::new()
         .name("sysyc-main".into())
         .stack_size(1 << 30)

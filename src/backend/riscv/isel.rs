@@ -459,7 +459,26 @@ impl<'a> Isel<'a> {
     }
 
     /// Memory address of `p` as (base, offset, frame ref, aux).
+    ///
+    /// `offset(b, c)` folds into the access as `c(b)` when that leaves the offset without other
+    /// readers (it is then never computed) or addresses the frame. Otherwise the offset is
+    /// computed anyway, and reading `b` here would only keep `b` live past the offset's
+    /// definition: the loop `p2 = p + 4; x = load p2; jump(p2)` would need `p` and `p2` at once
+    /// and a copy `p := p2` per iteration instead of updating one register in place.
     fn addr(&mut self, p: Value) -> (Reg, i64, FrameRef, u32) {
+        let only_addressed = self.f.uses_of(p).all(|u| {
+            let user = self.f.uses().user[u];
+            let a = self.f.args(user);
+            match self.f.op(user) {
+                Opcode::Load => true,
+                Opcode::Store => a[0] != p,
+                _ => false,
+            }
+        });
+        self.addr_folding(p, only_addressed)
+    }
+
+    fn addr_folding(&mut self, p: Value, fold_regs: bool) -> (Reg, i64, FrameRef, u32) {
         if let Some(Remat::Object(obj)) = self.remat[p.index()] {
             return (Reg::SP, 0, FrameRef::Object, obj);
         }
@@ -467,9 +486,9 @@ impl<'a> Isel<'a> {
             if self.f.op(i) == Opcode::Offset {
                 let c = self.f.data(i).imm;
                 let base = self.f.arg(i, 0);
-                let (b, off, fr, aux) = self.addr(base);
+                let (b, off, fr, aux) = self.addr_folding(base, true);
                 let total = off.wrapping_add(c);
-                if fr != FrameRef::None || fits12(total) {
+                if fr != FrameRef::None || (fold_regs && fits12(total)) {
                     return (b, total, fr, aux);
                 }
             }

@@ -2,17 +2,19 @@
 //!
 //! Pipeline per function (functions in parallel, output in `FuncId` order):
 //! `isel` (IR -> machine IR over virtual registers, phi copies, ABI) -> `layout` (tail
-//! duplication of loop tests) -> `liveness` (intervals)
+//! duplication of loop tests) -> `liveness` (intervals) -> `copyprop` (-O1 and up, linear scan)
 //! -> `regalloc::linear_scan` -> [`regalloc::checker`] -> `frame` -> `emit::rewrite` (physical
 //! code with spill code, prologue, epilogues) -> `peephole` -> `emit::print`.
 //! Globals go to `.data`/`.bss`/`.rodata` after the code. Output is byte-identical for any
 //! thread count: labels come from function names and block numbers only.
 
+pub mod copyprop;
 pub mod emit;
 pub mod frame;
 pub mod isel;
 pub mod layout;
 pub mod liveness;
+pub mod loops;
 pub mod minst;
 pub mod peephole;
 pub mod phi;
@@ -31,6 +33,8 @@ pub struct RiscvOptions {
     pub opt_level: u8,
     /// Run the register-allocation checker on every function (panics naming the function).
     pub check_regalloc: bool,
+    /// Which register allocator runs.
+    pub regalloc: regalloc::Allocator,
 }
 
 /// Static counts of one compiled function.
@@ -43,6 +47,26 @@ pub struct FuncStats {
     pub moves: usize,
     pub frame_size: u64,
     pub spilled_vregs: usize,
+    /// The innermost loops, with their spill code and register pressure.
+    pub loops: Vec<LoopStats>,
+}
+
+/// Static counts of one innermost loop (see `loops`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LoopStats {
+    /// Machine block number of the header (`.L<func>_<header>` in the assembly).
+    pub header: u32,
+    pub blocks: usize,
+    /// Spill loads and stores in the body after the peephole.
+    pub spill_insts: usize,
+    /// Register moves and all instructions in the body after the peephole.
+    pub moves: usize,
+    pub insts: usize,
+    /// Most virtual registers live at one point: all classes, integer, float.
+    pub pressure: u32,
+    pub pressure_int: u32,
+    pub pressure_float: u32,
+    pub has_call: bool,
 }
 
 /// Per-thread scratch buffers.
@@ -59,8 +83,27 @@ struct Compiled {
 fn compile_function(f: &Function, cx: &ModuleCx, opts: &RiscvOptions, s: &mut Scratch) -> Compiled {
     let mut mf = isel::select(f, cx);
     layout::run(&mut mf);
-    let iv = liveness::compute(&mf);
-    let alloc = regalloc::linear_scan::allocate(&mf, &iv);
+    let mut iv = liveness::compute(&mf);
+    // Copy propagation coalesces what the allocator cannot; the simple baseline goes without.
+    if opts.opt_level > 0 && opts.regalloc == regalloc::Allocator::LinearScan && copyprop::run(&mut mf, &iv) {
+        iv = liveness::compute(&mf);
+    }
+    let mut alloc = match opts.regalloc {
+        regalloc::Allocator::LinearScan => regalloc::linear_scan::allocate(&mf, &iv),
+        regalloc::Allocator::Simple => regalloc::simple::allocate(&mf),
+    };
+    if opts.regalloc == regalloc::Allocator::LinearScan && alloc.slot.iter().any(|&s| s != u32::MAX) {
+        // Values spilled for their whole life get a register inside innermost loops that read
+        // them; kept only if the estimated spill cost drops.
+        let mut split = mf.clone();
+        if regalloc::split::around_loops(&mut split, &alloc, &loops::innermost(&mf, &iv)) {
+            let iv2 = liveness::compute(&split);
+            let alloc2 = regalloc::linear_scan::allocate(&split, &iv2);
+            if regalloc::split::spill_cost(&split, &alloc2) < regalloc::split::spill_cost(&mf, &alloc) {
+                (mf, iv, alloc) = (split, iv2, alloc2);
+            }
+        }
+    }
     if opts.check_regalloc {
         if let Err(e) = regalloc::checker::check(&mf, &alloc) {
             panic!("register allocation checker failed in `{}`: {e}", f.name);
@@ -68,41 +111,53 @@ fn compile_function(f: &Function, cx: &ModuleCx, opts: &RiscvOptions, s: &mut Sc
     }
     let frame = frame::Frame::compute(&mf, &alloc);
     emit::rewrite(&mf, &alloc, &frame, &mut s.code);
-    let spill_loads = count_spill(&s.code, &frame, &alloc, true);
-    let spill_stores = count_spill(&s.code, &frame, &alloc, false);
-    peephole::run(&mut s.code);
+    let spill_lo = frame.spill_base as i64;
+    let spill_hi = spill_lo + 8 * alloc.num_slots as i64;
+    // The simple allocator is the unoptimized baseline: its spill code stays as emitted.
+    let slots = (opts.regalloc != regalloc::Allocator::Simple).then_some(spill_lo..spill_hi);
+    peephole::run(&mut s.code, slots);
     let mut text = String::new();
     emit::print(&mf, &s.code, &mut text);
+    let is_spill = |m: &MInst| {
+        (m.op.is_load() || m.op.is_store()) && m.rs1 == minst::Reg::SP && (spill_lo..spill_hi).contains(&m.imm)
+    };
+    // Spill code per block (labels carry block numbers), then per innermost loop.
+    let mut per_block = vec![[0usize; 3]; mf.blocks.len()];
+    let mut cur = 0usize;
+    for m in &s.code {
+        if m.op == MOp::Label {
+            cur = m.imm as usize;
+        } else {
+            per_block[cur][0] += is_spill(m) as usize;
+            per_block[cur][1] += m.op.is_move() as usize;
+            per_block[cur][2] += 1;
+        }
+    }
+    let loops = loops::innermost(&mf, &iv)
+        .into_iter()
+        .map(|l| LoopStats {
+            header: l.header,
+            blocks: l.blocks.len(),
+            spill_insts: l.blocks.iter().map(|&b| per_block[b as usize][0]).sum(),
+            moves: l.blocks.iter().map(|&b| per_block[b as usize][1]).sum(),
+            insts: l.blocks.iter().map(|&b| per_block[b as usize][2]).sum(),
+            pressure: l.pressure,
+            pressure_int: l.pressure_int,
+            pressure_float: l.pressure_float,
+            has_call: l.has_call,
+        })
+        .collect();
     let stats = FuncStats {
         name: f.name.clone(),
         insts: s.code.iter().filter(|m| m.op != MOp::Label).count(),
-        spill_loads,
-        spill_stores,
+        spill_loads: s.code.iter().filter(|m| m.op.is_load() && is_spill(m)).count(),
+        spill_stores: s.code.iter().filter(|m| m.op.is_store() && is_spill(m)).count(),
         moves: s.code.iter().filter(|m| m.op.is_move()).count(),
         frame_size: frame.size,
         spilled_vregs: alloc.slot.iter().filter(|&&x| x != u32::MAX).count(),
+        loops,
     };
     Compiled { text, stats }
-}
-
-fn count_spill(
-    code: &[MInst],
-    frame: &frame::Frame,
-    alloc: &regalloc::Allocation,
-    loads: bool,
-) -> usize {
-    let lo = frame.spill_base as i64;
-    let hi = lo + 8 * alloc.num_slots as i64;
-    code.iter()
-        .filter(|m| {
-            (if loads {
-                m.op.is_load()
-            } else {
-                m.op.is_store()
-            }) && m.rs1 == minst::Reg::SP
-                && (lo..hi).contains(&m.imm)
-        })
-        .count()
 }
 
 fn compile_all(m: &Module, opts: &RiscvOptions) -> Vec<Option<Compiled>> {
@@ -110,9 +165,7 @@ fn compile_all(m: &Module, opts: &RiscvOptions) -> Vec<Option<Compiled>> {
     m.funcs
         .par_iter()
         .map_init(Scratch::default, |s, (id, f)| {
-            cx.decls[id]
-                .defined
-                .then(|| compile_function(f, cx, opts, s))
+            cx.decls[id].defined.then(|| compile_function(f, cx, opts, s))
         })
         .collect()
 }
@@ -129,9 +182,5 @@ pub fn compile_module(m: &Module, opts: &RiscvOptions) -> String {
 
 /// Static counts per defined function (compiles the module).
 pub fn stats(m: &Module, opts: &RiscvOptions) -> Vec<FuncStats> {
-    compile_all(m, opts)
-        .into_iter()
-        .flatten()
-        .map(|c| c.stats)
-        .collect()
+    compile_all(m, opts).into_iter().flatten().map(|c| c.stats).collect()
 }

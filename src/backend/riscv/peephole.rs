@@ -10,10 +10,34 @@
 //!   (`bne x, L1; j L2; L1:` becomes `beq x, L2; L1:`).
 //!
 //! Runs to a fixed point; each rule only deletes or rewrites in place, so it terminates.
+//!
+//! Then, once, on the spill slots (`sp`-relative addresses in the `spill` byte range; nothing
+//! else addresses them: they are never address-taken):
+//! - `forward_spill_slots`: within a straight-line run (label to label), a reload of a slot
+//!   whose value a register still holds (stored from it or loaded into it, neither the slot nor
+//!   the register changed since) is deleted when it is that register, rewritten to read the
+//!   holder when it is a scratch register whose readers all follow before either changes, and
+//!   otherwise becomes a move;
+//! - `drop_dead_spill_stores`: a store to a slot that no path reads before it is stored again
+//!   (or the function returns) is deleted (backward slot liveness over the labelled blocks).
+//!
+//! These run after the fixed point because `fold_scratch_moves` relies on each scratch value
+//! having one reader right after it, which forwarding no longer guarantees.
 
 use super::minst::*;
+use std::ops::Range;
 
-pub fn run(code: &mut Vec<MInst>) {
+pub fn run(code: &mut Vec<MInst>, spill: Option<Range<i64>>) {
+    cleanup(code);
+    if let Some(spill) = spill.filter(|r| !r.is_empty()) {
+        forward_spill_slots(code, &spill);
+        drop_dead_spill_stores(code, &spill);
+        // Deleted reloads and stores may leave moves to self and empty jump-only blocks.
+        code.retain(|mi| !(mi.op.is_move() && mi.rd == mi.rs1));
+    }
+}
+
+fn cleanup(code: &mut Vec<MInst>) {
     loop {
         let before = code.len();
         code.retain(|mi| !(mi.op.is_move() && mi.rd == mi.rs1));
@@ -145,5 +169,257 @@ fn invert(op: MOp) -> MOp {
         MOp::Blt => MOp::Bge,
         MOp::Bge => MOp::Blt,
         _ => unreachable!(),
+    }
+}
+
+/// Bytes a load or store accesses.
+fn width(op: MOp) -> i64 {
+    match op {
+        MOp::Lw | MOp::Sw | MOp::Flw | MOp::Fsw => 4,
+        _ => 8,
+    }
+}
+
+/// A full spill-slot access (`ld`/`sd`/`fld`/`fsd` at a slot of `spill`): the slot's offset.
+fn spill_access(mi: &MInst, spill: &Range<i64>) -> Option<i64> {
+    (matches!(mi.op, MOp::Ld | MOp::Sd | MOp::Fld | MOp::Fsd)
+        && mi.rs1 == Reg::SP
+        && spill.contains(&mi.imm)
+        && (mi.imm - spill.start) % 8 == 0)
+        .then_some(mi.imm)
+}
+
+/// See the module comment. `holds[r]` is the slot offset physical register `r` mirrors.
+fn forward_spill_slots(code: &mut Vec<MInst>, spill: &Range<i64>) {
+    const NONE: i64 = i64::MIN;
+    let mut holds = [NONE; 64];
+    let mut keep = vec![true; code.len()];
+    for k in 0..code.len() {
+        let mi = code[k];
+        if mi.op == MOp::Label {
+            holds = [NONE; 64];
+            continue;
+        }
+        if mi.op.is_load() && mi.rs1 == Reg::SP {
+            if let Some(off) = spill_access(&mi, spill) {
+                let rd = mi.rd;
+                if holds[rd.0 as usize] == off {
+                    keep[k] = false;
+                    continue;
+                }
+                let holder = (0..64u32)
+                    .map(Reg)
+                    .find(|&r| holds[r.0 as usize] == off && r.phys_class() == rd.phys_class());
+                if let Some(h) = holder {
+                    if is_scratch(rd) && redirect_readers(code, &keep, k, rd, h) {
+                        keep[k] = false;
+                        continue;
+                    }
+                    code[k] = MInst::unary(if rd.phys_class() == RegClass::Float { MOp::FmvD } else { MOp::Mv }, rd, h);
+                }
+                holds[rd.0 as usize] = off;
+                continue;
+            }
+        }
+        if mi.op.is_store() && mi.rs1 == Reg::SP {
+            // The slots it overlaps change; a full spill store leaves its value in the source.
+            let (lo, hi) = (mi.imm, mi.imm + width(mi.op));
+            for h in holds.iter_mut() {
+                if *h != NONE && *h < hi && *h + 8 > lo {
+                    *h = NONE;
+                }
+            }
+            if let Some(off) = spill_access(&mi, spill) {
+                holds[mi.rs2.0 as usize] = off;
+            }
+            continue;
+        }
+        if mi.op == MOp::Call {
+            for (r, h) in holds.iter_mut().enumerate() {
+                if !Reg(r as u32).is_callee_saved() {
+                    *h = NONE;
+                }
+            }
+        }
+        if mi.rd == Reg::SP {
+            holds = [NONE; 64]; // the epilogue: slots move
+        } else if mi.rd.is_some() {
+            holds[mi.rd.0 as usize] = NONE;
+        }
+    }
+    let mut it = keep.iter();
+    code.retain(|_| *it.next().unwrap());
+}
+
+/// The reload at `k` writes scratch `t` with the value `h` holds. If every reader of `t` up to
+/// `t`'s next write or the end of the labelled run (a scratch register never carries a value
+/// into another labelled block: spill code reloads in the block that reads) comes before `h`
+/// changes, make those readers read `h` and report success.
+fn redirect_readers(code: &mut [MInst], keep: &[bool], k: usize, t: Reg, h: Reg) -> bool {
+    let mut readers = Vec::new();
+    let mut h_changed = false;
+    for j in k + 1..code.len() {
+        if !keep[j] {
+            continue;
+        }
+        let mi = &code[j];
+        if mi.op == MOp::Label {
+            break;
+        }
+        if mi.rs1 == t || mi.rs2 == t {
+            if h_changed {
+                return false;
+            }
+            readers.push(j);
+        }
+        let clobbers = |r: Reg| mi.rd == r || (mi.op == MOp::Call && !r.is_callee_saved());
+        if clobbers(t) || mi.op.is_terminator() {
+            break;
+        }
+        h_changed |= clobbers(h);
+    }
+    for j in readers {
+        let mi = &mut code[j];
+        if mi.rs1 == t {
+            mi.rs1 = h;
+        }
+        if mi.rs2 == t {
+            mi.rs2 = h;
+        }
+    }
+    true
+}
+
+/// See the module comment.
+fn drop_dead_spill_stores(code: &mut Vec<MInst>, spill: &Range<i64>) {
+    let nslots = ((spill.end - spill.start) / 8) as usize;
+    let words = nslots.div_ceil(64);
+    // Blocks: runs starting at labels (the code starts with the entry label).
+    let mut starts: Vec<usize> = (0..code.len()).filter(|&k| code[k].op == MOp::Label).collect();
+    if starts.first() != Some(&0) {
+        starts.insert(0, 0);
+    }
+    let nb = starts.len();
+    let mut label_block: rustc_hash::FxHashMap<i64, usize> = Default::default();
+    for (b, &s) in starts.iter().enumerate() {
+        if code[s].op == MOp::Label {
+            label_block.insert(code[s].imm, b);
+        }
+    }
+    let end_of = |b: usize| if b + 1 < nb { starts[b + 1] } else { code.len() };
+    // Slots an sp-relative access touches.
+    let touched = |mi: &MInst| -> Option<Range<usize>> {
+        if mi.rs1 != Reg::SP || !(mi.op.is_load() || mi.op.is_store()) {
+            return None;
+        }
+        let (lo, hi) = (mi.imm.max(spill.start), (mi.imm + width(mi.op)).min(spill.end));
+        (lo < hi).then(|| ((lo - spill.start) / 8) as usize..((hi - spill.start + 7) / 8) as usize)
+    };
+    // Walks block `b` backwards from its live-out `live`, calling `store(k, live_after)` at
+    // each full spill store. Returns the live-in.
+    let walk = |b: usize, live_in: &[Vec<u64>], mut store: Option<&mut dyn FnMut(usize, bool)>| -> Vec<u64> {
+        let (s, e) = (starts[b], end_of(b));
+        let mut live = vec![0u64; words];
+        let last = code[s..e].iter().rev().find(|mi| mi.op != MOp::Label);
+        let falls = !last.is_some_and(|mi| mi.op.is_terminator());
+        if falls && b + 1 < nb {
+            live.iter_mut().zip(&live_in[b + 1]).for_each(|(x, y)| *x |= y);
+        }
+        for k in (s..e).rev() {
+            let mi = &code[k];
+            if mi.op.is_branch() || mi.op == MOp::J {
+                if let Some(&t) = label_block.get(&mi.imm) {
+                    live.iter_mut().zip(&live_in[t]).for_each(|(x, y)| *x |= y);
+                }
+            }
+            if matches!(mi.op, MOp::Ret | MOp::TailCall) {
+                live.iter_mut().for_each(|x| *x = 0);
+            }
+            if let Some(r) = touched(mi) {
+                if mi.op.is_store() {
+                    if let (Some(off), Some(f)) = (spill_access(mi, spill), store.as_mut()) {
+                        let slot = ((off - spill.start) / 8) as usize;
+                        f(k, live[slot / 64] >> (slot % 64) & 1 != 0);
+                    }
+                    if width(mi.op) == 8 && spill_access(mi, spill).is_some() {
+                        let slot = r.start;
+                        live[slot / 64] &= !(1 << (slot % 64));
+                    }
+                } else {
+                    for slot in r {
+                        live[slot / 64] |= 1 << (slot % 64);
+                    }
+                }
+            }
+        }
+        live
+    };
+    let mut live_in = vec![vec![0u64; words]; nb];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for b in (0..nb).rev() {
+            let l = walk(b, &live_in, None);
+            if l != live_in[b] {
+                live_in[b] = l;
+                changed = true;
+            }
+        }
+    }
+    let mut keep = vec![true; code.len()];
+    for b in 0..nb {
+        walk(b, &live_in, Some(&mut |k, live| keep[k] = live));
+    }
+    let mut it = keep.iter();
+    code.retain(|_| *it.next().unwrap());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn label(b: i64) -> MInst {
+        MInst::new(MOp::Label, Reg::NONE, Reg::NONE, Reg::NONE, b)
+    }
+
+    #[test]
+    fn spill_reloads_forward_and_dead_spill_stores_go() {
+        let (a0, a1, a2, a3) = (Reg::a(0), Reg::a(1), Reg::a(2), Reg::a(3));
+        let ret = MInst::new(MOp::Ret, Reg::NONE, a0, Reg::NONE, 0);
+        let mut code = vec![
+            label(0),
+            MInst::r(MOp::Add, Reg::T0, a0, a1),
+            MInst::store(MOp::Sd, Reg::T0, Reg::SP, 16),
+            MInst::load(MOp::Ld, Reg::T0, Reg::SP, 16), // t0 still holds the slot: deleted
+            MInst::load(MOp::Ld, Reg::T1, Reg::SP, 16), // its reader reads t0 instead
+            MInst::r(MOp::Add, a2, Reg::T1, a3),
+            MInst::load(MOp::Ld, a3, Reg::SP, 16), // not a scratch register: a move
+            ret,
+        ];
+        run(&mut code, Some(16..32));
+        let want = vec![
+            label(0),
+            MInst::r(MOp::Add, Reg::T0, a0, a1),
+            MInst::r(MOp::Add, a2, Reg::T0, a3),
+            MInst::unary(MOp::Mv, a3, Reg::T0),
+            ret,
+        ];
+        assert_eq!(code, want, "the store is dead once its reloads are forwarded");
+
+        // A slot read in another block keeps its store; a call ends what t0 holds.
+        let mut code = vec![
+            label(0),
+            MInst::store(MOp::Sd, a1, Reg::SP, 24),
+            MInst::branch(MOp::Beq, a0, Reg::ZERO, 2),
+            MInst::new(MOp::Call, Reg::NONE, Reg::NONE, Reg::NONE, 0),
+            MInst::load(MOp::Ld, a1, Reg::SP, 24),
+            ret,
+            label(2),
+            MInst::load(MOp::Ld, a0, Reg::SP, 24),
+            ret,
+        ];
+        let before = code.clone();
+        run(&mut code, Some(16..32));
+        assert_eq!(code, before);
     }
 }

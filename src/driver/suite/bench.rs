@@ -17,6 +17,7 @@ use super::json::Json;
 use super::progress::Progress;
 use super::runner::{self, Compiler, Outcome, RunConfig, WorkDir};
 use super::toolchain;
+use crate::backend::riscv::regalloc::Allocator;
 use crate::driver::{CompileOptions, Emit};
 use argh::FromArgs;
 use std::path::PathBuf;
@@ -59,6 +60,9 @@ pub struct BenchArgs {
     /// seconds one run may take (default 600)
     #[argh(option, default = "600.0")]
     pub timeout: f64,
+    /// register allocator of sysyc: linear-scan (default) or simple (every value in a stack slot)
+    #[argh(option, default = "Default::default()")]
+    pub regalloc: Allocator,
 }
 
 /// The measurements of one case with one compiler.
@@ -77,11 +81,33 @@ pub struct Measure {
     pub static_insns: Option<u64>,
     /// For the reference: which C compiler built it (`gcc`, or `clang` when gcc rejects the file).
     pub built_by: Option<String>,
+    /// sysyc only, from the backend's own statistics (summed over functions): spill loads and
+    /// stores, register moves, and stack frame bytes.
+    pub spill_loads: Option<u64>,
+    pub spill_stores: Option<u64>,
+    pub moves: Option<u64>,
+    pub frame_bytes: Option<u64>,
 }
 
 impl Measure {
     fn ok(&self) -> bool {
         self.status == "ok"
+    }
+
+    /// Fills the static counts from the backend's statistics of our own compile (a second
+    /// compile of the case; left empty if it fails, which the build step already reports).
+    fn add_static_counts(&mut self, case: &Case, opts: &CompileOptions) {
+        let Ok(source) = std::fs::read(&case.sy) else { return };
+        let (name, opts) = (case.sy.to_string_lossy().into_owned(), opts.clone());
+        let Ok(Ok(stats)) = crate::driver::with_big_stack(move || crate::driver::backend_stats(&source, &name, &opts))
+        else {
+            return;
+        };
+        let sum = |f: fn(&crate::backend::riscv::FuncStats) -> u64| Some(stats.iter().map(f).sum());
+        self.spill_loads = sum(|s| s.spill_loads as u64);
+        self.spill_stores = sum(|s| s.spill_stores as u64);
+        self.moves = sum(|s| s.moves as u64);
+        self.frame_bytes = sum(|s| s.frame_size);
     }
 
     fn failed(outcome: &Outcome) -> Measure {
@@ -100,6 +126,10 @@ impl Measure {
             ("wall_ms", Json::from(self.wall_ms)),
             ("static_insns", Json::from(self.static_insns)),
             ("built_by", Json::from(self.built_by.clone())),
+            ("spill_loads", Json::from(self.spill_loads)),
+            ("spill_stores", Json::from(self.spill_stores)),
+            ("moves", Json::from(self.moves)),
+            ("frame_bytes", Json::from(self.frame_bytes)),
             ("detail", Json::from(self.detail.as_str())),
         ])
     }
@@ -118,6 +148,11 @@ impl Measure {
             wall_ms: num("wall_ms"),
             static_insns: num("static_insns").map(|n| n as u64),
             built_by: j.get("built_by").and_then(Json::as_str).map(str::to_string),
+            // Absent in files saved before these columns existed.
+            spill_loads: num("spill_loads").map(|n| n as u64),
+            spill_stores: num("spill_stores").map(|n| n as u64),
+            moves: num("moves").map(|n| n as u64),
+            frame_bytes: num("frame_bytes").map(|n| n as u64),
         }
     }
 }
@@ -204,6 +239,11 @@ pub fn measure(case: &Case, cfg: &RunConfig, runs: usize) -> Measure {
         Some(t) => Some(count_asm_insns(t)),
         None => reference_static_count(&dir.path),
     };
+    if let Compiler::Sysyc(opts) = &cfg.compiler {
+        if opts.emit == Emit::Asm {
+            m.add_static_counts(case, opts);
+        }
+    }
     let counts = dir.path.join("insns.txt");
     let plugin_arg = format!("{},outfile={}", plugin.display(), counts.display());
     let out = match runner::execute(&built, case, cfg, Some(&plugin_arg)) {
@@ -216,10 +256,8 @@ pub fn measure(case: &Case, cfg: &RunConfig, runs: usize) -> Measure {
     };
     let verdict = runner::judge(case, &out);
     if !verdict.is_pass() {
-        return Measure {
-            static_insns: m.static_insns,
-            ..Measure::failed(&verdict)
-        };
+        let f = Measure::failed(&verdict);
+        return Measure { status: f.status, detail: f.detail, ..m };
     }
     m.insns = std::fs::read_to_string(&counts).ok().and_then(|t| {
         t.lines()
@@ -320,6 +358,7 @@ pub fn run_bench(args: &BenchArgs) -> i32 {
         opt_level: args.opt_level,
         emit: Emit::Asm,
         verify_each: false,
+        regalloc: args.regalloc,
         ..CompileOptions::default()
     }));
     let reference = mk(Compiler::Gcc);
@@ -404,8 +443,8 @@ pub fn run_bench(args: &BenchArgs) -> i32 {
 fn table(rows: &[BenchRow], with_ref: bool) -> String {
     let w = rows.iter().map(|r| r.name.len()).max().unwrap_or(4).max(4);
     let mut s = format!(
-        "{:<w$} {:>14} {:>12} {:>9}",
-        "case", "sysyc insns", "timer ms", "static"
+        "{:<w$} {:>14} {:>12} {:>9} {:>7} {:>7} {:>6} {:>8}",
+        "case", "sysyc insns", "timer ms", "static", "spill-l", "spill-s", "moves", "frame"
     );
     if with_ref {
         s += &format!(
@@ -427,11 +466,15 @@ fn table(rows: &[BenchRow], with_ref: bool) -> String {
             }
         };
         s += &format!(
-            "{:<w$} {:>14} {:>12} {:>9}",
+            "{:<w$} {:>14} {:>12} {:>9} {:>7} {:>7} {:>6} {:>8}",
             r.name,
             fmt_opt(r.sysyc.insns),
             ms(&r.sysyc),
-            fmt_opt(r.sysyc.static_insns)
+            fmt_opt(r.sysyc.static_insns),
+            fmt_opt(r.sysyc.spill_loads),
+            fmt_opt(r.sysyc.spill_stores),
+            fmt_opt(r.sysyc.moves),
+            fmt_opt(r.sysyc.frame_bytes)
         );
         if let Some(g) = &r.reference {
             s += &format!(
@@ -462,6 +505,7 @@ fn to_json(rows: &[BenchRow], args: &BenchArgs, geo: Option<f64>) -> Json {
         ("unix_time", Json::from(now)),
         ("opt_level", Json::from(args.opt_level as u64)),
         ("runs", Json::from(args.runs)),
+        ("regalloc", Json::from(args.regalloc.name())),
         ("reference", Json::from(args.reference.clone())),
         ("geomean_ratio", Json::from(geo)),
         (
@@ -645,7 +689,7 @@ pub fn html(
         svg += "<p>No ratios to chart (use --reference gcc or --baseline).</p>\n";
     }
     let mut t = String::from(
-        "<table><tr><th>case</th><th>sysyc insns</th><th>timer ms</th><th>static</th><th>gcc insns</th><th>gcc timer ms</th><th>gcc static</th><th>ratio</th><th>status</th></tr>\n",
+        "<table><tr><th>case</th><th>sysyc insns</th><th>timer ms</th><th>static</th><th>spill loads</th><th>spill stores</th><th>moves</th><th>frame bytes</th><th>gcc insns</th><th>gcc timer ms</th><th>gcc static</th><th>ratio</th><th>status</th></tr>\n",
     );
     for r in rows {
         let g = r.reference.clone().unwrap_or_default();
@@ -659,11 +703,15 @@ pub fn html(
             r.sysyc.status.clone()
         };
         t += &format!(
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
             esc(&r.name),
             fmt_opt(r.sysyc.insns),
             ms(&r.sysyc),
             fmt_opt(r.sysyc.static_insns),
+            fmt_opt(r.sysyc.spill_loads),
+            fmt_opt(r.sysyc.spill_stores),
+            fmt_opt(r.sysyc.moves),
+            fmt_opt(r.sysyc.frame_bytes),
             fmt_opt(g.insns),
             ms(&g),
             fmt_opt(g.static_insns),
@@ -673,8 +721,9 @@ pub fn html(
     }
     t += "</table>\n";
     format!(
-        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>sysyc bench</title>\n<style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse;font-size:12px}}td,th{{border:1px solid #ccc;padding:2px 6px;text-align:right}}td:first-child{{text-align:left}}</style></head><body>\n<h1>sysyc bench</h1>\n<p>sysyc -O{}, {} case(s), {} timed run(s) each{}.</p>\n{svg}{t}</body></html>\n",
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>sysyc bench</title>\n<style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse;font-size:12px}}td,th{{border:1px solid #ccc;padding:2px 6px;text-align:right}}td:first-child{{text-align:left}}</style></head><body>\n<h1>sysyc bench</h1>\n<p>sysyc -O{} (register allocator: {}), {} case(s), {} timed run(s) each{}.</p>\n{svg}{t}</body></html>\n",
         args.opt_level,
+        args.regalloc.name(),
         rows.len(),
         args.runs,
         geo.map_or(String::new(), |g| format!("; geomean sysyc/gcc instructions {g:.3}"))
@@ -693,6 +742,16 @@ mod tests {
             Some(((60 + 2) * 60 + 3) * 1_000_000 + 4)
         );
         assert_eq!(parse_timer_total(b"nothing"), None);
+    }
+
+    #[test]
+    fn measures_saved_before_the_static_columns_still_load() {
+        let old = Json::parse(r#"{"status": "ok", "insns": 42, "static_insns": 7}"#).unwrap();
+        let m = Measure::from_json(&old);
+        assert_eq!((m.insns, m.static_insns, m.spill_loads, m.frame_bytes), (Some(42), Some(7), None, None));
+        let new = Measure { spill_loads: Some(3), spill_stores: Some(2), moves: Some(5), frame_bytes: Some(64), ..m };
+        let back = Measure::from_json(&Json::parse(&new.to_json().pretty()).unwrap());
+        assert_eq!((back.spill_loads, back.spill_stores, back.moves, back.frame_bytes), (Some(3), Some(2), Some(5), Some(64)));
     }
 
     #[test]
@@ -730,6 +789,7 @@ mod tests {
             jobs: 1,
             filter: None,
             timeout: 1.0,
+            regalloc: Allocator::LinearScan,
         };
         let geo = geomean(rows.iter().filter_map(BenchRow::ratio));
         assert!((geo.unwrap() - (1.2f64 * 0.8 * 3.0).powf(1.0 / 3.0)).abs() < 1e-9);

@@ -4,6 +4,7 @@ use super::cases::{count_lines, discover};
 use super::json::Json;
 use super::progress::Progress;
 use super::runner::{self, CaseResult, Compiler, RunConfig};
+use crate::backend::riscv::regalloc::Allocator;
 use crate::driver::{CompileOptions, Emit};
 use argh::FromArgs;
 use std::path::PathBuf;
@@ -34,6 +35,9 @@ pub struct BuildArgs {
     /// run the IR verifier after every pass
     #[argh(switch)]
     pub verify: bool,
+    /// register allocator: linear-scan (default) or simple (every value in a stack slot)
+    #[argh(option, default = "Default::default()")]
+    pub regalloc: Allocator,
     /// only cases whose name contains one of these comma-separated substrings
     #[argh(option)]
     pub filter: Option<String>,
@@ -70,6 +74,9 @@ pub struct TestArgs {
     /// run the IR verifier after every pass
     #[argh(switch)]
     pub verify: bool,
+    /// register allocator: linear-scan (default) or simple (every value in a stack slot)
+    #[argh(option, default = "Default::default()")]
+    pub regalloc: Allocator,
     /// keep the work directory of failing cases
     #[argh(switch)]
     pub keep: bool,
@@ -81,11 +88,12 @@ pub struct TestArgs {
     pub times: bool,
 }
 
-fn compile_options(opt: u8, emit: Emit, verify: bool) -> CompileOptions {
+fn compile_options(opt: u8, emit: Emit, verify: bool, regalloc: Allocator) -> CompileOptions {
     CompileOptions {
         opt_level: opt,
         emit,
         verify_each: verify || cfg!(debug_assertions),
+        regalloc,
         ..CompileOptions::default()
     }
 }
@@ -108,7 +116,7 @@ pub fn run_build(args: &BuildArgs) -> i32 {
         (_, true) => (Emit::Ir, "ir"),
         _ => (Emit::Asm, "s"),
     };
-    let opts = compile_options(args.opt_level, emit, args.verify);
+    let opts = compile_options(args.opt_level, emit, args.verify, args.regalloc);
     let progress = Progress::new(cases.len(), false);
     let start = Instant::now();
     let lines_read = std::sync::atomic::AtomicUsize::new(0);
@@ -193,6 +201,7 @@ pub fn test_config(args: &TestArgs) -> Result<RunConfig, String> {
                 Emit::Asm
             },
             args.verify,
+            args.regalloc,
         )),
         Some("gcc") => Compiler::Gcc,
         Some(other) => return Err(format!("unknown reference compiler `{other}` (try gcc)")),

@@ -1,9 +1,42 @@
-//! Register allocation: linear scan over live intervals, and an independent checker.
+//! Register allocation: linear scan over live intervals, a spill-everything baseline, and an
+//! independent checker.
 
 pub mod checker;
 pub mod linear_scan;
+pub mod simple;
+pub mod split;
 
 use super::minst::Reg;
+
+/// Which allocator `compile_module` runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Allocator {
+    /// Linear scan over live intervals (`linear_scan`).
+    #[default]
+    LinearScan,
+    /// Every virtual register in its own stack slot (`simple`): the baseline.
+    Simple,
+}
+
+impl std::str::FromStr for Allocator {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "linear-scan" | "linear_scan" | "linear" => Ok(Allocator::LinearScan),
+            "simple" => Ok(Allocator::Simple),
+            _ => Err(format!("unknown register allocator `{s}` (try linear-scan or simple)")),
+        }
+    }
+}
+
+impl Allocator {
+    pub fn name(self) -> &'static str {
+        match self {
+            Allocator::LinearScan => "linear-scan",
+            Allocator::Simple => "simple",
+        }
+    }
+}
 
 /// Where each virtual register lives.
 #[derive(Clone, Debug, Default)]
