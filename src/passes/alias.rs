@@ -42,7 +42,8 @@ pub fn base_of(f: &Function, cfg: &Cfg, ptr: Value) -> Base {
                     if a == v {
                         continue;
                     }
-                    let ab = base_of_shallow(f, a, v);
+                    // Values derived from the parameter itself (`p' = p + k`) share its base.
+                    let Some(ab) = base_of_shallow(f, a, v) else { continue };
                     match found {
                         None => found = Some(ab),
                         Some(x) if x == ab => {}
@@ -56,37 +57,30 @@ pub fn base_of(f: &Function, cfg: &Cfg, ptr: Value) -> Base {
     Base::Unknown
 }
 
-/// Base of `a` without entering block parameters other than through `gep`/`offset` back to
-/// `through` (a loop-carried pointer increment).
-fn base_of_shallow(f: &Function, a: Value, through: Value) -> Base {
+/// Base of `a` without entering block parameters; `None` when `a` is `through` moved by
+/// `gep`/`offset` (a loop-carried pointer increment, which has the base of `through`).
+fn base_of_shallow(f: &Function, a: Value, through: Value) -> Option<Base> {
     let mut v = a;
     for _ in 0..64 {
         if v == through {
-            return Base::Unknown;
+            return None;
         }
         match f.values.def[v] {
             ValueDef::Result(i) => match f.op(i) {
-                Opcode::Alloca => return Base::Alloca(i),
-                Opcode::Gaddr => return Base::Global(f.global(i)),
-                Opcode::Gep | Opcode::Offset => {
-                    let next = f.arg(i, 0);
-                    if next == through {
-                        // p' = p + k: same base as p; the other incoming values decide.
-                        return Base::Unknown;
-                    }
-                    v = next;
-                }
-                _ => return Base::Unknown,
+                Opcode::Alloca => return Some(Base::Alloca(i)),
+                Opcode::Gaddr => return Some(Base::Global(f.global(i))),
+                Opcode::Gep | Opcode::Offset => v = f.arg(i, 0),
+                _ => return Some(Base::Unknown),
             },
             ValueDef::Param(b, _) => {
                 if b == f.entry() {
-                    return Base::Param(v);
+                    return Some(Base::Param(v));
                 }
-                return Base::Unknown;
+                return Some(Base::Unknown);
             }
         }
     }
-    Base::Unknown
+    Some(Base::Unknown)
 }
 
 /// The arguments passed to parameter `n` of `b` on every incoming edge.
@@ -160,9 +154,9 @@ pub fn may_alias(a: Base, b: Base) -> bool {
         (Base::Alloca(x), Base::Alloca(y)) => x == y,
         (Base::Global(x), Base::Global(y)) => x == y,
         (Base::Alloca(_), Base::Global(_)) | (Base::Global(_), Base::Alloca(_)) => false,
-        // Parameters and unknown pointers never point into this function's allocas.
-        (Base::Alloca(_), Base::Param(_) | Base::Unknown)
-        | (Base::Param(_) | Base::Unknown, Base::Alloca(_)) => false,
+        // Parameters come from callers: they never point into this function's allocas. An
+        // unknown pointer may (an alloca's address merged with another in a block parameter).
+        (Base::Alloca(_), Base::Param(_)) | (Base::Param(_), Base::Alloca(_)) => false,
         _ => true,
     }
 }
