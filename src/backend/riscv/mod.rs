@@ -3,8 +3,13 @@
 //! Pipeline per function (functions in parallel, output in `FuncId` order):
 //! `isel` (IR -> machine IR over virtual registers, phi copies, ABI) -> `layout` (tail
 //! duplication of loop tests) -> `liveness` (intervals) -> `copyprop` (-O1 and up, linear scan)
-//! -> `regalloc::linear_scan` -> [`regalloc::checker`] -> `frame` -> `emit::rewrite` (physical
-//! code with spill code, prologue, epilogues) -> `peephole` -> `emit::print`.
+//! -> `regalloc::linear_scan` (or `regalloc::simple`, the baseline, with `--regalloc=simple`)
+//! -> `regalloc::split` (spilled values read in innermost loops get a register there; the
+//! function is allocated again and the cheaper allocation kept) -> [`regalloc::checker`] ->
+//! `frame` -> `emit::rewrite` (physical code with spill code, prologue, epilogues) ->
+//! `peephole` (with spill-slot forwarding and dead spill stores) -> `emit::print`.
+//! `stats` reports static counts per function, including each innermost loop's spill code and
+//! register pressure (`loops`).
 //! Globals go to `.data`/`.bss`/`.rodata` after the code. Output is byte-identical for any
 //! thread count: labels come from function names and block numbers only.
 

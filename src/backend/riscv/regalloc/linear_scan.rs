@@ -1,6 +1,7 @@
 //! Linear-scan register allocation over live intervals with holes (Traub et al. / Wimmer's
-//! active and inactive sets, without splitting), with fixed physical-register ranges, move
-//! hints and spill weights.
+//! active and inactive sets, without splitting inside the scan: `split` splits spilled values
+//! around loops between two runs), with fixed physical-register ranges, move hints and spill
+//! weights.
 //!
 //! Phases:
 //! 1. Collect move hints: a copy between a virtual and a physical register (arguments, results,
