@@ -99,6 +99,11 @@ struct Isel<'a> {
     /// `(base, large offset) -> register` computed earlier in the current block, so that
     /// `base + 8000` can be `(base + 4000) + r4000` (unrolled column walks).
     block_offsets: FxHashMap<(Value, i64), Reg>,
+    /// `(index, stride) -> (scaled index register, IR block computing it)`: `a[i]`, `b[i]` and
+    /// `c[i]` share one `slli` wherever its block dominates.
+    scaled: FxHashMap<(Value, i64), (Reg, Block)>,
+    dom: DomTree,
+    cur_block: Block,
 }
 
 /// At most this many large loop offsets get a register of their own.
@@ -138,7 +143,11 @@ pub fn select(f: &Function, cx: &ModuleCx) -> MFunc {
         local: FxHashMap::default(),
         big_offsets: Vec::new(),
         block_offsets: FxHashMap::default(),
+        scaled: FxHashMap::default(),
+        dom: DomTree::default(),
+        cur_block: f.entry(),
     };
+    s.dom = dt;
     // Phase 1: blocks, registers, stack objects.
     let blocks: Vec<Block> = f
         .layout()
@@ -156,6 +165,7 @@ pub fn select(f: &Function, cx: &ModuleCx) -> MFunc {
     // Phase 2-4.
     for &b in &blocks {
         s.cur_depth = loops.depth(b);
+        s.cur_block = b;
         s.start_block(s.block_map[b.index()]);
         if b == f.entry() {
             s.entry_params();
@@ -863,6 +873,12 @@ impl<'a> Isel<'a> {
             self.add_imm(rd, rb, c.wrapping_mul(stride));
             return;
         }
+        if let Some(&(t, at)) = self.scaled.get(&(idx, stride)) {
+            if self.dom.dominates(at, self.cur_block) {
+                self.push(MInst::r(MOp::Add, rd, rb, t));
+                return;
+            }
+        }
         let ri = self.reg(idx);
         let scaled = if stride == 1 {
             ri
@@ -877,6 +893,10 @@ impl<'a> Isel<'a> {
             self.push(MInst::r(MOp::Mul, t, ri, s));
             t
         };
+        // Rematerialized indices have no lasting register; others keep the scaled copy.
+        if stride != 1 && self.vmap[idx.index()].is_some() {
+            self.scaled.insert((idx, stride), (scaled, self.cur_block));
+        }
         self.push(MInst::r(MOp::Add, rd, rb, scaled));
     }
 

@@ -10,11 +10,14 @@
 //!    have several hints (a loop parameter is copied from its initial value before the loop and
 //!    from its next value inside it); each weighs the frequency of its copies (10^loop depth)
 //!    and they are tried heaviest first, so the copy inside the loop is the one coalesced.
-//! 2. Visit intervals by increasing start. Expire intervals that ended; move intervals between
-//!    active (live here) and inactive (in a hole here). Take a register of the right class
-//!    that no active interval holds, that no inactive interval overlapping this one holds, and
-//!    that has no fixed range inside the interval (so values live across a call only get callee-saved registers), hints first,
-//!    then in `ALLOC_*` preference order.
+//! 2. Visit intervals by increasing start. Take a register of the right class that no
+//!    interval allocated so far and overlapping this one holds (neither an active one, live
+//!    here, nor an inactive one, in a hole here and live again later) and that has no fixed
+//!    range inside the interval (so values live across a call only get callee-saved
+//!    registers), hints first, then in `ALLOC_*` preference order. The active and inactive
+//!    intervals are not kept in lists (the inactive list grew to thousands of intervals with
+//!    holes in a long else-if chain, scanned at every step): each register keeps the ranges of
+//!    the intervals holding it (`Occupancy`), so both tests are lookups.
 //! 3. If none is free: among active intervals whose register would suit the new one, the one
 //!    with the lowest spill weight is spilled if it weighs less than the new interval;
 //!    otherwise the new interval is spilled. A spilled interval lives in a stack slot for its
@@ -23,9 +26,11 @@
 //! 4. Spill slots are shared between spilled intervals that do not overlap (greedy interval
 //!    colouring by start).
 //!
-//! Cost: O(n log n + n * (active + inactive * ranges + registers * ranges * log fixed)).
+//! Cost: O(n log n + n * registers * ranges * (log n + log fixed)), plus the ranges of other
+//! intervals a long range spans.
 
 use super::super::liveness::Intervals;
+use std::collections::BTreeMap;
 use super::super::minst::*;
 use super::Allocation;
 
@@ -66,81 +71,45 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
     order.sort_unstable_by_key(|&v| (iv.start[v as usize], v));
     let mut alloc = Allocation { reg: vec![Reg::NONE; nv], slot: vec![u32::MAX; nv], num_slots: 0 };
     let mut spilled: Vec<u32> = Vec::new();
-    // `active`: intervals covering the current position; `inactive`: started, not ended, in a
-    // hole at the current position. `owner` maps registers of active intervals.
-    let mut active: Vec<u32> = Vec::new();
-    let mut inactive: Vec<u32> = Vec::new();
-    let mut owner: [u32; 64] = [u32::MAX; 64];
-    let mut blocked = [false; 64];
+    let mut occ = Occupancy::default();
     for &v in &order {
         let vi = v as usize;
         let pos = iv.start[vi];
-        let mut k = 0;
-        while k < active.len() {
-            let a = active[k] as usize;
-            if iv.end[a] < pos {
-                owner[alloc.reg[a].0 as usize] = u32::MAX;
-                active.swap_remove(k);
-            } else if !iv.covers(a, pos) {
-                owner[alloc.reg[a].0 as usize] = u32::MAX;
-                inactive.push(a as u32);
-                active.swap_remove(k);
-            } else {
-                k += 1;
-            }
-        }
-        let mut k = 0;
-        while k < inactive.len() {
-            let a = inactive[k] as usize;
-            if iv.end[a] < pos {
-                inactive.swap_remove(k);
-            } else if iv.covers(a, pos) {
-                owner[alloc.reg[a].0 as usize] = a as u32;
-                active.push(a as u32);
-                inactive.swap_remove(k);
-            } else {
-                k += 1;
-            }
-        }
-        // Registers of inactive intervals that overlap this one later are not available.
-        blocked.iter_mut().for_each(|b| *b = false);
-        for &a in &inactive {
-            let r = alloc.reg[a as usize];
-            if !blocked[r.0 as usize] && iv.intersects(a as usize, vi) {
-                blocked[r.0 as usize] = true;
-            }
-        }
+        let ranges = &iv.ranges[vi];
         let class = mf.vclass[vi];
         let pool: &[Reg] = match class {
             RegClass::Int => &ALLOC_INT,
             RegClass::Float => &ALLOC_FLOAT,
         };
-        let usable = |r: Reg| !blocked[r.0 as usize] && !iv.fixed_conflict_v(r, vi);
-        let free = |r: Reg, owner: &[u32; 64]| owner[r.0 as usize] == u32::MAX && usable(r);
+        // `r` could take this interval if its holder here (the active interval holding it, if
+        // any) were spilled: no other interval holding `r` overlaps, and `r` is not fixed-live.
+        let usable = |r: Reg, occ: &Occupancy| {
+            !occ.conflicts(r, ranges, occ.holder(r, pos)) && !iv.fixed_conflict_v(r, vi)
+        };
+        let free = |r: Reg, occ: &Occupancy| !occ.conflicts(r, ranges, u32::MAX) && !iv.fixed_conflict_v(r, vi);
         let mut pick = Reg::NONE;
         for &(h, _) in &hints[vi] {
             let h = if h.is_virt() { alloc.reg[h.vindex()] } else { h };
-            if h.is_some() && h.phys_class() == class && is_allocatable(h) && free(h, &owner) {
+            if h.is_some() && h.phys_class() == class && is_allocatable(h) && free(h, &occ) {
                 pick = h;
                 break;
             }
         }
         if pick.is_none() {
-            pick = pool.iter().copied().find(|&r| free(r, &owner)).unwrap_or(Reg::NONE);
+            pick = pool.iter().copied().find(|&r| free(r, &occ)).unwrap_or(Reg::NONE);
         }
         if pick.is_none() {
             // Spill the cheapest of the new interval and the active ones it could replace.
-            let victim = active
-                .iter()
-                .copied()
-                .filter(|&a| mf.vclass[a as usize] == class && usable(alloc.reg[a as usize]))
+            let victim = (0..64)
+                .map(|r| occ.holder(Reg(r), pos))
+                .filter(|&a| a != u32::MAX && mf.vclass[a as usize] == class && usable(alloc.reg[a as usize], &occ))
                 .min_by(|&a, &b| iv.weight[a as usize].total_cmp(&iv.weight[b as usize]).then(a.cmp(&b)));
             match victim {
                 Some(a) if iv.weight[a as usize] < iv.weight[vi] => {
                     let r = alloc.reg[a as usize];
                     alloc.reg[a as usize] = Reg::NONE;
                     spilled.push(a);
-                    active.retain(|&x| x != a);
+                    occ.remove(r, &iv.ranges[a as usize]);
                     pick = r;
                 }
                 _ => {
@@ -150,8 +119,7 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
             }
         }
         alloc.reg[vi] = pick;
-        owner[pick.0 as usize] = v;
-        active.push(v);
+        occ.insert(pick, v, ranges);
     }
     // Phase 4: slots.
     spilled.sort_unstable_by_key(|&v| (iv.start[v as usize], v));
@@ -174,4 +142,50 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
     }
     alloc.num_slots = slot_end.len() as u32;
     alloc
+}
+
+/// For each physical register, the live ranges of the intervals allocated to it so far:
+/// start -> (end, interval). The ranges of one register are disjoint (intervals sharing a
+/// register never overlap), so the one covering a position is the last starting at or before it.
+struct Occupancy {
+    by_reg: Vec<BTreeMap<u32, (u32, u32)>>,
+}
+
+impl Default for Occupancy {
+    fn default() -> Self {
+        Occupancy { by_reg: vec![BTreeMap::new(); 64] }
+    }
+}
+
+impl Occupancy {
+    /// The interval holding `r` at `pos` (`u32::MAX` if none): an active interval.
+    fn holder(&self, r: Reg, pos: u32) -> u32 {
+        match self.by_reg[r.0 as usize].range(..=pos).next_back() {
+            Some((_, &(e, v))) if e >= pos => v,
+            _ => u32::MAX,
+        }
+    }
+
+    /// Whether an interval holding `r`, other than `except`, overlaps one of `ranges`.
+    fn conflicts(&self, r: Reg, ranges: &[(u32, u32)], except: u32) -> bool {
+        let m = &self.by_reg[r.0 as usize];
+        ranges.iter().any(|&(s, e)| {
+            let before = m.range(..s).next_back().is_some_and(|(_, &(pe, pv))| pe >= s && pv != except);
+            before || m.range(s..=e).any(|(_, &(_, pv))| pv != except)
+        })
+    }
+
+    fn insert(&mut self, r: Reg, v: u32, ranges: &[(u32, u32)]) {
+        let m = &mut self.by_reg[r.0 as usize];
+        for &(s, e) in ranges {
+            m.insert(s, (e, v));
+        }
+    }
+
+    fn remove(&mut self, r: Reg, ranges: &[(u32, u32)]) {
+        let m = &mut self.by_reg[r.0 as usize];
+        for &(s, _) in ranges {
+            m.remove(&s);
+        }
+    }
 }
