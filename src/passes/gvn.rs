@@ -45,6 +45,100 @@ fn key(f: &Function, cx: &ModuleCx, i: Inst) -> Option<Key> {
     })
 }
 
+/// Whether `v` is a constant.
+fn is_const(f: &Function, v: Value) -> bool {
+    f.def_inst(v).is_some_and(|i| matches!(f.op(i), Opcode::Iconst | Opcode::Fconst))
+}
+
+/// Whether `a` and `b` compute the same pure expression; constant operands compare by value.
+fn same_expr(f: &Function, a: Inst, b: Inst) -> bool {
+    let (da, db) = (f.data(a), f.data(b));
+    let same_arg = |x: Value, y: Value| {
+        x == y || (is_const(f, x) && is_const(f, y) && f.data(f.def_inst(x).unwrap()) == f.data(f.def_inst(y).unwrap()))
+    };
+    let (xa, xb) = (f.args(a), f.args(b));
+    da == db
+        && xa.len() == xb.len()
+        && (xa.iter().zip(xb).all(|(&x, &y)| same_arg(x, y))
+            || (da.op.is_commutative() && xa.len() == 2 && same_arg(xa[0], xb[1]) && same_arg(xa[1], xb[0])))
+}
+
+/// Replaces block parameters that receive the same pure expression of dominating operands on
+/// every edge (`j + 1` computed on both sides of an `if`, as a `continue` leaves it) by one
+/// instance of it at the top of the block: the loop's latch value becomes a plain `add`, which
+/// the induction-variable passes recognise. Constant operands are copied into the block.
+/// Returns whether any changed.
+fn rebuild_equal_incoming(f: &mut Function, cfg: &Cfg, dt: &DomTree) -> bool {
+    let mut changed = false;
+    let entry = f.entry();
+    for &b in &cfg.rpo {
+        if b == entry || f.layout().first_inst(b).is_none() {
+            continue;
+        }
+        let params = f.blocks.params[b].clone();
+        let mut dead = Vec::new();
+        for (n, &p) in params.iter().enumerate() {
+            let mut first: Option<Inst> = None;
+            let mut ok = true;
+            'preds: for &pred in &cfg.preds[b] {
+                let Some(t) = f.terminator(pred) else { continue };
+                for c in f.branch_targets(t) {
+                    if c.block != b {
+                        continue;
+                    }
+                    let pure = |i: Inst| {
+                        let op = f.op(i);
+                        op.is_pure() && op != Opcode::Alloca && !matches!(op, Opcode::Iconst | Opcode::Fconst)
+                    };
+                    let Some(i) = f.def_inst(c.args[n]).filter(|&i| pure(i)) else {
+                        ok = false;
+                        break 'preds;
+                    };
+                    match first {
+                        None => first = Some(i),
+                        Some(i0) if same_expr(f, i0, i) => {}
+                        Some(_) => {
+                            ok = false;
+                            break 'preds;
+                        }
+                    }
+                }
+            }
+            let Some(i0) = first.filter(|_| ok) else { continue };
+            let available = f.args(i0).iter().all(|&v| {
+                is_const(f, v)
+                    || match f.values.def[v] {
+                        crate::ir::ValueDef::Param(db, _) => dt.dominates(db, b),
+                        crate::ir::ValueDef::Result(di) => {
+                            f.layout().inst_block(di).is_some_and(|db| db != b && dt.dominates(db, b))
+                        }
+                    }
+            });
+            if !available {
+                continue;
+            }
+            let (d, mut args) = (*f.data(i0), f.args(i0).to_vec());
+            let at = f.layout().first_inst(b).unwrap();
+            for a in &mut args {
+                if is_const(f, *a) {
+                    let cd = *f.data(f.def_inst(*a).unwrap());
+                    let c = f.insert_new_before(at, cd, &[]);
+                    *a = f.res(c);
+                }
+            }
+            let ni = f.insert_new_before(at, d, &args);
+            let nv = f.res(ni);
+            f.replace_all_uses(p, nv);
+            dead.push(n);
+        }
+        if !dead.is_empty() {
+            super::dce::remove_params(f, cfg, b, &dead);
+            changed = true;
+        }
+    }
+    changed
+}
+
 /// Replaces block parameters that receive one value on every edge. Returns whether any changed.
 pub fn remove_redundant_params(f: &mut Function, cfg: &Cfg) -> bool {
     let mut changed = false;
@@ -126,6 +220,8 @@ pub fn run(f: &mut Function, cx: &ModuleCx) -> bool {
             }
         }
     }
+    // After numbering: equal incoming expressions now share their operands.
+    changed |= rebuild_equal_incoming(f, &cfg, &dt);
     changed
 }
 
