@@ -26,6 +26,10 @@ pub const ALL_FUNC_PASSES: &[Pass] = &[
         run: super::dce::run,
     },
     Pass {
+        name: "dead_loop",
+        run: super::dead_loop::run,
+    },
+    Pass {
         name: "gvn",
         run: super::gvn::run,
     },
@@ -132,6 +136,7 @@ pub const O2: &[Step] = &[
     pass!(dce),
     module_pass!(constlocal), // local tables now filled with constants become globals
     module_pass!(memo),       // last: callers have used the purity its cache must not disturb
+    pass!(dead_loop),         // loops whose results inlining left unused (dce emptied them)
     pass!(simplify_cfg),
     pass!(dce), // conditions folded by simplify_cfg leave dead compares
 ];
