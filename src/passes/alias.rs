@@ -103,6 +103,12 @@ fn incoming(f: &Function, cfg: &Cfg, b: crate::ir::Block, n: usize) -> Vec<Value
 /// Every instruction that uses `root` or an address derived from it by `gep`/`offset`, with the
 /// derived value it uses (address arithmetic itself is followed, not listed).
 pub fn derived_users(f: &Function, root: Value) -> Vec<(Inst, Value)> {
+    derived_users_via(f, root, false)
+}
+
+/// `derived_users`, also following addresses passed in block parameters (pointer induction
+/// variables) when `through_params`: branches that only pass them along are not listed.
+pub fn derived_users_via(f: &Function, root: Value, through_params: bool) -> Vec<(Inst, Value)> {
     let mut out = Vec::new();
     let mut work = vec![root];
     let mut seen: crate::ir::IdSet<Value> = crate::ir::IdSet::with_capacity(f.num_values());
@@ -114,6 +120,17 @@ pub fn derived_users(f: &Function, root: Value) -> Vec<(Inst, Value)> {
             let user = f.uses().user[u];
             match f.op(user) {
                 Opcode::Gep | Opcode::Offset if f.arg(user, 0) == v => work.push(f.res(user)),
+                Opcode::Jump | Opcode::Brif
+                    if through_params && (f.op(user) == Opcode::Jump || f.arg(user, 0) != v) =>
+                {
+                    for c in f.branch_targets(user) {
+                        for (n, &a) in c.args.iter().enumerate() {
+                            if a == v {
+                                work.push(f.blocks.params[c.block][n]);
+                            }
+                        }
+                    }
+                }
                 _ => out.push((user, v)),
             }
         }

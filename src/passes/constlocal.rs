@@ -41,37 +41,6 @@ fn const_offset(f: &Function, root: Value, ptr: Value) -> Option<i64> {
     None
 }
 
-/// Every instruction using `root` or an address derived from it by `gep`/`offset` or passed in a
-/// block parameter (pointer induction variables), with the derived value it uses. Branches that
-/// only pass such addresses along are followed, not listed.
-fn derived_through_params(f: &Function, root: Value) -> Vec<(Inst, Value)> {
-    let mut out = Vec::new();
-    let mut work = vec![root];
-    let mut seen: FxHashSet<Value> = FxHashSet::default();
-    while let Some(v) = work.pop() {
-        if !seen.insert(v) {
-            continue;
-        }
-        for u in f.uses_of(v) {
-            let user = f.uses().user[u];
-            match f.op(user) {
-                Opcode::Gep | Opcode::Offset if f.arg(user, 0) == v => work.push(f.res(user)),
-                Opcode::Jump | Opcode::Brif if f.arg(user, 0) != v || f.op(user) == Opcode::Jump => {
-                    for c in f.branch_targets(user) {
-                        for (n, &a) in c.args.iter().enumerate() {
-                            if a == v {
-                                work.push(f.blocks.params[c.block][n]);
-                            }
-                        }
-                    }
-                }
-                _ => out.push((user, v)),
-            }
-        }
-    }
-    out
-}
-
 /// The 32-bit word a constant value stores.
 fn const_word(f: &Function, v: Value) -> Option<u32> {
     if let Some(c) = f.as_iconst(v) {
@@ -95,7 +64,7 @@ fn plan(f: &Function, cx: &ModuleCx, dt: &DomTree, a: Inst) -> Option<Plan> {
     let root = f.res(a);
     let mut writes: Vec<Inst> = Vec::new();
     let mut loads: Vec<Inst> = Vec::new();
-    for (user, v) in derived_through_params(f, root) {
+    for (user, v) in super::alias::derived_users_via(f, root, true) {
         match f.op(user) {
             Opcode::Load if f.arg(user, 0) == v => loads.push(user),
             Opcode::Store if f.arg(user, 1) == v && f.arg(user, 0) != v => writes.push(user),
