@@ -63,6 +63,11 @@ pub struct BenchArgs {
     /// register allocator of sysyc: linear-scan (default) or simple (every value in a stack slot)
     #[argh(option, default = "Default::default()")]
     pub regalloc: Allocator,
+    /// reuse the reference's measurements from a JSON saved by --save, for cases whose source,
+    /// input and expected output are unchanged (the reference compiler does not change between
+    /// runs of ours, and measuring it is often the slow half); implies --reference gcc
+    #[argh(option)]
+    pub reference_from: Option<PathBuf>,
 }
 
 /// The measurements of one case with one compiler.
@@ -161,8 +166,46 @@ impl Measure {
 #[derive(Clone, Debug)]
 pub struct BenchRow {
     pub name: String,
+    /// Fingerprint of the case's files (see [`case_fingerprint`]); `None` when unreadable.
+    pub fingerprint: Option<String>,
     pub sysyc: Measure,
     pub reference: Option<Measure>,
+}
+
+/// A hash of a case's source, input and expected output (FNV-1a, 64 bits, hex). A saved
+/// reference measurement is reused only for the same fingerprint, so an edited case is measured
+/// again.
+pub fn case_fingerprint(case: &Case) -> Option<String> {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for (tag, path) in [(b's', Some(&case.sy)), (b'i', case.input.as_ref()), (b'o', case.expected.as_ref())] {
+        let bytes = match path {
+            Some(p) => std::fs::read(p).ok()?,
+            None => Vec::new(),
+        };
+        let len = (bytes.len() as u64).to_le_bytes();
+        for &b in [tag].iter().chain(&len).chain(&bytes) {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    Some(format!("{h:016x}"))
+}
+
+/// Reference measurements saved by `--save`, by case name and fingerprint (rows saved without a
+/// fingerprint, or whose reference failed, are not reused).
+fn saved_references(doc: &Json) -> Vec<(String, String, Measure)> {
+    let mut out = Vec::new();
+    for c in doc.get("cases").and_then(Json::as_array).unwrap_or(&[]) {
+        let name = c.get("name").and_then(Json::as_str);
+        let fp = c.get("fingerprint").and_then(Json::as_str);
+        let m = c.get("reference").filter(|r| !matches!(r, Json::Null)).map(Measure::from_json);
+        if let (Some(name), Some(fp), Some(m)) = (name, fp, m) {
+            if m.ok() {
+                out.push((name.to_string(), fp.to_string(), m));
+            }
+        }
+    }
+    out
 }
 
 impl BenchRow {
@@ -329,7 +372,7 @@ pub fn run_bench(args: &BenchArgs) -> i32 {
         }
     };
     let with_ref = match args.reference.as_deref() {
-        None => false,
+        None => args.reference_from.is_some(),
         Some("gcc") => true,
         Some(o) => {
             eprintln!("sysyc bench: unknown reference `{o}` (try gcc)");
@@ -345,6 +388,19 @@ pub fn run_bench(args: &BenchArgs) -> i32 {
             Ok(j) => Some(j),
             Err(e) => {
                 eprintln!("sysyc bench: baseline {}: {e}", p.display());
+                return 2;
+            }
+        },
+    };
+    let saved = match &args.reference_from {
+        None => Vec::new(),
+        Some(p) => match std::fs::read_to_string(p)
+            .map_err(|e| e.to_string())
+            .and_then(|t| Json::parse(&t))
+        {
+            Ok(j) => saved_references(&j),
+            Err(e) => {
+                eprintln!("sysyc bench: reference file {}: {e}", p.display());
                 return 2;
             }
         },
@@ -368,10 +424,18 @@ pub fn run_bench(args: &BenchArgs) -> i32 {
         cases
             .par_iter()
             .map(|case| {
+                let fingerprint = case_fingerprint(case);
+                let reused = saved.iter().find(|(n, fp, _)| {
+                    *n == case.name && Some(fp) == fingerprint.as_ref()
+                });
                 let row = BenchRow {
                     name: case.name.clone(),
                     sysyc: measure(case, &ours, args.runs),
-                    reference: with_ref.then(|| measure(case, &reference, args.runs)),
+                    reference: with_ref.then(|| match reused {
+                        Some((_, _, m)) => m.clone(),
+                        None => measure(case, &reference, args.runs),
+                    }),
+                    fingerprint,
                 };
                 let note = match (row.sysyc.ok(), row.ratio()) {
                     (true, Some(r)) => format!("{:.3}x gcc", r),
@@ -515,6 +579,7 @@ fn to_json(rows: &[BenchRow], args: &BenchArgs, geo: Option<f64>) -> Json {
                     .map(|r| {
                         Json::obj([
                             ("name", Json::from(r.name.as_str())),
+                            ("fingerprint", Json::from(r.fingerprint.clone())),
                             ("sysyc", r.sysyc.to_json()),
                             (
                                 "reference",
@@ -773,6 +838,7 @@ mod tests {
             .enumerate()
             .map(|(i, &(a, b))| BenchRow {
                 name: format!("perf/case<{i}>"),
+                fingerprint: Some(format!("{i:016x}")),
                 sysyc: m(a),
                 reference: Some(m(b)),
             })
@@ -790,6 +856,7 @@ mod tests {
             filter: None,
             timeout: 1.0,
             regalloc: Allocator::LinearScan,
+            reference_from: None,
         };
         let geo = geomean(rows.iter().filter_map(BenchRow::ratio));
         assert!((geo.unwrap() - (1.2f64 * 0.8 * 3.0).powf(1.0 / 3.0)).abs() < 1e-9);
@@ -808,5 +875,29 @@ mod tests {
         now[1].sysyc.insns = Some(90);
         let cmp = compare_baseline(&now, &base, 2.0);
         assert_eq!(cmp.regressions, 1, "{}", cmp.text);
+        // Saved reference rows come back by name and fingerprint.
+        let saved = saved_references(&Json::parse(&base.pretty()).unwrap());
+        assert_eq!(saved.len(), 3);
+        assert_eq!((saved[2].0.as_str(), saved[2].1.as_str(), saved[2].2.insns), ("perf/case<2>", "0000000000000002", Some(100)));
+    }
+
+    #[test]
+    fn fingerprint_changes_with_any_file_of_the_case() {
+        let dir = std::env::temp_dir().join(format!("sysyc-fp-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (sy, inp) = (dir.join("a.sy"), dir.join("a.in"));
+        std::fs::write(&sy, "int main(){return 0;}").unwrap();
+        std::fs::write(&inp, "1").unwrap();
+        let case = Case { name: "x/a".into(), sy: sy.clone(), input: Some(inp.clone()), expected: None };
+        let a = case_fingerprint(&case).unwrap();
+        assert_eq!(case_fingerprint(&case).unwrap(), a);
+        std::fs::write(&inp, "2").unwrap();
+        let b = case_fingerprint(&case).unwrap();
+        assert_ne!(a, b);
+        // Moving bytes between files changes it too.
+        std::fs::write(&sy, "int main(){return 0;}2").unwrap();
+        std::fs::write(&inp, "").unwrap();
+        assert_ne!(case_fingerprint(&case).unwrap(), b);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
