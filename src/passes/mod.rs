@@ -18,6 +18,7 @@ pub mod indvars;
 pub mod inline;
 pub mod instcombine;
 pub mod jump_thread;
+pub mod lftr;
 pub mod licm;
 pub mod loop_shape;
 pub mod lsr;

@@ -46,6 +46,10 @@ pub const ALL_FUNC_PASSES: &[Pass] = &[
         run: super::jump_thread::run,
     },
     Pass {
+        name: "lftr",
+        run: super::lftr::run,
+    },
+    Pass {
         name: "licm",
         run: super::licm::run,
     },
@@ -136,6 +140,7 @@ pub const O2: &[Step] = &[
     pass!(dce),
     module_pass!(constlocal), // local tables now filled with constants become globals
     module_pass!(memo),       // last: callers have used the purity its cache must not disturb
+    pass!(lftr),              // after unroll, which reads counters; dce below drops them
     pass!(dead_loop),         // loops whose results inlining left unused (dce emptied them)
     pass!(simplify_cfg),
     pass!(dce), // conditions folded by simplify_cfg leave dead compares

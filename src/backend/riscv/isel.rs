@@ -880,6 +880,18 @@ impl<'a> Isel<'a> {
             }
         }
         let ri = self.reg(idx);
+        // A negative power-of-two stride (bounds computed downwards): shift, then subtract.
+        if stride < 0 && stride != i64::MIN && (stride.unsigned_abs()).is_power_of_two() {
+            match stride {
+                -1 => self.push(MInst::r(MOp::Sub, rd, rb, ri)),
+                _ => {
+                    let t = self.vreg(RegClass::Int);
+                    self.push(MInst::i(MOp::Slli, t, ri, stride.unsigned_abs().trailing_zeros() as i64));
+                    self.push(MInst::r(MOp::Sub, rd, rb, t));
+                }
+            }
+            return;
+        }
         let scaled = if stride == 1 {
             ri
         } else if stride > 0 && (stride as u64).is_power_of_two() {
