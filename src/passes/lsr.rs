@@ -15,89 +15,119 @@ use crate::ir::{mk, Function, Inst, ModuleCx, Opcode, Type, Value};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Scale {
-    One,
+    /// A constant multiplier (never 0).
+    Const(i64),
     /// An invariant (non-constant) multiplier.
     Var(Value),
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(Clone, PartialEq, Eq, Debug)]
 struct GroupKey {
     base: Value,
     stride: i64,
     iv: Value,
     scale: Scale,
-    /// Invariant non-constant addend.
-    add: Option<Value>,
+    /// The invariant part: values times constants, sorted by value.
+    atoms: Vec<(Value, i64)>,
 }
 
-/// An index `scale * iv + add + k`.
-struct AffineIndex {
-    iv: Value,
-    scale: Scale,
-    add: Option<Value>,
+/// A linear form `scale * iv + sum(c * atom) + k` of an index, in the loop's wrapping i32
+/// arithmetic read as exact (see the module note).
+#[derive(Clone, Debug, Default)]
+struct Lin {
+    iv: Option<(Value, Scale)>,
+    atoms: Vec<(Value, i64)>,
     k: i64,
 }
 
-/// Recognises `iv`, `iv * m` (m invariant) and either plus a constant or an invariant.
-fn affine_index(
+impl Lin {
+    fn atom(v: Value) -> Lin {
+        Lin { atoms: vec![(v, 1)], ..Lin::default() }
+    }
+
+    fn add(mut self, o: Lin) -> Option<Lin> {
+        self.iv = match (self.iv, o.iv) {
+            (x, None) | (None, x) => x,
+            (Some((a, Scale::Const(x))), Some((b, Scale::Const(y)))) if a == b => {
+                let z = x.checked_add(y)?;
+                (z != 0).then_some((a, Scale::Const(z)))
+            }
+            _ => return None,
+        };
+        for (v, c) in o.atoms {
+            match self.atoms.iter_mut().find(|(w, _)| *w == v) {
+                Some(slot) => slot.1 = slot.1.checked_add(c)?,
+                None => self.atoms.push((v, c)),
+            }
+        }
+        self.atoms.retain(|&(_, c)| c != 0);
+        self.atoms.sort_by_key(|&(v, _)| v);
+        self.k = self.k.checked_add(o.k)?;
+        Some(self)
+    }
+
+    fn scale(mut self, c: i64) -> Option<Lin> {
+        self.iv = match self.iv {
+            None => None,
+            Some((v, Scale::Const(x))) => Some((v, Scale::Const(x.checked_mul(c)?))),
+            Some((v, Scale::Var(m))) => (c == 1).then_some((v, Scale::Var(m)))?.into(),
+        };
+        if c == 0 {
+            return Some(Lin::default());
+        }
+        for a in &mut self.atoms {
+            a.1 = a.1.checked_mul(c)?;
+        }
+        self.k = self.k.checked_mul(c)?;
+        Some(self)
+    }
+}
+
+/// Reads an index as a [`Lin`] through `add`, `sub`, and multiplication or left shift by a
+/// constant; `iv * m` with `m` invariant is the one non-constant scale. Leaves are induction
+/// variables, constants and invariant values; anything else defined in the loop fails.
+fn linear(
     f: &Function,
     v: Value,
     ivs: &[(Value, i64)],
     invariant: &dyn Fn(&Function, Value) -> bool,
-) -> Option<AffineIndex> {
-    let is_iv = |x: Value| ivs.iter().any(|&(p, _)| p == x);
-    let scaled = |x: Value| -> Option<(Value, Scale)> {
-        if is_iv(x) {
-            return Some((x, Scale::One));
-        }
-        let i = f.def_inst(x)?;
-        if f.op(i) != Opcode::Mul {
-            return None;
-        }
-        let (a, b) = (f.arg(i, 0), f.arg(i, 1));
-        let (iv, m) = if is_iv(a) {
-            (a, b)
-        } else if is_iv(b) {
-            (b, a)
-        } else {
-            return None;
-        };
-        (invariant(f, m) && f.as_iconst(m).is_none()).then_some((iv, Scale::Var(m)))
+    depth: u32,
+) -> Option<Lin> {
+    if ivs.iter().any(|&(p, _)| p == v) {
+        return Some(Lin { iv: Some((v, Scale::Const(1))), ..Lin::default() });
+    }
+    if let Some(c) = f.as_iconst(v) {
+        return Some(Lin { k: c, ..Lin::default() });
+    }
+    let opaque = || invariant(f, v).then(|| Lin::atom(v));
+    let Some(i) = f.def_inst(v).filter(|_| depth < 8 && f.ty(v) == Type::I32) else {
+        return opaque();
     };
-    if let Some((iv, scale)) = scaled(v) {
-        return Some(AffineIndex {
-            iv,
-            scale,
-            add: None,
-            k: 0,
-        });
-    }
-    let i = f.def_inst(v)?;
-    if f.op(i) != Opcode::Add {
-        return None;
-    }
-    let (a, b) = (f.arg(i, 0), f.arg(i, 1));
-    for (x, y) in [(a, b), (b, a)] {
-        if let Some((iv, scale)) = scaled(x) {
-            if let Some(k) = f.as_iconst(y) {
-                return Some(AffineIndex {
-                    iv,
-                    scale,
-                    add: None,
-                    k,
-                });
+    let go = |x: Value| linear(f, x, ivs, invariant, depth + 1);
+    let (a, b) = match f.args(i) {
+        &[a, b] => (a, b),
+        _ => return opaque(),
+    };
+    let form = match f.op(i) {
+        Opcode::Add => go(a).and_then(|x| x.add(go(b)?)),
+        Opcode::Sub => go(a).and_then(|x| x.add(go(b)?.scale(-1)?)),
+        Opcode::Mul => match (f.as_iconst(a), f.as_iconst(b)) {
+            (_, Some(c)) => go(a).and_then(|x| x.scale(c)),
+            (Some(c), _) => go(b).and_then(|x| x.scale(c)),
+            _ => {
+                // `iv * m` for an invariant `m`.
+                let is_iv = |x: Value| ivs.iter().any(|&(p, _)| p == x);
+                let (iv, m) = if is_iv(a) { (a, b) } else if is_iv(b) { (b, a) } else { (a, a) };
+                (iv != m && invariant(f, m)).then(|| Lin { iv: Some((iv, Scale::Var(m))), ..Lin::default() })
             }
-            if invariant(f, y) {
-                return Some(AffineIndex {
-                    iv,
-                    scale,
-                    add: Some(y),
-                    k: 0,
-                });
-            }
-        }
-    }
-    None
+        },
+        Opcode::Shl => match f.as_iconst(b) {
+            Some(c @ 0..=30) => go(a).and_then(|x| x.scale(1 << c)),
+            _ => None,
+        },
+        _ => None,
+    };
+    form.or_else(opaque)
 }
 
 pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
@@ -169,41 +199,59 @@ pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
                 if !invariant(f, base) {
                     continue;
                 }
-                let Some(a) = affine_index(f, idx, &ivs, &invariant) else {
+                let Some(lin) = linear(f, idx, &ivs, &invariant, 0) else {
                     continue;
                 };
+                let Some((iv, scale)) = lin.iv else { continue };
+                // Keep every product within the i32 arithmetic it replaces.
+                let small = |c: i64| c.unsigned_abs() <= 1 << 20;
+                if matches!(scale, Scale::Const(a) if !small(a)) || !lin.atoms.iter().all(|&(_, c)| small(c)) {
+                    continue;
+                }
                 let key = GroupKey {
                     base,
                     stride: f.data(i).imm,
-                    iv: a.iv,
-                    scale: a.scale,
-                    add: a.add,
+                    iv,
+                    scale,
+                    atoms: lin.atoms,
                 };
                 match groups.iter_mut().find(|g| g.0 == key) {
-                    Some(g) => g.1.push((i, a.k)),
-                    None => groups.push((key, vec![(i, a.k)])),
+                    Some(g) => g.1.push((i, lin.k)),
+                    None => groups.push((key, vec![(i, lin.k)])),
                 }
             }
         }
         for (key, uses) in groups {
             let n = ivs.iter().position(|&(p, _)| p == key.iv).unwrap();
             let (step, init) = (ivs[n].1, inits[n]);
-            // idx0 = scale * init + add, p0 = base + idx0 * stride, in the preheader.
+            // idx0 = scale * init + sum(c * atom), p0 = base + idx0 * stride, in the preheader.
             let mut bld = crate::ir::Builder::before(f, pre_t);
-            let mut idx0 = init;
-            if let Scale::Var(m) = key.scale {
-                idx0 = bld.binary(Opcode::Mul, idx0, m);
-            }
-            if let Some(a) = key.add {
-                idx0 = bld.binary(Opcode::Add, idx0, a);
+            let mut idx0 = match key.scale {
+                Scale::Const(1) => init,
+                Scale::Const(a) => {
+                    let c = bld.iconst(a as i32);
+                    bld.binary(Opcode::Mul, init, c)
+                }
+                Scale::Var(m) => bld.binary(Opcode::Mul, init, m),
+            };
+            for &(atom, c) in &key.atoms {
+                idx0 = match c {
+                    1 => bld.binary(Opcode::Add, idx0, atom),
+                    -1 => bld.binary(Opcode::Sub, idx0, atom),
+                    _ => {
+                        let c = bld.iconst(c as i32);
+                        let t = bld.binary(Opcode::Mul, atom, c);
+                        bld.binary(Opcode::Add, idx0, t)
+                    }
+                };
             }
             let p0 = bld.gep(key.base, idx0, key.stride);
             // The step: a constant offset, or `gep p, scale * step, stride` for a variable scale.
-            let var_step = match key.scale {
-                Scale::One => None,
+            let (const_step, var_step) = match key.scale {
+                Scale::Const(a) => (a.wrapping_mul(step), None),
                 Scale::Var(m) => {
                     let c = bld.iconst(step as i32);
-                    Some(bld.binary(Opcode::Mul, m, c))
+                    (0, Some(bld.binary(Opcode::Mul, m, c)))
                 }
             };
             let p = f.append_block_param(h, Type::Ptr);
@@ -212,7 +260,7 @@ pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
             f.set_branch_target(pre_t, 0, h, &args);
             let lt = f.terminator(latch).unwrap();
             let pn = match var_step {
-                None => f.insert_new_before(lt, mk::offset(step.wrapping_mul(key.stride)), &[p]),
+                None => f.insert_new_before(lt, mk::offset(const_step.wrapping_mul(key.stride)), &[p]),
                 Some(sv) => f.insert_new_before(lt, mk::gep(key.stride), &[p, sv]),
             };
             let pn = f.res(pn);
