@@ -9,18 +9,20 @@
 //! once in the preheader, with 64-bit address arithmetic (`gep (gep q0, n, r), i0, -r`), and
 //! dce removes the counter.
 //!
-//! Conditions: one latch whose branch is the exit test, a preheader, the counter used by
-//! nothing but its increment and the test (not after the loop either), and a pointer that a
-//! load or store dereferences on every iteration (in a block dominating the latch). The last one
-//! is what makes the counter's 32-bit arithmetic safe to read as exact: a counter that wrapped
-//! would need more than 2^31 iterations, and the pointer would walk more than 2^31 bytes, out of
-//! any object. Pointers compare as signed 64-bit integers, like the `slt` of the backend.
+//! Conditions: one latch whose branch is the exit test, a preheader, and the counter used by
+//! nothing but its increment and the test (not after the loop either). The counter's 32-bit
+//! arithmetic must be exact: it is when the step is ±1 and the test strict (`<` going up, `>`
+//! going down: the counter stops at the bound), and otherwise when a load or store dereferences
+//! the pointer on every iteration (in a block dominating the latch), since a counter that
+//! wrapped would need more than 2^31 iterations and the pointer would walk more than 2^31
+//! bytes, out of any object. Pointers compare as signed 64-bit integers, like the `slt` of the
+//! backend.
 //! Needs: CFG, dominator tree, loop forest (computed here). Cost: O(loop sizes).
 
 use super::licm::ensure_preheaders;
 use super::loop_shape::exit_test;
 use crate::ir::analysis::{Cfg, DomTree, LoopForest};
-use crate::ir::{mk, Block, Function, Inst, ModuleCx, Opcode, Type, Value};
+use crate::ir::{mk, Block, CmpCond, Function, Inst, ModuleCx, Opcode, Type, Value};
 
 pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
     let mut changed = ensure_preheaders(f);
@@ -91,7 +93,9 @@ fn replace_test(
     if f.args(test.cmp).iter().filter(|&&v| v == test.next).count() != 1 {
         return None;
     }
-    let q = pointer_iv(f, dt, latch, blocks, &params, &back_args, s)?;
+    // A unit step with a strict test stops at the bound itself: the counter cannot wrap.
+    let exact = matches!((s, test.cond), (1, CmpCond::Lt) | (-1, CmpCond::Gt));
+    let q = pointer_iv(f, dt, latch, blocks, &params, &back_args, s, exact)?;
     let pre_t = f.terminator(pre)?;
     if f.op(pre_t) != Opcode::Jump {
         return None;
@@ -142,6 +146,7 @@ fn pointer_iv(
     params: &[Value],
     back_args: &[Value],
     s: i64,
+    exact: bool,
 ) -> Option<PtrIv> {
     let mut best: Option<PtrIv> = None;
     for (n, &q) in params.iter().enumerate() {
@@ -155,7 +160,7 @@ fn pointer_iv(
         if c % s != 0 || c == 0 || (c / s).unsigned_abs() > 1 << 20 {
             continue;
         }
-        if !dereferenced_every_iteration(f, dt, latch, blocks, q) {
+        if !exact && !dereferenced_every_iteration(f, dt, latch, blocks, q) {
             continue;
         }
         let r = c / s;

@@ -39,12 +39,31 @@ pub fn ensure_preheaders(f: &mut Function) -> bool {
             continue;
         }
         let pre = f.make_block();
-        let tys: Vec<_> = f.blocks.params[h].iter().map(|&p| f.ty(p)).collect();
-        let params: Vec<Value> = tys.iter().map(|&t| f.append_block_param(pre, t)).collect();
         match f.layout().prev_block(h) {
             Some(prev) => f.insert_block_after(pre, prev),
             None => f.append_block(pre),
         }
+        // One edge from outside: its arguments move into the preheader's jump, so the loop's
+        // initial values stay visible (no block parameters to look through).
+        if let [p] = outside[..] {
+            let t = f.terminator(p).unwrap();
+            let edges: Vec<usize> = f
+                .branch_targets(t)
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.block == h)
+                .map(|(k, _)| k)
+                .collect();
+            if let [k] = edges[..] {
+                let args = f.branch_args(t, k).to_vec();
+                f.set_branch_target(t, k, pre, &[]);
+                f.append_new(pre, mk::jump(h), &args);
+                changed = true;
+                continue;
+            }
+        }
+        let tys: Vec<_> = f.blocks.params[h].iter().map(|&p| f.ty(p)).collect();
+        let params: Vec<Value> = tys.iter().map(|&t| f.append_block_param(pre, t)).collect();
         f.append_new(pre, mk::jump(h), &params);
         for p in outside {
             let t = f.terminator(p).unwrap();

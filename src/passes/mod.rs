@@ -17,6 +17,7 @@ pub mod gvn;
 pub mod indvars;
 pub mod inline;
 pub mod instcombine;
+pub mod ivrange;
 pub mod jump_thread;
 pub mod lftr;
 pub mod licm;

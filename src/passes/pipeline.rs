@@ -42,6 +42,10 @@ pub const ALL_FUNC_PASSES: &[Pass] = &[
         run: super::instcombine::run,
     },
     Pass {
+        name: "ivrange",
+        run: super::ivrange::run,
+    },
+    Pass {
         name: "jump_thread",
         run: super::jump_thread::run,
     },
@@ -121,6 +125,8 @@ pub const O2: &[Step] = &[
     pass!(simplify_cfg), // fold the branches condprop decided
     pass!(memopt),      // after gvn: equal addresses are one value
     pass!(dce),
+    pass!(ivrange),      // inlined bounds checks of loop counters
+    pass!(simplify_cfg), // fold the branches ivrange decided
     pass!(licm),    // after gvn, so hoisted code is already deduplicated
     pass!(promote), // after licm hoisted the invariant addresses it needs
     pass!(indvars), // after licm: step values and bounds must be defined outside the loop

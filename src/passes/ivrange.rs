@@ -1,0 +1,244 @@
+//! Compares decided by the range an induction variable stays in.
+//!
+//! A header parameter `i` stepped by a constant `s > 0` (`i_next = i + s`), whose loop goes on
+//! only while `i_next < n` (or `<=`) for an invariant `n`, never wraps: it starts at its initial
+//! value `i0` and grows, so `i >= i0` holds for every value it takes. When the loop is entered
+//! only after `i0 < n` was tested (a dominating branch of the rotated loop's guard, or both
+//! constants), `i < n` holds too: the first value passed the guard and every later one the
+//! latch's test. Mirrored for `s < 0` with `>` / `>=`. These are properties of the value `i`
+//! wherever it is used, so every `icmp` of `i` against a constant or against `i0` / `n` that
+//! the range decides becomes a constant; `simplify_cfg` then drops the branches. Inlined bounds
+//! checks inside loops (`if (i < 0 || i >= n) return -1;`) are what this is for.
+//!
+//! No wrap: the step is ±1 with a strict test (the last value is the bound itself), or the bound
+//! is a constant at least `|s|` away from the end of the i32 range.
+//! Needs: CFG, dominator tree, loop forest (computed here). Cost: O(loop sizes + instructions).
+
+use super::licm::ensure_preheaders;
+use super::loop_shape::exit_test;
+use crate::ir::analysis::{Cfg, DomTree, LoopForest};
+use crate::ir::{mk, Block, CmpCond, Function, Inst, ModuleCx, Opcode, Type, Value};
+use rustc_hash::FxHashMap;
+
+/// `value > / >= bound` or `value < / <= bound`.
+#[derive(Clone, Copy, Debug)]
+struct Bound {
+    v: Value,
+    strict: bool,
+}
+
+/// What is known about an induction variable.
+#[derive(Clone, Copy, Debug, Default)]
+struct Range {
+    lower: Option<Bound>,
+    upper: Option<Bound>,
+}
+
+pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
+    let mut changed = ensure_preheaders(f);
+    let cfg = Cfg::compute(f);
+    let dt = DomTree::compute(f, &cfg);
+    let forest = LoopForest::compute(&cfg, &dt);
+    let mut ranges: FxHashMap<Value, Range> = FxHashMap::default();
+    for (l, data) in forest.loops.iter() {
+        let [latch] = data.latches[..] else { continue };
+        let Some(pre) = forest.preheader(l, &cfg) else {
+            continue;
+        };
+        let inside = |f: &Function, v: Value| f.def_block(v).is_some_and(|b| forest.contains(l, b));
+        if let Some((p, r)) = iv_range(f, &cfg, &dt, data.header, pre, latch, &inside) {
+            ranges.insert(p, r);
+        }
+    }
+    if ranges.is_empty() {
+        return changed;
+    }
+    // Decide compares.
+    let mut decided: Vec<(Inst, bool)> = Vec::new();
+    for b in f.layout().blocks() {
+        for i in f.layout().block_insts(b) {
+            if f.op(i) != Opcode::Icmp || f.ty(f.arg(i, 0)) != Type::I32 {
+                continue;
+            }
+            let (x, y, c) = (f.arg(i, 0), f.arg(i, 1), f.data(i).cond());
+            let t = match (ranges.get(&x), ranges.get(&y)) {
+                (Some(r), _) => decide(f, r, c, y),
+                _ => None,
+            }
+            .or_else(|| ranges.get(&y).and_then(|r| decide(f, r, c.swap(), x)));
+            if let Some(t) = t {
+                decided.push((i, t));
+            }
+        }
+    }
+    let mut consts: [Option<Value>; 2] = [None, None];
+    for (i, t) in decided {
+        let k = t as usize;
+        let cv = *consts[k].get_or_insert_with(|| {
+            let entry = f.entry();
+            let ci = match f.layout().first_inst(entry) {
+                Some(first) => f.insert_new_before(first, mk::iconst(Type::I1, k as i64), &[]),
+                None => f.append_new(entry, mk::iconst(Type::I1, k as i64), &[]),
+            };
+            f.res(ci)
+        });
+        let r = f.res(i);
+        if f.has_uses(r) {
+            f.replace_all_uses(r, cv);
+            changed = true;
+        }
+    }
+    changed
+}
+
+/// The range of the counter tested by the latch of the loop headed by `h`, if it has one.
+fn iv_range(
+    f: &Function,
+    cfg: &Cfg,
+    dt: &DomTree,
+    h: Block,
+    pre: Block,
+    latch: Block,
+    inside: &dyn Fn(&Function, Value) -> bool,
+) -> Option<(Value, Range)> {
+    let mut preds = cfg.preds[h].clone();
+    preds.sort();
+    preds.dedup();
+    if preds.len() != 2 || !preds.contains(&latch) || !preds.contains(&pre) {
+        return None;
+    }
+    let lt = f.terminator(latch)?;
+    if f.op(lt) != Opcode::Brif {
+        return None;
+    }
+    let targets: Vec<Block> = f.branch_targets(lt).iter().map(|c| c.block).collect();
+    let back = targets.iter().position(|&b| b == h)?;
+    if targets.iter().filter(|&&b| b == h).count() != 1 {
+        return None;
+    }
+    let test = exit_test(f, lt, back == 0, inside)?;
+    let inc = f.def_inst(test.next)?;
+    if f.op(inc) != Opcode::Add || f.ty(test.next) != Type::I32 {
+        return None;
+    }
+    let (p, s) = match (f.as_iconst(f.arg(inc, 1)), f.as_iconst(f.arg(inc, 0))) {
+        (Some(s), _) => (f.arg(inc, 0), s),
+        (None, Some(s)) => (f.arg(inc, 1), s),
+        _ => return None,
+    };
+    let np = f.blocks.params[h].iter().position(|&q| q == p)?;
+    if f.branch_args(lt, back)[np] != test.next {
+        return None;
+    }
+    let pre_t = f.terminator(pre)?;
+    if f.op(pre_t) != Opcode::Jump {
+        return None;
+    }
+    let i0 = f.args(pre_t)[np];
+    let (n, cond) = (test.bound, test.cond);
+    // No wrap: the last value the test lets through plus the step stays in range.
+    let nc = f.as_iconst(n);
+    let room = |last: Option<i64>| last.is_some_and(|x| (i32::MIN as i64..=i32::MAX as i64).contains(&(x + s)));
+    let (up, strict) = match cond {
+        CmpCond::Lt if s > 0 => (true, true),
+        CmpCond::Le if s > 0 => (true, false),
+        CmpCond::Gt if s < 0 => (false, true),
+        CmpCond::Ge if s < 0 => (false, false),
+        _ => return None,
+    };
+    let unit_strict = strict && s.abs() == 1;
+    let last = nc.map(|n| match (up, strict) {
+        (true, true) => n - 1,
+        (false, true) => n + 1,
+        _ => n,
+    });
+    if !unit_strict && !room(last) {
+        return None;
+    }
+    let start = Bound { v: i0, strict: false };
+    let end = guarded(f, cfg, dt, pre, i0, n, if up { cond } else { cond.swap() }, up)
+        .then_some(Bound { v: n, strict });
+    let r = if up {
+        Range { lower: Some(start), upper: end }
+    } else {
+        Range { lower: end, upper: Some(start) }
+    };
+    Some((p, r))
+}
+
+/// Whether `i0 cond n` (`cond` read with `i0` on the left when `up`, else `n cond i0`) holds
+/// on entry to the loop: both constants, or a dominating branch edge above the preheader tested
+/// it (the same compare, swapped, or inverted on the false edge).
+fn guarded(f: &Function, cfg: &Cfg, dt: &DomTree, pre: Block, i0: Value, n: Value, cond: CmpCond, up: bool) -> bool {
+    let (a, b) = if up { (i0, n) } else { (n, i0) };
+    if let (Some(x), Some(y)) = (f.as_iconst(a), f.as_iconst(b)) {
+        return cond.eval_int(x, y);
+    }
+    let same = |x: Value, y: Value| x == y || (f.as_iconst(x).is_some() && f.as_iconst(x) == f.as_iconst(y));
+    let implies = |c: CmpCond, x: Value, y: Value| {
+        (same(x, a) && same(y, b) && (c == cond || (c == CmpCond::Lt && cond == CmpCond::Le)))
+            || (same(x, b) && same(y, a) && (c == cond.swap() || (c == CmpCond::Gt && cond == CmpCond::Le)))
+    };
+    let mut blk = pre;
+    for _ in 0..32 {
+        if let [p] = cfg.preds[blk][..] {
+            if let Some(t) = f.terminator(p).filter(|&t| f.op(t) == Opcode::Brif) {
+                let targets = f.branch_targets(t);
+                let (then, els) = (targets[0].block, targets[1].block);
+                if then != els {
+                    if let Some(ci) = f.def_inst(f.arg(t, 0)).filter(|&ci| f.op(ci) == Opcode::Icmp) {
+                        let c = f.data(ci).cond();
+                        let c = if blk == then { c } else { c.invert() };
+                        if implies(c, f.arg(ci, 0), f.arg(ci, 1)) {
+                            return true;
+                        }
+                    }
+                }
+            }
+        }
+        match dt.idom[blk] {
+            Some(d) if d != blk => blk = d,
+            _ => return false,
+        }
+    }
+    false
+}
+
+/// What `p cond y` is, given `p`'s range.
+fn decide(f: &Function, r: &Range, cond: CmpCond, y: Value) -> Option<bool> {
+    use CmpCond::*;
+    // p >= lo (p > lo when strict) and p <= hi (p < hi when strict), symbolically for y itself.
+    if let Some(lo) = r.lower.filter(|b| b.v == y) {
+        match (cond, lo.strict) {
+            (Ge, _) | (Gt, true) | (Ne, true) => return Some(true),
+            (Lt, _) | (Le, true) | (Eq, true) => return Some(false),
+            _ => {}
+        }
+    }
+    if let Some(hi) = r.upper.filter(|b| b.v == y) {
+        match (cond, hi.strict) {
+            (Le, _) | (Lt, true) | (Ne, true) => return Some(true),
+            (Gt, _) | (Ge, true) | (Eq, true) => return Some(false),
+            _ => {}
+        }
+    }
+    // Numerically, against a constant.
+    let c = f.as_iconst(y)?;
+    let lo = r.lower.and_then(|b| Some(f.as_iconst(b.v)? + b.strict as i64));
+    let hi = r.upper.and_then(|b| Some(f.as_iconst(b.v)? - b.strict as i64));
+    let below = |x: i64| hi.is_some_and(|h| h < x); // every p < x
+    let above = |x: i64| lo.is_some_and(|l| l > x); // every p > x
+    match cond {
+        Lt if below(c) => Some(true),
+        Lt if above(c - 1) => Some(false),
+        Le if below(c + 1) => Some(true),
+        Le if above(c) => Some(false),
+        Gt if above(c) => Some(true),
+        Gt if below(c + 1) => Some(false),
+        Ge if above(c - 1) => Some(true),
+        Ge if below(c) => Some(false),
+        Eq if below(c) || above(c) => Some(false),
+        Ne if below(c) || above(c) => Some(true),
+        _ => None,
+    }
+}
