@@ -16,22 +16,33 @@
 
 use super::licm::ensure_preheaders;
 use super::loop_shape::exit_test;
+use crate::ir::analysis::loops::Loop;
 use crate::ir::analysis::{Cfg, DomTree, LoopForest};
 use crate::ir::{mk, Block, CmpCond, Function, Inst, ModuleCx, Opcode, Type, Value};
 use rustc_hash::FxHashMap;
 
 /// `value > / >= bound` or `value < / <= bound`.
 #[derive(Clone, Copy, Debug)]
-struct Bound {
-    v: Value,
-    strict: bool,
+pub struct Bound {
+    pub v: Value,
+    pub strict: bool,
 }
 
-/// What is known about an induction variable.
+/// What is known about an induction variable: every value it takes is above `lower` and below
+/// `upper`.
 #[derive(Clone, Copy, Debug, Default)]
-struct Range {
-    lower: Option<Bound>,
-    upper: Option<Bound>,
+pub struct Range {
+    pub lower: Option<Bound>,
+    pub upper: Option<Bound>,
+}
+
+/// The counter of loop `l` (tested by its single latch) and its range, if it has one.
+pub fn counter_range(f: &Function, cfg: &Cfg, dt: &DomTree, forest: &LoopForest, l: Loop) -> Option<(Value, Range)> {
+    let data = &forest.loops[l];
+    let [latch] = data.latches[..] else { return None };
+    let pre = forest.preheader(l, cfg)?;
+    let inside = |f: &Function, v: Value| f.def_block(v).is_some_and(|b| forest.contains(l, b));
+    iv_range(f, cfg, dt, data.header, pre, latch, &inside)
 }
 
 pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
@@ -40,13 +51,8 @@ pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
     let dt = DomTree::compute(f, &cfg);
     let forest = LoopForest::compute(&cfg, &dt);
     let mut ranges: FxHashMap<Value, Range> = FxHashMap::default();
-    for (l, data) in forest.loops.iter() {
-        let [latch] = data.latches[..] else { continue };
-        let Some(pre) = forest.preheader(l, &cfg) else {
-            continue;
-        };
-        let inside = |f: &Function, v: Value| f.def_block(v).is_some_and(|b| forest.contains(l, b));
-        if let Some((p, r)) = iv_range(f, &cfg, &dt, data.header, pre, latch, &inside) {
+    for l in forest.loops.keys() {
+        if let Some((p, r)) = counter_range(f, &cfg, &dt, &forest, l) {
             ranges.insert(p, r);
         }
     }

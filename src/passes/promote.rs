@@ -2,7 +2,8 @@
 //!
 //! `c[i][j] = c[i][j] + a[i][k] * b[k][j]` in a `k` loop loads and stores the same invariant
 //! address every iteration. When nothing else in the loop may touch that location (no other
-//! access with a possibly aliasing base, no impure call) and some access to it runs on every
+//! access with a possibly aliasing base, unless the dependence test of [`depend`] shows it
+//! disjoint on every iteration; no impure call) and some access to it runs on every
 //! iteration (so the address is valid whenever the loop runs), the location lives in a register
 //! across the loop: one load in the preheader, one store on each exit edge.
 //!
@@ -13,6 +14,8 @@
 //! Cost: O(promotions * function size).
 
 use super::alias::{base_of, may_alias};
+use super::depend;
+use super::ivrange::counter_range;
 use super::licm::ensure_preheaders;
 use crate::ir::analysis::{Cfg, DomTree, LoopForest};
 use crate::ir::{mk, Block, Function, Inst, ModuleCx, Opcode, Type, Value};
@@ -59,6 +62,7 @@ fn find(f: &Function, cx: &ModuleCx) -> Option<Candidate> {
             continue;
         }
         let invariant = |v: Value| f.def_block(v).is_some_and(|db| !inside(db));
+        let counters: Vec<_> = counter_range(f, &cfg, &dt, &forest, l).into_iter().collect();
         let mut tried: Vec<Value> = Vec::new();
         for &(si, addr) in &accesses {
             if f.op(si) != Opcode::Store || !invariant(addr) || tried.contains(&addr) {
@@ -75,10 +79,15 @@ fn find(f: &Function, cx: &ModuleCx) -> Option<Candidate> {
                 continue;
             }
             let base = base_of(f, &cfg, addr);
-            let alone = accesses
-                .iter()
-                .filter(|a| a.1 != addr)
-                .all(|a| !may_alias(base, base_of(f, &cfg, a.1)) && base_of(f, &cfg, a.1) != base);
+            let size = |i: Inst| match f.op(i) {
+                Opcode::Load => f.data(i).ty.bytes(),
+                _ => f.ty(f.arg(i, 0)).bytes(),
+            } as i64;
+            let alone = accesses.iter().filter(|a| a.1 != addr).all(|a| {
+                let other = base_of(f, &cfg, a.1);
+                (!may_alias(base, other) && other != base)
+                    || depend::disjoint(f, addr, ty.bytes() as i64, a.1, size(a.0), &counters)
+            });
             if !alone {
                 continue;
             }
