@@ -17,7 +17,7 @@ use crate::ir::func::{brif_targets, pack_targets};
 use crate::ir::{mk, Block, FuncId, Function, IdVec, Inst, Module, Opcode, Type, Value};
 
 const SMALL: usize = 40;
-const SINGLE_SITE: usize = 400;
+const SINGLE_SITE: usize = 4000;
 const CAP: usize = 6000;
 
 fn size(f: &Function) -> usize {

@@ -172,6 +172,9 @@ fn simplify(f: &mut Function, i: Inst) -> bool {
                         }
                     }
                 }
+                if ty.is_int() && combine_like_terms(f, i, ty, a, b) {
+                    return true;
+                }
             }
             false
         }
@@ -271,4 +274,51 @@ fn simplify(f: &mut Function, i: Inst) -> bool {
         }
         _ => false,
     }
+}
+
+/// `v` as `x * c` for a constant `c`: a multiplication or left shift by a constant, else `v * 1`.
+fn as_multiple(f: &Function, v: Value) -> (Value, i64) {
+    if let Some((_, d, args)) = def_of(f, v).filter(|(_, d, _)| matches!(d.op, Opcode::Mul | Opcode::Shl)) {
+        if let Some(c) = int_const(f, args[1]) {
+            match d.op {
+                Opcode::Mul => return (args[0], c),
+                Opcode::Shl if (0..31).contains(&c) => return (args[0], 1 << c),
+                _ => {}
+            }
+        }
+    }
+    (v, 1)
+}
+
+/// Repeated terms of a sum: `x*c1 + x*c2 -> x*(c1+c2)` (with `x` itself as `x*1`), and
+/// `(y + x*c1) + x*c2 -> y + x*(c1+c2)` when the inner sum has no other use, so a chain
+/// `x + x + ... + x` of n terms becomes one multiplication. Exact in wrapping arithmetic.
+fn combine_like_terms(f: &mut Function, i: Inst, ty: Type, a: Value, b: Value) -> bool {
+    let ((xa, ca), (xb, cb)) = (as_multiple(f, a), as_multiple(f, b));
+    if xa == xb && int_const(f, xa).is_none() {
+        let k = make_int(f, i, ty, ca.wrapping_add(cb));
+        f.replace_inst(i, mk::binary(Opcode::Mul, ty), &[xa, k]);
+        return true;
+    }
+    for (s, t) in [(a, b), (b, a)] {
+        let (x, c) = as_multiple(f, t);
+        if int_const(f, x).is_some() || f.num_uses(s) != 1 {
+            continue;
+        }
+        let Some((_, sd, sargs)) = def_of(f, s) else { continue };
+        if sd.op != Opcode::Add || sd.ty != ty {
+            continue;
+        }
+        for (y, m) in [(sargs[0], sargs[1]), (sargs[1], sargs[0])] {
+            let (xm, cm) = as_multiple(f, m);
+            if xm == x {
+                let k = make_int(f, i, ty, cm.wrapping_add(c));
+                let prod = f.insert_new_before(i, mk::binary(Opcode::Mul, ty), &[x, k]);
+                let prod = f.res(prod);
+                f.set_args(i, &[y, prod]);
+                return true;
+            }
+        }
+    }
+    false
 }
