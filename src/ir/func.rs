@@ -532,6 +532,12 @@ impl Function {
         self.layout.insert_block_after(b, after);
     }
 
+    /// Moves `b` (with its instructions) right after `after` in the block order.
+    pub fn move_block_after(&mut self, b: Block, after: Block) {
+        self.layout.remove_block(b);
+        self.layout.insert_block_after(b, after);
+    }
+
     /// Removes `b` and all its instructions (their uses are unlinked). The caller makes sure no
     /// branch targets it and its values are unused.
     pub fn remove_block(&mut self, b: Block) {
