@@ -93,6 +93,9 @@ struct Prover<'a> {
     dt: &'a DomTree,
     /// Parameters under proof (a cycle proves nothing).
     visiting: Vec<Block>,
+    /// Results for parameters, per predicate (a result reached through a cycle is only
+    /// conservative, so caching it is sound); keeps diamonds of parameters linear.
+    memo: FxHashMap<(Value, u32, Value), bool>,
 }
 
 impl Prover<'_> {
@@ -144,6 +147,10 @@ impl Prover<'_> {
         if !in_loop(pb) || self.visiting.contains(&pb) {
             return false;
         }
+        let key = (a, p.cond as u32, p.bound);
+        if let Some(&known) = self.memo.get(&key) {
+            return known;
+        }
         let k = f.blocks.params[pb].iter().position(|&x| x == a).unwrap();
         self.visiting.push(pb);
         let mut preds = self.cfg.preds[pb].clone();
@@ -163,6 +170,7 @@ impl Prover<'_> {
                 .all(|(w, v)| self.edge_says(q, w, v, p) || self.false_at(v, p, q, in_loop))
         });
         self.visiting.pop();
+        self.memo.insert(key, ok);
         ok
     }
 }
@@ -215,6 +223,7 @@ fn candidate(f: &Function, cfg: &Cfg, dt: &DomTree, forest: &LoopForest, l: Loop
         cfg,
         dt,
         visiting: Vec::new(),
+        memo: FxHashMap::default(),
     };
     let params = f.blocks.params[h].clone();
     let mut guards: Vec<Inst> = Vec::new();
