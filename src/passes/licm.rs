@@ -12,6 +12,7 @@
 //!      the loaded object (`alias`).
 //! 3. Then whole inner loops move out of their parent loop when they compute the same thing on
 //!    every visit (see [`hoist_loops`]).
+//!
 //! Needs: CFG, dominator tree, loop forest (computed here). Cost: O(loops * loop size).
 
 use super::alias::{base_of, escapes, may_alias, Base};

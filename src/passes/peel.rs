@@ -246,7 +246,7 @@ fn candidate(f: &Function, cfg: &Cfg, dt: &DomTree, forest: &LoopForest, l: Loop
         }) else {
             continue;
         };
-        if f.def_block(bound).map_or(true, in_loop) {
+        if f.def_block(bound).is_none_or(in_loop) {
             continue;
         }
         let p = Pred { cond, bound };
