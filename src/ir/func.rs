@@ -507,6 +507,21 @@ impl Function {
         }
     }
 
+    /// Appends `v` to the arguments of every edge of branch `i` into a block `into` accepts.
+    pub fn push_branch_arg(&mut self, i: Inst, v: Value, into: impl Fn(Block) -> bool) {
+        let targets: Vec<(Block, Vec<Value>)> = self
+            .branch_targets(i)
+            .iter()
+            .map(|c| (c.block, c.args.to_vec()))
+            .collect();
+        for (k, (b, mut args)) in targets.into_iter().enumerate() {
+            if into(b) {
+                args.push(v);
+                self.set_branch_target(i, k, b, &args);
+            }
+        }
+    }
+
     // ---- layout edits --------------------------------------------------------------------
 
     pub fn append_block(&mut self, b: Block) {
@@ -514,6 +529,12 @@ impl Function {
     }
 
     pub fn insert_block_after(&mut self, b: Block, after: Block) {
+        self.layout.insert_block_after(b, after);
+    }
+
+    /// Moves `b` (with its instructions) right after `after` in the block order.
+    pub fn move_block_after(&mut self, b: Block, after: Block) {
+        self.layout.remove_block(b);
         self.layout.insert_block_after(b, after);
     }
 
@@ -609,6 +630,18 @@ pub fn brif_targets(d: &InstData) -> (Block, Block) {
         Block::new((bits & 0xffff_ffff) as usize),
         Block::new((bits >> 32) as usize),
     )
+}
+
+/// Rewrites the targets of a branch row (`jump`, `brif`) through `m`; other rows are unchanged.
+pub fn map_targets(d: &mut InstData, m: impl Fn(Block) -> Block) {
+    match d.op {
+        Opcode::Jump => d.imm = m(Block::new(d.imm as usize)).index() as i64,
+        Opcode::Brif => {
+            let (t, e) = brif_targets(d);
+            d.imm = pack_targets(m(t), m(e));
+        }
+        _ => {}
+    }
 }
 
 /// Packs two `brif` targets into an `imm`.

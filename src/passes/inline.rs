@@ -13,7 +13,7 @@
 //! Cost: O(size of the copies).
 
 use crate::ir::analysis::Cfg;
-use crate::ir::func::{brif_targets, pack_targets};
+use crate::ir::func::map_targets;
 use crate::ir::{mk, Block, FuncId, Function, IdVec, Inst, Module, Opcode, Type, Value};
 
 const SMALL: usize = 40;
@@ -232,12 +232,7 @@ pub fn inline_call(f: &mut Function, call: Inst, callee: &Function) {
                     f.append_new(nb, mk::jump(cont), &new_args);
                     continue;
                 }
-                Opcode::Jump => d.imm = map_block(&bmap, Block::new(d.imm as usize)).index() as i64,
-                Opcode::Brif => {
-                    let (t, e) = brif_targets(&d);
-                    d.imm = pack_targets(map_block(&bmap, t), map_block(&bmap, e));
-                }
-                _ => {}
+                _ => map_targets(&mut d, |x| map_block(&bmap, x)),
             }
             let ni = if d.op == Opcode::Alloca {
                 let ni = f.make_inst(d, &[]);

@@ -10,6 +10,9 @@
 //!    - loads, pure calls and other divisions only when their block runs on every iteration
 //!      (it dominates every latch and exit) and, for loads, when nothing in the loop may write
 //!      the loaded object (`alias`).
+//! 3. Then whole inner loops move out of their parent loop when they compute the same thing on
+//!    every visit (see [`hoist_loops`]).
+//!
 //! Needs: CFG, dominator tree, loop forest (computed here). Cost: O(loops * loop size).
 
 use super::alias::{base_of, escapes, may_alias, Base};
@@ -134,6 +137,186 @@ fn loop_memory(f: &Function, cx: &ModuleCx, cfg: &Cfg, blocks: &[Block]) -> Loop
     m
 }
 
+/// An inner loop `m` to run once before its parent loop instead of on every iteration.
+struct LoopHoist {
+    /// The parent loop's preheader and header.
+    outer_pre: Block,
+    outer_header: Block,
+    /// Where the parent loop enters `m`: its preheader, or the guard block branching to it.
+    entry: Block,
+    /// `(c, then_enters, args)`: the guard `brif c` that enters `m` when `c == then_enters` and
+    /// otherwise jumps to `m`'s exit with `args`.
+    guard: Option<(Value, bool, Vec<Value>)>,
+    header: Block,
+    /// `m`'s initial values.
+    init: Vec<Value>,
+    blocks: Vec<Block>,
+    exit: Block,
+}
+
+/// Whether `m`, an inner loop, computes the same on every iteration of its parent `l` and runs
+/// on each of them (or, behind a guard with an invariant condition, on none or on each):
+/// `l` has no effects at all (no stores, only pure calls, no return), so memory does not change
+/// while it runs; every operand of `m` from outside `m`, its initial values and the guard's
+/// values are defined outside `l`; the entry (preheader or guard) dominates every latch and
+/// exiting block of `l` (so `m` ran in the first iteration wherever `l` was entered: hoisting
+/// adds no trap or non-termination); and `m` leaves through one exit block that only `m` (and
+/// the guard) enter. Run after the instruction hoisting, which makes those values invariant.
+fn hoistable_loop(
+    f: &Function,
+    cx: &ModuleCx,
+    cfg: &Cfg,
+    dt: &DomTree,
+    forest: &LoopForest,
+    m: Loop,
+) -> Option<LoopHoist> {
+    let l = forest.loops[m].parent?;
+    let outer_pre = forest.preheader(l, cfg)?;
+    let pre = forest.preheader(m, cfg)?;
+    let (ld, md) = (&forest.loops[l], &forest.loops[m]);
+    let pre_t = f.terminator(pre)?;
+    if f.op(f.terminator(outer_pre)?) != Opcode::Jump || f.op(pre_t) != Opcode::Jump {
+        return None;
+    }
+    let in_l = |b: Block| forest.contains(l, b);
+    let in_m = |b: Block| forest.contains(m, b);
+    let from_outside = |v: Value| f.def_block(v).is_some_and(|d| !in_l(d));
+    let exits = forest.exits(m, cfg);
+    let [exit] = exits[..] else { return None };
+    // The block entering the preheader, and its edge's arguments (for the preheader's params).
+    let (entry, guard, pre_args) = match cfg.preds[pre][..] {
+        [g] => {
+            let gt = f.terminator(g)?;
+            let targets = f.branch_targets(gt);
+            let k = targets.iter().position(|c| c.block == pre)?;
+            let pre_args = targets[k].args.to_vec();
+            let guarded = f.op(gt) == Opcode::Brif
+                && targets[1 - k].block == exit
+                && from_outside(f.arg(gt, 0))
+                && targets[1 - k].args.iter().all(|&v| from_outside(v));
+            if guarded {
+                let args = targets[1 - k].args.to_vec();
+                (g, Some((f.arg(gt, 0), k == 0, args)), pre_args)
+            } else {
+                (pre, None, pre_args)
+            }
+        }
+        // Initial values that are the preheader's parameters are then defined in `l`: refused.
+        _ => (pre, None, Vec::new()),
+    };
+    let init: Vec<Value> = f
+        .args(pre_t)
+        .iter()
+        .map(|&v| match f.blocks.params[pre].iter().position(|&p| p == v) {
+            Some(k) => pre_args.get(k).copied().unwrap_or(v),
+            None => v,
+        })
+        .collect();
+    if !init.iter().all(|&v| from_outside(v)) {
+        return None;
+    }
+    if !cfg.preds[exit]
+        .iter()
+        .all(|&q| in_m(q) || (guard.is_some() && q == entry))
+    {
+        return None;
+    }
+    for &b in &ld.blocks {
+        for i in f.layout().block_insts(b) {
+            let ok = match f.op(i) {
+                Opcode::Call => cx.decls[f.callee(i)].effects.pure,
+                Opcode::Store | Opcode::Alloca | Opcode::Ret | Opcode::Unreachable => false,
+                _ => true,
+            };
+            if !ok {
+                return None;
+            }
+        }
+        let exiting = cfg.succs[b].iter().any(|&s| !in_l(s)) || cfg.succs[b].is_empty();
+        if (exiting || ld.latches.contains(&b)) && !dt.dominates(entry, b) {
+            return None;
+        }
+    }
+    for &b in &md.blocks {
+        for i in f.layout().block_insts(b) {
+            if !f
+                .args(i)
+                .iter()
+                .all(|&v| f.def_block(v).is_some_and(|d| in_m(d) || !in_l(d)))
+            {
+                return None;
+            }
+        }
+    }
+    Some(LoopHoist {
+        outer_pre,
+        outer_header: ld.header,
+        entry,
+        guard,
+        header: md.header,
+        init,
+        blocks: md.blocks.clone(),
+        exit,
+    })
+}
+
+/// Moves inner loops that compute the same thing on every iteration of their parent in front
+/// of the parent: `outer_pre -> [guard] -> m -> X -> outer header`, and the parent's entry into
+/// `m` (its preheader or guard) jumps straight to `m`'s exit block with `X`'s parameters (`m`'s
+/// exit values, or the guard's). `m` then runs once per entry into its parent instead of once
+/// per iteration (h-2: a dot product of two arrays filled before the loop, re-computed on each
+/// of 500000 iterations).
+fn hoist_loops(f: &mut Function, cx: &ModuleCx) -> bool {
+    let mut changed = false;
+    // Each hoist changes the loop forest: recompute, a bounded number of times.
+    for _ in 0..8 {
+        let cfg = Cfg::compute(f);
+        let dt = DomTree::compute(f, &cfg);
+        let forest = LoopForest::compute(&cfg, &dt);
+        let Some(h) = forest
+            .loops
+            .keys()
+            .find_map(|m| hoistable_loop(f, cx, &cfg, &dt, &forest, m))
+        else {
+            break;
+        };
+        let tys: Vec<_> = f.blocks.params[h.exit].iter().map(|&p| f.ty(p)).collect();
+        let x = f.make_block();
+        let xp: Vec<Value> = tys.iter().map(|&t| f.append_block_param(x, t)).collect();
+        let outer_t = f.terminator(h.outer_pre).unwrap();
+        let outer_args = f.args(outer_t).to_vec();
+        f.append_new(x, mk::jump(h.outer_header), &outer_args);
+        for &b in &h.blocks {
+            let t = f.terminator(b).unwrap();
+            f.retarget(t, h.exit, x);
+        }
+        let entry_t = f.terminator(h.entry).unwrap();
+        f.replace_inst(entry_t, mk::jump(h.exit), &xp);
+        match &h.guard {
+            None => f.replace_inst(outer_t, mk::jump(h.header), &h.init),
+            Some((c, then_enters, skip)) => {
+                let (data, args) = if *then_enters {
+                    (mk::brif(h.header, x, h.init.len()), [&[*c], &h.init[..], skip].concat())
+                } else {
+                    (mk::brif(x, h.header, skip.len()), [&[*c], &skip[..], &h.init].concat())
+                };
+                f.replace_inst(outer_t, data, &args);
+            }
+        }
+        let mut prev = h.outer_pre;
+        for &b in h.blocks.iter().chain([&x]) {
+            if f.layout().is_block_inserted(b) {
+                f.move_block_after(b, prev);
+            } else {
+                f.insert_block_after(b, prev);
+            }
+            prev = b;
+        }
+        changed = true;
+    }
+    changed
+}
+
 pub fn run(f: &mut Function, cx: &ModuleCx) -> bool {
     let mut changed = ensure_preheaders(f);
     let cfg = Cfg::compute(f);
@@ -192,5 +375,6 @@ pub fn run(f: &mut Function, cx: &ModuleCx) -> bool {
             }
         }
     }
+    changed |= hoist_loops(f, cx);
     changed
 }

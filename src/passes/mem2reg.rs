@@ -125,15 +125,5 @@ fn promote(f: &mut Function, dt: &DomTree, df: &IdVec<Block, Vec<Block>>, a: Ins
 
 /// Appends `v` to the arguments of every edge of `t` into a block with a new parameter.
 fn pass_along(f: &mut Function, t: Inst, param: &IdVec<Block, Option<Value>>, v: Value) {
-    let targets: Vec<(Block, Vec<Value>)> = f
-        .branch_targets(t)
-        .iter()
-        .map(|c| (c.block, c.args.to_vec()))
-        .collect();
-    for (k, (tb, mut args)) in targets.into_iter().enumerate() {
-        if param.get(tb).copied().flatten().is_some() {
-            args.push(v);
-            f.set_branch_target(t, k, tb, &args);
-        }
-    }
+    f.push_branch_arg(t, v, |tb| param.get(tb).copied().flatten().is_some());
 }

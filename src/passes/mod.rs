@@ -27,6 +27,7 @@ pub mod lsr;
 pub mod mem2reg;
 pub mod memo;
 pub mod memopt;
+pub mod peel;
 pub mod pipeline;
 pub mod promote;
 pub mod sccp;

@@ -70,6 +70,10 @@ pub const ALL_FUNC_PASSES: &[Pass] = &[
         run: super::memopt::run,
     },
     Pass {
+        name: "peel",
+        run: super::peel::run,
+    },
+    Pass {
         name: "promote",
         run: super::promote::run,
     },
@@ -123,6 +127,9 @@ pub const O2: &[Step] = &[
     pass!(simplify_cfg), // merges left with one predecessor join it
     pass!(condprop),    // after gvn: one value per repeated condition (inlined bounds checks)
     pass!(simplify_cfg), // fold the branches condprop decided
+    pass!(peel),         // after the guards are canonical: inner loops only the first trip runs
+    pass!(sccp),         // the peeled trip's constants; the remaining loop's false guard
+    pass!(simplify_cfg), // drop the inner loop the false guard left unreachable
     pass!(memopt),      // after gvn: equal addresses are one value
     pass!(dce),
     pass!(ivrange),      // inlined bounds checks of loop counters
