@@ -25,15 +25,16 @@ pub struct Linear {
 }
 
 impl Linear {
-    fn value(v: Value) -> Linear {
+    pub fn value(v: Value) -> Linear {
         Linear { terms: vec![(v, 1)], k: 0 }
     }
 
-    fn constant(k: i64) -> Linear {
+    pub fn constant(k: i64) -> Linear {
         Linear { terms: Vec::new(), k }
     }
 
-    fn add(mut self, o: &Linear, scale: i64) -> Option<Linear> {
+    /// `self + o * scale`; `None` on overflow of a coefficient.
+    pub fn add(mut self, o: &Linear, scale: i64) -> Option<Linear> {
         for &(v, c) in &o.terms {
             let c = c.checked_mul(scale)?;
             match self.terms.iter_mut().find(|(w, _)| *w == v) {
@@ -47,7 +48,7 @@ impl Linear {
         Some(self)
     }
 
-    fn scale(self, c: i64) -> Option<Linear> {
+    pub fn scale(self, c: i64) -> Option<Linear> {
         Linear::default().add(&self, c)
     }
 

@@ -30,6 +30,7 @@ pub mod memopt;
 pub mod peel;
 pub mod pipeline;
 pub mod promote;
+pub mod reassociate;
 pub mod sccp;
 pub mod simplify_cfg;
 pub mod tailrec;

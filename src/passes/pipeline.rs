@@ -78,6 +78,10 @@ pub const ALL_FUNC_PASSES: &[Pass] = &[
         run: super::promote::run,
     },
     Pass {
+        name: "reassociate",
+        run: super::reassociate::run,
+    },
+    Pass {
         name: "sccp",
         run: super::sccp::run,
     },
@@ -122,6 +126,8 @@ pub const O2: &[Step] = &[
     pass!(simplify_cfg),
     pass!(sccp),        // before gvn: folded constants make more expressions equal
     pass!(instcombine), // canonical operand order and constants on the right feed gvn
+    pass!(reassociate), // inlined helpers' sums collapse before gvn numbers them
+    pass!(instcombine), // the rebuilt sums' multiplications by powers of two become shifts
     pass!(gvn),
     pass!(jump_thread), // constant arguments into condition-only merges decide their branch
     pass!(simplify_cfg), // merges left with one predecessor join it
