@@ -15,7 +15,7 @@
 //! Needs: CFG, dominator tree, loop forest (computed here). Cost: O(loop sizes + instructions).
 
 use super::licm::ensure_preheaders;
-use super::loop_shape::exit_test;
+use super::loop_shape::{latch_counter, LatchCounter};
 use crate::ir::analysis::loops::Loop;
 use crate::ir::analysis::{Cfg, DomTree, LoopForest};
 use crate::ir::{mk, Block, CmpCond, Function, Inst, ModuleCx, Opcode, Type, Value};
@@ -107,35 +107,11 @@ fn iv_range(
     latch: Block,
     inside: &dyn Fn(&Function, Value) -> bool,
 ) -> Option<(Value, Range)> {
-    let mut preds = cfg.preds[h].clone();
-    preds.sort();
-    preds.dedup();
-    if preds.len() != 2 || !preds.contains(&latch) || !preds.contains(&pre) {
+    let entries = cfg.preds[h].iter().all(|&p| p == pre || p == latch);
+    if !entries || !cfg.preds[h].contains(&pre) || !cfg.preds[h].contains(&latch) {
         return None;
     }
-    let lt = f.terminator(latch)?;
-    if f.op(lt) != Opcode::Brif {
-        return None;
-    }
-    let targets: Vec<Block> = f.branch_targets(lt).iter().map(|c| c.block).collect();
-    let back = targets.iter().position(|&b| b == h)?;
-    if targets.iter().filter(|&&b| b == h).count() != 1 {
-        return None;
-    }
-    let test = exit_test(f, lt, back == 0, inside)?;
-    let inc = f.def_inst(test.next)?;
-    if f.op(inc) != Opcode::Add || f.ty(test.next) != Type::I32 {
-        return None;
-    }
-    let (p, s) = match (f.as_iconst(f.arg(inc, 1)), f.as_iconst(f.arg(inc, 0))) {
-        (Some(s), _) => (f.arg(inc, 0), s),
-        (None, Some(s)) => (f.arg(inc, 1), s),
-        _ => return None,
-    };
-    let np = f.blocks.params[h].iter().position(|&q| q == p)?;
-    if f.branch_args(lt, back)[np] != test.next {
-        return None;
-    }
+    let LatchCounter { test, counter: p, index: np, step: s, .. } = latch_counter(f, h, latch, inside)?;
     let pre_t = f.terminator(pre)?;
     if f.op(pre_t) != Opcode::Jump {
         return None;

@@ -20,23 +20,17 @@
 //! Needs: CFG, dominator tree, loop forest (computed here). Cost: O(loop sizes).
 
 use super::licm::ensure_preheaders;
-use super::loop_shape::exit_test;
-use crate::ir::analysis::{Cfg, DomTree, LoopForest};
+use super::loop_shape::{latch_counter, LatchCounter, LoopInfo};
+use crate::ir::analysis::DomTree;
 use crate::ir::{mk, Block, CmpCond, Function, Inst, ModuleCx, Opcode, Type, Value};
 
 pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
     let mut changed = ensure_preheaders(f);
-    let cfg = Cfg::compute(f);
-    let dt = DomTree::compute(f, &cfg);
-    let forest = LoopForest::compute(&cfg, &dt);
-    for (l, data) in forest.loops.iter() {
-        let h = data.header;
-        let [latch] = data.latches[..] else { continue };
-        let Some(pre) = forest.preheader(l, &cfg) else {
-            continue;
-        };
-        let inside = |f: &Function, v: Value| f.def_block(v).is_some_and(|b| forest.contains(l, b));
-        changed |= replace_test(f, &dt, h, pre, latch, &data.blocks, &inside).is_some();
+    let info = LoopInfo::compute(f);
+    for sl in info.simple_loops() {
+        let inside = |f: &Function, v: Value| info.defined_in(f, sl.id, v);
+        let blocks = &info.forest.loops[sl.id].blocks;
+        changed |= replace_test(f, &info.dt, sl.header, sl.pre, sl.latch, blocks, &inside).is_some();
     }
     changed
 }
@@ -58,36 +52,16 @@ fn replace_test(
     blocks: &[Block],
     inside: &dyn Fn(&Function, Value) -> bool,
 ) -> Option<()> {
+    let LatchCounter { test, back, counter: i, index: ni, step: s } = latch_counter(f, h, latch, inside)?;
+    if f.num_uses(f.res(test.cmp)) != 1 {
+        return None;
+    }
     let lt = f.terminator(latch)?;
-    if f.op(lt) != Opcode::Brif {
-        return None;
-    }
-    let targets: Vec<Block> = f.branch_targets(lt).iter().map(|c| c.block).collect();
-    let back = targets.iter().position(|&b| b == h)?;
-    if targets.iter().filter(|&&b| b == h).count() != 1 {
-        return None;
-    }
-    let test = exit_test(f, lt, back == 0, inside)?;
-    if f.num_uses(f.res(test.cmp)) != 1 || f.ty(test.next) != Type::I32 {
-        return None;
-    }
-    // The counter: `next = add i, s` with `i` a header parameter carried by `next`.
-    let inc = f.def_inst(test.next)?;
-    if f.op(inc) != Opcode::Add {
-        return None;
-    }
-    let (a, b) = (f.arg(inc, 0), f.arg(inc, 1));
-    let (i, s) = match (f.as_iconst(b), f.as_iconst(a)) {
-        (Some(s), _) => (a, s),
-        (None, Some(s)) => (b, s),
-        _ => return None,
-    };
     let params = f.blocks.params[h].clone();
-    let ni = params.iter().position(|&p| p == i)?;
     let back_args = f.branch_args(lt, back).to_vec();
     // Nothing else may read the counter: `i` feeds only its increment, and `next` only the
     // test and the back edge.
-    if s == 0 || back_args[ni] != test.next || f.num_uses(i) != 1 || f.num_uses(test.next) != 2 {
+    if f.num_uses(i) != 1 || f.num_uses(test.next) != 2 {
         return None;
     }
     if f.args(test.cmp).iter().filter(|&&v| v == test.next).count() != 1 {

@@ -47,3 +47,99 @@ pub fn exit_test(
         cond,
     })
 }
+
+/// A loop's counter as its single latch tests it: `next = counter + step` (a constant step),
+/// carried to the header by the back edge and tested by the latch's branch.
+pub struct LatchCounter {
+    pub test: ExitTest,
+    /// Which of the latch terminator's targets is the back edge.
+    pub back: usize,
+    /// The header parameter, and its index among the header's parameters.
+    pub counter: Value,
+    pub index: usize,
+    pub step: i64,
+}
+
+/// Reads the counter of the loop headed by `h` whose single latch is `latch` (a `brif` with one
+/// edge to `h`); `inside` tells the loop's values.
+pub fn latch_counter(
+    f: &Function,
+    h: crate::ir::Block,
+    latch: crate::ir::Block,
+    inside: impl Fn(&Function, Value) -> bool,
+) -> Option<LatchCounter> {
+    let lt = f.terminator(latch)?;
+    if f.op(lt) != Opcode::Brif {
+        return None;
+    }
+    let targets: Vec<crate::ir::Block> = f.branch_targets(lt).iter().map(|c| c.block).collect();
+    let back = targets.iter().position(|&b| b == h)?;
+    if targets.iter().filter(|&&b| b == h).count() != 1 {
+        return None;
+    }
+    let test = exit_test(f, lt, back == 0, inside)?;
+    let inc = f.def_inst(test.next)?;
+    if f.op(inc) != Opcode::Add || f.ty(test.next) != crate::ir::Type::I32 {
+        return None;
+    }
+    let (counter, step) = match (f.as_iconst(f.arg(inc, 1)), f.as_iconst(f.arg(inc, 0))) {
+        (Some(s), _) => (f.arg(inc, 0), s),
+        (None, Some(s)) => (f.arg(inc, 1), s),
+        _ => return None,
+    };
+    let index = f.blocks.params[h].iter().position(|&q| q == counter)?;
+    if step == 0 || f.branch_args(lt, back)[index] != test.next {
+        return None;
+    }
+    Some(LatchCounter { test, back, counter, index, step })
+}
+
+/// The analyses the loop passes start from.
+pub struct LoopInfo {
+    pub cfg: crate::ir::analysis::Cfg,
+    pub dt: crate::ir::analysis::DomTree,
+    pub forest: crate::ir::analysis::LoopForest,
+}
+
+/// A loop with one latch and a preheader.
+#[derive(Clone, Copy)]
+pub struct SimpleLoop {
+    pub id: crate::ir::analysis::loops::Loop,
+    pub header: crate::ir::Block,
+    pub pre: crate::ir::Block,
+    pub latch: crate::ir::Block,
+}
+
+impl LoopInfo {
+    pub fn compute(f: &Function) -> LoopInfo {
+        let cfg = crate::ir::analysis::Cfg::compute(f);
+        let dt = crate::ir::analysis::DomTree::compute(f, &cfg);
+        let forest = crate::ir::analysis::LoopForest::compute(&cfg, &dt);
+        LoopInfo { cfg, dt, forest }
+    }
+
+    /// The loops with one latch and a preheader (give every loop a preheader first with
+    /// `licm::ensure_preheaders`).
+    pub fn simple_loops(&self) -> Vec<SimpleLoop> {
+        let mut out = Vec::new();
+        for (id, data) in self.forest.loops.iter() {
+            let [latch] = data.latches[..] else { continue };
+            let Some(pre) = self.forest.preheader(id, &self.cfg) else { continue };
+            out.push(SimpleLoop { id, header: data.header, pre, latch });
+        }
+        out
+    }
+
+    /// Whether the header is entered only from the preheader and the latch.
+    pub fn entered_only_by(&self, sl: &SimpleLoop) -> bool {
+        let mut preds = self.cfg.preds[sl.header].clone();
+        preds.sort();
+        preds.dedup();
+        preds.len() == 2 && preds.contains(&sl.latch) && preds.contains(&sl.pre)
+    }
+
+    /// Whether `v` is defined inside loop `l`.
+    pub fn defined_in(&self, f: &Function, l: crate::ir::analysis::loops::Loop, v: Value) -> bool {
+        f.def_block(v).is_some_and(|b| self.forest.contains(l, b))
+    }
+}

@@ -10,7 +10,7 @@
 //! Needs: CFG, dominator tree, loop forest (computed here). Cost: O(loop sizes).
 
 use super::licm::ensure_preheaders;
-use crate::ir::analysis::{Cfg, DomTree, LoopForest};
+use super::loop_shape::LoopInfo;
 use crate::ir::{mk, Function, Inst, ModuleCx, Opcode, Type, Value};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -132,19 +132,12 @@ fn linear(
 
 pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
     let mut changed = ensure_preheaders(f);
-    let cfg = Cfg::compute(f);
-    let dt = DomTree::compute(f, &cfg);
-    let forest = LoopForest::compute(&cfg, &dt);
-    for (l, data) in forest.loops.iter() {
-        let h = data.header;
-        let [latch] = data.latches[..] else { continue };
-        let Some(pre) = forest.preheader(l, &cfg) else {
-            continue;
-        };
-        let mut preds = cfg.preds[h].clone();
-        preds.sort();
-        preds.dedup();
-        if preds.len() != 2 || !preds.contains(&latch) || !preds.contains(&pre) {
+    let info = LoopInfo::compute(f);
+    let forest = &info.forest;
+    for sl in info.simple_loops() {
+        let (l, h, pre, latch) = (sl.id, sl.header, sl.pre, sl.latch);
+        let data = &forest.loops[l];
+        if !info.entered_only_by(&sl) {
             continue;
         }
         let Some(lt) = f.terminator(latch) else {
