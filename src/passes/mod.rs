@@ -11,6 +11,7 @@ pub mod constlocal;
 pub mod dce;
 pub mod depend;
 pub mod dead_loop;
+pub mod early_exit;
 pub mod effects;
 pub mod fold;
 pub mod globalopt;

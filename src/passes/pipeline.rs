@@ -30,6 +30,10 @@ pub const ALL_FUNC_PASSES: &[Pass] = &[
         run: super::dead_loop::run,
     },
     Pass {
+        name: "early_exit",
+        run: super::early_exit::run,
+    },
+    Pass {
         name: "gvn",
         run: super::gvn::run,
     },
@@ -140,6 +144,7 @@ pub const O2: &[Step] = &[
     pass!(dce),
     pass!(ivrange),      // inlined bounds checks of loop counters
     pass!(simplify_cfg), // fold the branches ivrange decided
+    pass!(early_exit),   // counted loops whose remaining iterations would do nothing
     pass!(licm),    // after gvn, so hoisted code is already deduplicated
     pass!(promote), // after licm hoisted the invariant addresses it needs
     pass!(indvars), // after licm: step values and bounds must be defined outside the loop
