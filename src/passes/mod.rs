@@ -9,6 +9,7 @@ pub mod alias;
 pub mod condprop;
 pub mod constlocal;
 pub mod dce;
+pub mod deadret;
 pub mod depend;
 pub mod dead_loop;
 pub mod early_exit;

@@ -123,6 +123,7 @@ pub const O2: &[Step] = &[
     pass!(dce),              // callees shrink before inlining judges their size
     pass!(tailrec),          // self tail calls become loops (which inlining may then copy)
     module_pass!(inline),    // callees first (post-order), small or single-site ones
+    module_pass!(deadret),   // results no caller reads (after inlining removed the readers)
     pass!(simplify_cfg),     // merge inlined bodies: pointer arguments stop flowing through params
     module_pass!(globalopt), // after inlining: more globals are used by main alone
     module_pass!(effects),   // inlining and localized globals change what functions do
