@@ -22,7 +22,7 @@ use super::licm::ensure_preheaders;
 use super::loop_shape::{exit_test, ExitTest};
 use crate::ir::analysis::loops::Loop;
 use crate::ir::analysis::{Cfg, DomTree, LoopForest};
-use crate::ir::{mk, Block, Builder, CmpCond, Function, Inst, ModuleCx, Opcode, Type, Value};
+use crate::ir::{mk, Block, Builder, CmpCond, Function, ModuleCx, Opcode, Type, Value};
 
 pub fn run(f: &mut Function, cx: &ModuleCx) -> bool {
     let mut changed = false;
@@ -268,17 +268,9 @@ fn try_delete(f: &mut Function, cx: &ModuleCx, cfg: &Cfg, forest: &LoopForest, l
         }
     }
     f.replace_inst(pre_t, mk::jump(exit), &new_exit_args);
-    // The loop is unreachable now; delete its blocks (they only use each other's values).
-    let blocks = data.blocks.clone();
-    for &b in &blocks {
-        let insts: Vec<Inst> = f.layout().block_insts(b).collect();
-        for i in insts {
-            f.remove_inst(i);
-        }
-    }
-    for &b in &blocks {
-        f.remove_block(b);
-    }
+    // The loop is unreachable now; delete it together with every other unreachable block (an
+    // unreachable block left by an earlier pass may still branch into the loop).
+    super::simplify_cfg::remove_unreachable(f);
     true
 }
 

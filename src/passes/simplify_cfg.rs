@@ -56,7 +56,8 @@ fn fold_branches(f: &mut Function) -> bool {
     changed
 }
 
-fn remove_unreachable(f: &mut Function) -> bool {
+/// Deletes the blocks unreachable from the entry (they may use each other's values).
+pub fn remove_unreachable(f: &mut Function) -> bool {
     let cfg = Cfg::compute(f);
     let dead: Vec<Block> = f
         .layout()
