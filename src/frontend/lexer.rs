@@ -25,8 +25,11 @@ pub struct Sym(pub u32);
 /// Maps identifier text to `Sym` and back.
 #[derive(Default, Debug)]
 pub struct Interner {
-    map: FxHashMap<Box<str>, Sym>,
-    names: Vec<Box<str>>,
+    /// One allocation per distinct name, shared by the map and the list.
+    map: FxHashMap<std::rc::Rc<str>, Sym>,
+    names: Vec<std::rc::Rc<str>>,
+    /// String literals' bytes, indexed by `Tok::Str` (keeps tokens small: 16 bytes each).
+    strings: Vec<Box<[u8]>>,
 }
 
 impl Interner {
@@ -35,12 +38,21 @@ impl Interner {
             return sym;
         }
         let sym = Sym(self.names.len() as u32);
-        self.names.push(s.into());
-        self.map.insert(s.into(), sym);
+        let name: std::rc::Rc<str> = s.into();
+        self.names.push(name.clone());
+        self.map.insert(name, sym);
         sym
     }
     pub fn get(&self, sym: Sym) -> &str {
         &self.names[sym.0 as usize]
+    }
+    /// The bytes of string literal `n` (`Tok::Str(n)`).
+    pub fn string(&self, n: u32) -> &[u8] {
+        &self.strings[n as usize]
+    }
+    fn add_string(&mut self, bytes: Vec<u8>) -> u32 {
+        self.strings.push(bytes.into_boxed_slice());
+        (self.strings.len() - 1) as u32
     }
 }
 
@@ -50,7 +62,8 @@ pub enum Tok {
     /// An integer literal, already wrapped to 32 bits.
     Int(i32),
     Float(f32),
-    Str(Vec<u8>),
+    /// A string literal: an index into the interner's strings.
+    Str(u32),
     // keywords
     KwInt,
     KwFloat,
@@ -235,7 +248,8 @@ pub fn lex(src: &[u8], interner: &mut Interner, diags: &mut Diags) -> Vec<Token>
             continue;
         }
         if b == b'"' {
-            let (tok, end) = lex_string(src, start, diags);
+            let (bytes, end) = lex_string(src, start, diags);
+            let tok = Tok::Str(interner.add_string(bytes));
             toks.push(Token {
                 tok,
                 span: Span::new(start, end),
@@ -531,12 +545,12 @@ pub fn parse_hex_float(mant: &[u8], exp: &str) -> f32 {
 }
 
 /// Lexes a string literal starting at the `"` at `start`; C escapes are decoded.
-fn lex_string(src: &[u8], start: usize, diags: &mut Diags) -> (Tok, usize) {
+fn lex_string(src: &[u8], start: usize, diags: &mut Diags) -> (Vec<u8>, usize) {
     let mut out = Vec::new();
     let mut i = start + 1;
     while i < src.len() {
         match src[i] {
-            b'"' => return (Tok::Str(out), i + 1),
+            b'"' => return (out, i + 1),
             b'\n' => break,
             b'\\' if i + 1 < src.len() => {
                 let c = src[i + 1];
@@ -578,7 +592,7 @@ fn lex_string(src: &[u8], start: usize, diags: &mut Diags) -> (Tok, usize) {
         }
     }
     diags.error(Span::new(start, start + 1), "unterminated string literal");
-    (Tok::Str(out), i)
+    (out, i)
 }
 
 #[cfg(test)]

@@ -495,7 +495,8 @@ impl<'a> Parser<'a> {
             }
             Tok::Str(s) => {
                 self.bump();
-                self.make_expr(ExprKind::Str(s), start)
+                let bytes = self.interner.string(s).to_vec();
+                self.make_expr(ExprKind::Str(bytes), start)
             }
             Tok::Ident(name) => {
                 self.bump();

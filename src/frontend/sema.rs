@@ -29,9 +29,11 @@ struct Sema<'a> {
     source: &'a [u8],
     diags: &'a mut Diags,
     p: Program,
-    /// Per name, its visible bindings, innermost last, each with the scope depth it lives in
-    /// (0 = global). Lookup is O(1) however deep the nesting.
-    names: FxHashMap<Sym, Vec<(u32, Binding)>>,
+    /// Per name (indexed by `Sym`), its innermost visible binding: an index into `shadow`, or
+    /// `NONE`. Lookup is O(1) however deep the nesting.
+    names: Vec<u32>,
+    /// Visible bindings: (scope depth, binding, the binding of the same name it shadows).
+    shadow: Vec<(u32, Binding, u32)>,
     /// Per open scope, the names it declared (popped from `names` when it closes).
     scopes: Vec<Vec<Sym>>,
     /// Runtime functions, visible behind the global scope.
@@ -61,7 +63,8 @@ pub fn check(ast: &ast::Ast, interner: &mut Interner, source: &[u8], diags: &mut
         source,
         diags,
         p: Program::default(),
-        names: FxHashMap::default(),
+        names: Vec::new(),
+        shadow: Vec::new(),
         scopes: vec![Vec::new()],
         prelude: FxHashMap::default(),
         starttime: None,
@@ -107,8 +110,8 @@ pub fn check(ast: &ast::Ast, interner: &mut Interner, source: &[u8], diags: &mut
     // `main`
     let main_sym = s.interner_lookup("main");
     match main_sym
-        .and_then(|m| s.names.get(&m))
-        .and_then(|v| v.first())
+        .and_then(|m| s.innermost(m))
+        .map(|k| s.shadow[k])
         .filter(|b| b.0 == 0)
         .map(|b| b.1)
     {
@@ -170,6 +173,9 @@ fn scalar_of(t: BaseType) -> Scalar {
     }
 }
 
+/// No binding (in `Sema::names`).
+const NONE: u32 = u32::MAX;
+
 impl<'a> Sema<'a> {
     fn interner_lookup(&self, name: &str) -> Option<Sym> {
         // The interner has no reverse lookup without `&mut`; scan the global scope instead.
@@ -190,9 +196,14 @@ impl<'a> Sema<'a> {
         self.diags.error(span, msg);
     }
 
+    /// The innermost visible binding of `s`: its index in `shadow`.
+    fn innermost(&self, s: Sym) -> Option<usize> {
+        self.names.get(s.0 as usize).copied().filter(|&k| k != NONE).map(|k| k as usize)
+    }
+
     fn lookup(&self, s: Sym) -> Option<Binding> {
-        match self.names.get(&s).and_then(|v| v.last()) {
-            Some(&(_, b)) => Some(b),
+        match self.innermost(s) {
+            Some(k) => Some(self.shadow[k].1),
             None => self.prelude.get(&s).copied(),
         }
     }
@@ -203,8 +214,8 @@ impl<'a> Sema<'a> {
 
     fn pop_scope(&mut self) {
         for s in self.scopes.pop().expect("scope") {
-            if let Some(v) = self.names.get_mut(&s) {
-                v.pop();
+            if let Some(k) = self.innermost(s) {
+                self.names[s.0 as usize] = self.shadow[k].2;
             }
         }
     }
@@ -219,8 +230,7 @@ impl<'a> Sema<'a> {
     /// Declares `s` in the innermost scope; reports a redefinition.
     fn declare(&mut self, s: Sym, b: Binding, span: Span) {
         let depth = (self.scopes.len() - 1) as u32;
-        let stack = self.names.entry(s).or_default();
-        if let Some(&(d, old)) = stack.last() {
+        if let Some((d, old, _)) = self.innermost(s).map(|k| self.shadow[k]) {
             if d == depth {
                 let old_span = self.binding_span(old);
                 let d = Diagnostic::new(span, format!("redefinition of `{}`", self.name(s)))
@@ -229,7 +239,12 @@ impl<'a> Sema<'a> {
                 return;
             }
         }
-        stack.push((depth, b));
+        if self.names.len() <= s.0 as usize {
+            self.names.resize(s.0 as usize + 1, NONE);
+        }
+        let prev = self.names[s.0 as usize];
+        self.names[s.0 as usize] = self.shadow.len() as u32;
+        self.shadow.push((depth, b, prev));
         self.scopes.last_mut().expect("scope").push(s);
     }
 
