@@ -94,25 +94,16 @@ fn try_loop(
     }
     // Nothing of the loop is seen outside it.
     let in_loop: rustc_hash::FxHashSet<Block> = blocks.iter().copied().collect();
+    let seen_outside = |v: Value| {
+        f.uses_of(v).any(|u| {
+            let user = f.uses().user[u];
+            f.layout().inst_block(user).is_some_and(|ub| !in_loop.contains(&ub))
+        })
+    };
     for &b in blocks {
-        for i in f.layout().block_insts(b) {
-            let Some(r) = f.result(i) else { continue };
-            let outside = f.uses_of(r).any(|u| {
-                let user = f.uses().user[u];
-                f.layout().inst_block(user).is_some_and(|ub| !in_loop.contains(&ub))
-            });
-            if outside {
-                return None;
-            }
-        }
-        for &p in &f.blocks.params[b] {
-            let outside = f.uses_of(p).any(|u| {
-                let user = f.uses().user[u];
-                f.layout().inst_block(user).is_some_and(|ub| !in_loop.contains(&ub))
-            });
-            if outside {
-                return None;
-            }
+        let results = f.layout().block_insts(b).filter_map(|i| f.result(i));
+        if f.blocks.params[b].iter().copied().chain(results).any(seen_outside) {
+            return None;
         }
     }
     let lt = f.terminator(latch)?;
