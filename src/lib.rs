@@ -2,8 +2,9 @@
 //!
 //! The crate is laid out by compiler stage, one room per stage:
 //! `frontend` (source -> AST -> IR), `ir` (the data-oriented SSA IR, its analyses and verifier),
-//! `passes` (optimizations and the pass manager), `backend` (RISC-V64 and LLVM IR text) and
-//! `driver` (command line, pipeline and the suite tools).
+//! `passes` (optimizations and the pass manager), `backend` (RISC-V64 and LLVM IR text),
+//! `driver` (the compile pipeline) and `suite` (the `test`, `build` and `bench` subcommands over
+//! whole suites, built on the driver).
 
 pub mod backend;
 pub mod driver;
@@ -11,3 +12,4 @@ pub mod frontend;
 pub mod fuzzgen;
 pub mod ir;
 pub mod passes;
+pub mod suite;

@@ -19,7 +19,8 @@ struct Cli {
     /// output file (default, or "-": stdout)
     #[argh(option, short = 'o')]
     output: Option<PathBuf>,
-    /// optimization level 0, 1 or 2 (also written -O0, -O1, -O2)
+    /// optimization level: 0 none, 1 light cleanups (-Og), 2 full; -O1, -O2, -O3, -Os and -O
+    /// all mean 2, the contest's `-O1` included
     #[argh(option, default = "0")]
     opt_level: u8,
     /// write textual LLVM IR instead of assembly
@@ -56,13 +57,16 @@ fn normalize_args(args: &[String]) -> Vec<String> {
     let mut out = Vec::with_capacity(args.len() + 2);
     for (k, a) in args.iter().enumerate() {
         let is_option_value = k > 0 && matches!(args[k - 1].as_str(), "-o" | "--output");
-        match a.strip_prefix("-O") {
-            Some(n) if !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()) => {
-                let level = n.parse::<u32>().unwrap_or(2).min(2);
+        match a.strip_prefix("-O").filter(|_| !is_option_value) {
+            // `-O1` is the contest's flag for its performance run: like every contest compiler
+            // we read it as "optimize", so -O1, -O2, -O3, -Os and a bare -O all give our best
+            // code. The light pipeline (cheap scalar cleanups) is `-Og`.
+            Some(n) if n.is_empty() || n == "s" || n.chars().all(|c| c.is_ascii_digit()) => {
+                let level = if n == "0" { 0 } else { 2 };
                 out.push("--opt-level".to_string());
                 out.push(level.to_string());
             }
-            Some("") => {
+            Some("g") => {
                 out.push("--opt-level".to_string());
                 out.push("1".to_string());
             }
@@ -91,7 +95,7 @@ fn main() {
         .unwrap_or("sysyc")
         .to_string();
     let rest = normalize_args(&argv[1..]);
-    if let Some(code) = driver::dispatch_subcommand(&cmd, &rest) {
+    if let Some(code) = sysyc::suite::dispatch(&cmd, &rest) {
         std::process::exit(code);
     }
     let strs: Vec<&str> = rest.iter().map(String::as_str).collect();

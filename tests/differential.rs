@@ -17,8 +17,8 @@
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
-use sysyc::driver::suite::{self, runner, Compiler, RunConfig};
 use sysyc::fuzzgen::{self, diff};
+use sysyc::suite::{self, runner, Compiler, RunConfig};
 
 fn env_u64(name: &str, default: u64) -> u64 {
     std::env::var(name)

@@ -346,7 +346,7 @@ const SUITE_STEP_LIMIT: u64 = 300_000_000;
 /// `SYSY_INTERP_STEPS` (step limit per case), `SYSY_FILTER` (case name patterns).
 fn interp_suites(opt_level: u8) -> Vec<String> {
     use rayon::prelude::*;
-    use sysyc::driver::suite::{self, compare};
+    use sysyc::suite::{self, compare};
     let names =
         std::env::var("SYSY_INTERP_DIRS").unwrap_or_else(|_| "functional,hidden_functional".into());
     let dirs: Vec<PathBuf> = names
@@ -443,7 +443,7 @@ fn interp_suites(opt_level: u8) -> Vec<String> {
 /// Replays the pipeline one step at a time, interpreting after each, and names the first step
 /// after which the output is wrong (the quickest way to the miscompiling pass).
 fn first_bad_step(src: &[u8], input: &[u8], expected: &[u8], opt_level: u8) -> String {
-    use sysyc::driver::suite::compare;
+    use sysyc::suite::compare;
     let Ok(mut m) = sysyc::frontend::compile_to_ir(src, "case") else {
         return String::new();
     };
@@ -498,7 +498,7 @@ fn interp_functional_suites_o2() {
 #[test]
 fn print_parse_round_trip_on_suites() {
     use rayon::prelude::*;
-    use sysyc::driver::suite;
+    use sysyc::suite;
     let dirs: Vec<PathBuf> = [
         "functional",
         "hidden_functional",

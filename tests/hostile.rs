@@ -13,7 +13,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
-use sysyc::driver::suite::exec::{self, Status};
+use sysyc::suite::exec::{self, Status};
 
 const TIME_LIMIT: Duration = Duration::from_secs(60);
 /// Address-space cap in KiB (the compiler reserves a 1 GiB stack and per-thread stacks).
@@ -505,25 +505,47 @@ fn diagnostics_escape_raw_bytes() {
         assert_diag(&what, r, "raw.sy", "invalid character");
         // Valid UTF-8 (the lossy conversion added nothing), no control character but newline and
         // tab, no bidirectional or zero-width format character.
-        assert!(!r.stderr.contains('\u{FFFD}'), "not UTF-8: {}", describe(&what, r));
+        assert!(
+            !r.stderr.contains('\u{FFFD}'),
+            "not UTF-8: {}",
+            describe(&what, r)
+        );
         let bad = r.stderr.chars().find(|&c| {
-            (c.is_control() && c != '\n' && c != '\t') || matches!(c as u32, 0x200B..=0x200F | 0x202A..=0x202E | 0x2066..=0x2069)
+            (c.is_control() && c != '\n' && c != '\t')
+                || matches!(c as u32, 0x200B..=0x200F | 0x202A..=0x202E | 0x2066..=0x2069)
         });
-        assert!(bad.is_none(), "{bad:?} reaches the terminal: {}", describe(&what, r));
+        assert!(
+            bad.is_none(),
+            "{bad:?} reaches the terminal: {}",
+            describe(&what, r)
+        );
         // Each `invalid character byte 0xNN` has its caret under the escape of that byte.
         let lines: Vec<&str> = r.stderr.lines().collect();
         let mut checked = 0;
         for (k, l) in lines.iter().enumerate() {
-            let Some(hex) = l.split("invalid character byte 0x").nth(1) else { continue };
+            let Some(hex) = l.split("invalid character byte 0x").nth(1) else {
+                continue;
+            };
             let byte = u8::from_str_radix(hex.trim(), 16).unwrap();
             let (shown, caret) = (lines[k + 1], lines[k + 2]);
             let col = caret.chars().position(|c| c == '^').unwrap();
             let at: String = shown.chars().skip(col).collect();
-            let escape = if byte < 0x80 { format!("<U+{byte:04X}>") } else { format!("<{byte:02X}>") };
-            assert!(at.starts_with(&escape), "caret not under {escape}:\n{shown}\n{caret}");
+            let escape = if byte < 0x80 {
+                format!("<U+{byte:04X}>")
+            } else {
+                format!("<{byte:02X}>")
+            };
+            assert!(
+                at.starts_with(&escape),
+                "caret not under {escape}:\n{shown}\n{caret}"
+            );
             checked += 1;
         }
-        assert!(checked >= 4, "expected diagnostics on the raw bytes: {}", describe(&what, r));
+        assert!(
+            checked >= 4,
+            "expected diagnostics on the raw bytes: {}",
+            describe(&what, r)
+        );
     }
 }
 

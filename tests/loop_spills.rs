@@ -22,7 +22,9 @@ fn suites_root() -> PathBuf {
 }
 
 fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
     let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
     entries.sort();
     for p in entries {
@@ -37,7 +39,10 @@ fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
 #[test]
 fn no_spills_in_innermost_loops_below_the_pressure_limit() {
     let mut files = Vec::new();
-    sources(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/sysy"), &mut files);
+    sources(
+        &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/sysy"),
+        &mut files,
+    );
     let root = suites_root();
     for suite in ["performance", "final_performance"] {
         let dir = root.join(suite);
@@ -52,10 +57,18 @@ fn no_spills_in_innermost_loops_below_the_pressure_limit() {
         }
     }
     assert!(!files.is_empty(), "no sources found");
-    let opts = CompileOptions { opt_level: 2, emit: Emit::Asm, verify_each: true, ..CompileOptions::default() };
+    let opts = CompileOptions {
+        opt_level: 2,
+        emit: Emit::Asm,
+        verify_each: true,
+        ..CompileOptions::default()
+    };
     let show_all = std::env::var_os("SYSY_LOOPS").is_some();
     let show_moves = std::env::var("SYSY_LOOPS").is_ok_and(|v| v == "moves");
-    let pool = rayon::ThreadPoolBuilder::new().stack_size(256 << 20).build().unwrap();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .stack_size(256 << 20)
+        .build()
+        .unwrap();
     let reports: Vec<(Vec<String>, usize)> = pool.install(|| {
         use rayon::prelude::*;
         files
@@ -104,6 +117,9 @@ fn no_spills_in_innermost_loops_below_the_pressure_limit() {
         bad.is_empty(),
         "{} innermost loop(s) with fewer than {LIMIT} live values still spill:\n{}",
         bad.len(),
-        bad.iter().map(|s| format!("  {s}")).collect::<Vec<_>>().join("\n")
+        bad.iter()
+            .map(|s| format!("  {s}"))
+            .collect::<Vec<_>>()
+            .join("\n")
     );
 }

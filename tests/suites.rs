@@ -8,8 +8,8 @@
 //! and fails listing every failing case with its diff. `SYSY_KEEP=1` keeps failing work dirs.
 
 use std::path::PathBuf;
-use sysyc::driver::suite::{self, runner, toolchain, Compiler, RunConfig};
 use sysyc::driver::{CompileOptions, Emit};
+use sysyc::suite::{self, runner, toolchain, Compiler, RunConfig};
 
 fn suites_root() -> PathBuf {
     match std::env::var_os("SYSY_SUITES") {

@@ -1,11 +1,9 @@
-//! The compilation pipeline: source -> IR -> passes -> backend, and the suite tools.
+//! The compilation pipeline: source -> IR -> passes -> backend.
 //!
 //! `compile` is the one entry point used by the command line, the suite tools and the tests.
 //! Diagnostics come back as `Err(text)`; an internal error (a verifier failure after a pass, a
 //! backend assertion) is a panic that names the pass and function, which the command line turns
 //! into exit code 2 without writing any output.
-
-pub mod suite;
 
 use crate::backend::{llvm, riscv};
 use crate::ir::{print, verify};
@@ -68,17 +66,29 @@ pub fn compile(source: &[u8], file_name: &str, opts: &CompileOptions) -> Result<
 
 /// The static counts of the RISC-V code `compile` would produce (spill code, moves, frames,
 /// innermost loops), per defined function.
-pub fn backend_stats(source: &[u8], file_name: &str, opts: &CompileOptions) -> Result<Vec<riscv::FuncStats>, String> {
+pub fn backend_stats(
+    source: &[u8],
+    file_name: &str,
+    opts: &CompileOptions,
+) -> Result<Vec<riscv::FuncStats>, String> {
     let m = optimized_ir(source, file_name, opts)?;
     Ok(riscv::stats(&m, &riscv_options(opts)))
 }
 
 fn riscv_options(opts: &CompileOptions) -> riscv::RiscvOptions {
-    riscv::RiscvOptions { opt_level: opts.opt_level, check_regalloc: opts.verify_each, regalloc: opts.regalloc }
+    riscv::RiscvOptions {
+        opt_level: opts.opt_level,
+        check_regalloc: opts.verify_each,
+        regalloc: opts.regalloc,
+    }
 }
 
 /// Front end and passes.
-fn optimized_ir(source: &[u8], file_name: &str, opts: &CompileOptions) -> Result<crate::ir::Module, String> {
+fn optimized_ir(
+    source: &[u8],
+    file_name: &str,
+    opts: &CompileOptions,
+) -> Result<crate::ir::Module, String> {
     let mut m = crate::frontend::compile_to_ir(source, file_name)?;
     if opts.verify_each {
         if let Err(e) = verify::module(&m) {
@@ -98,7 +108,9 @@ fn optimized_ir(source: &[u8], file_name: &str, opts: &CompileOptions) -> Result
 
 /// Runs `f` on a thread with a stack large enough for deeply nested programs, turning a panic
 /// into `Err(message)`.
-pub fn with_big_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, String> {
+pub fn with_big_stack<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, String> {
     let handle = std::thread::Builder::new()
         .name("sysyc-main".into())
         .stack_size(1 << 30)
@@ -113,10 +125,4 @@ pub fn with_big_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static)
             "unknown panic".to_string()
         }
     })
-}
-
-/// Runs a suite subcommand (`build`, `test`, `bench`) if `args` starts with one; returns its exit
-/// code, or `None` for the plain compile form.
-pub fn dispatch_subcommand(cmd: &str, args: &[String]) -> Option<i32> {
-    suite::dispatch(cmd, args)
 }

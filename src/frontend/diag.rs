@@ -30,11 +30,17 @@ pub struct Span {
 
 impl Span {
     pub fn new(lo: usize, hi: usize) -> Span {
-        Span { lo: lo as u32, hi: hi as u32 }
+        Span {
+            lo: lo as u32,
+            hi: hi as u32,
+        }
     }
     /// The smallest span covering both.
     pub fn to(self, other: Span) -> Span {
-        Span { lo: self.lo.min(other.lo), hi: self.hi.max(other.hi) }
+        Span {
+            lo: self.lo.min(other.lo),
+            hi: self.hi.max(other.hi),
+        }
     }
 }
 
@@ -48,7 +54,11 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     pub fn new(span: Span, message: impl Into<String>) -> Diagnostic {
-        Diagnostic { span, message: message.into(), notes: Vec::new() }
+        Diagnostic {
+            span,
+            message: message.into(),
+            notes: Vec::new(),
+        }
     }
     pub fn with_note(mut self, span: Option<Span>, note: impl Into<String>) -> Diagnostic {
         self.notes.push((span, note.into()));
@@ -85,7 +95,9 @@ impl Diags {
         let mut out = String::new();
         let lines = LineIndex::new(source);
         for d in &self.list {
-            render_one(&mut out, &lines, source, file_name, "error", d.span, &d.message);
+            render_one(
+                &mut out, &lines, source, file_name, "error", d.span, &d.message,
+            );
             for (span, note) in &d.notes {
                 match span {
                     Some(s) => render_one(&mut out, &lines, source, file_name, "note", *s, note),
@@ -96,7 +108,11 @@ impl Diags {
             }
         }
         if self.dropped > 0 {
-            let _ = writeln!(out, "{}: too many errors ({} more not shown)", file_name, self.dropped);
+            let _ = writeln!(
+                out,
+                "{}: too many errors ({} more not shown)",
+                file_name, self.dropped
+            );
         }
         out
     }
@@ -128,7 +144,10 @@ impl LineIndex {
     /// Byte range of line `line` (1-based), without the newline.
     pub fn line_range(&self, source: &[u8], line: usize) -> (usize, usize) {
         let lo = self.starts[line - 1] as usize;
-        let mut hi = self.starts.get(line).map_or(source.len(), |&s| s as usize - 1);
+        let mut hi = self
+            .starts
+            .get(line)
+            .map_or(source.len(), |&s| s as usize - 1);
         if hi > lo && source.get(hi - 1) == Some(&b'\r') {
             hi -= 1;
         }
@@ -138,7 +157,10 @@ impl LineIndex {
 
 /// 1-based line of `offset` in `source` (used for `starttime()` line numbers).
 pub fn line_of(source: &[u8], offset: u32) -> usize {
-    1 + source[..(offset as usize).min(source.len())].iter().filter(|&&b| b == b'\n').count()
+    1 + source[..(offset as usize).min(source.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
 }
 
 fn render_one(
@@ -152,13 +174,22 @@ fn render_one(
 ) {
     let lo = span.lo.min(source.len() as u32);
     let (line, col) = lines.line_col(lo);
-    let _ = writeln!(out, "{}:{line}:{col}: {level}: {}", escape_str(file_name), escape_str(message));
+    let _ = writeln!(
+        out,
+        "{}:{line}:{col}: {level}: {}",
+        escape_str(file_name),
+        escape_str(message)
+    );
     let (ls, le) = lines.line_range(source, line);
     // Long lines (a 10^5-character identifier) are shown cut around the caret, at character
     // boundaries.
     const WINDOW: usize = 160;
     let caret = lo as usize;
-    let mut start = if caret - ls > WINDOW { caret - WINDOW / 2 } else { ls };
+    let mut start = if caret - ls > WINDOW {
+        caret - WINDOW / 2
+    } else {
+        ls
+    };
     while start < caret && source[start] & 0xC0 == 0x80 {
         start += 1;
     }
@@ -184,12 +215,19 @@ fn render_one(
                 _ => marker.extend(std::iter::repeat_n(' ', unit.width())),
             }
         } else if at < hi {
-            span_width += if matches!(unit, Unit::Tab) { 1 } else { unit.width() };
+            span_width += if matches!(unit, Unit::Tab) {
+                1
+            } else {
+                unit.width()
+            };
         }
     }
     let _ = writeln!(out, "{shown}");
     marker.push('^');
-    marker.extend(std::iter::repeat_n('~', span_width.saturating_sub(1).min(WINDOW)));
+    marker.extend(std::iter::repeat_n(
+        '~',
+        span_width.saturating_sub(1).min(WINDOW),
+    ));
     let _ = writeln!(out, "{}", marker);
 }
 
@@ -271,11 +309,30 @@ fn needs_escape(c: char) -> bool {
 /// character in diagnostics.
 fn char_width(c: char) -> usize {
     match c as u32 {
-        0x0300..=0x036F | 0x0483..=0x0489 | 0x0591..=0x05BD | 0x0610..=0x061A | 0x064B..=0x065F
-        | 0x1AB0..=0x1AFF | 0x1DC0..=0x1DFF | 0x20D0..=0x20FF | 0xFE00..=0xFE0F | 0xFE20..=0xFE2F => 0,
-        0x1100..=0x115F | 0x2E80..=0x303E | 0x3041..=0x33FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF
-        | 0xA000..=0xA4CF | 0xAC00..=0xD7A3 | 0xF900..=0xFAFF | 0xFE30..=0xFE4F | 0xFF00..=0xFF60
-        | 0xFFE0..=0xFFE6 | 0x1F300..=0x1F64F | 0x1F900..=0x1F9FF | 0x20000..=0x3FFFD => 2,
+        0x0300..=0x036F
+        | 0x0483..=0x0489
+        | 0x0591..=0x05BD
+        | 0x0610..=0x061A
+        | 0x064B..=0x065F
+        | 0x1AB0..=0x1AFF
+        | 0x1DC0..=0x1DFF
+        | 0x20D0..=0x20FF
+        | 0xFE00..=0xFE0F
+        | 0xFE20..=0xFE2F => 0,
+        0x1100..=0x115F
+        | 0x2E80..=0x303E
+        | 0x3041..=0x33FF
+        | 0x3400..=0x4DBF
+        | 0x4E00..=0x9FFF
+        | 0xA000..=0xA4CF
+        | 0xAC00..=0xD7A3
+        | 0xF900..=0xFAFF
+        | 0xFE30..=0xFE4F
+        | 0xFF00..=0xFF60
+        | 0xFFE0..=0xFFE6
+        | 0x1F300..=0x1F64F
+        | 0x1F900..=0x1F9FF
+        | 0x20000..=0x3FFFD => 2,
         _ => 1,
     }
 }
@@ -290,7 +347,10 @@ mod tests {
         let mut d = Diags::default();
         d.error(Span::new(22, 23), "undefined name `x`");
         let r = d.render(src, "a.sy");
-        assert_eq!(r, "a.sy:2:10: error: undefined name `x`\n      return x;\n             ^\n");
+        assert_eq!(
+            r,
+            "a.sy:2:10: error: undefined name `x`\n      return x;\n             ^\n"
+        );
     }
 
     fn render1(src: &[u8], lo: usize, hi: usize, msg: &str) -> String {
@@ -303,11 +363,17 @@ mod tests {
     fn escapes_bytes_that_are_not_utf8_and_lines_up_the_caret() {
         // A lone continuation byte, a truncated sequence (one unit per byte), then the error.
         let r = render1(b"int \x80x \xe4\xb8 = q;\n", 12, 13, "undefined name `q`");
-        let expect = format!("a.sy:1:13: error: undefined name `q`\n    int <80>x <E4><B8> = q;\n{}^\n", " ".repeat(4 + 21));
+        let expect = format!(
+            "a.sy:1:13: error: undefined name `q`\n    int <80>x <E4><B8> = q;\n{}^\n",
+            " ".repeat(4 + 21)
+        );
         assert_eq!(r, expect);
         // The caret on an invalid byte underlines its escape.
         let r = render1(b"a \xff b\n", 2, 3, "invalid character byte 0xff");
-        assert_eq!(r, "a.sy:1:3: error: invalid character byte 0xff\n    a <FF> b\n      ^~~~\n");
+        assert_eq!(
+            r,
+            "a.sy:1:3: error: invalid character byte 0xff\n    a <FF> b\n      ^~~~\n"
+        );
     }
 
     #[test]
@@ -332,7 +398,10 @@ mod tests {
         let src = "\t\u{4e2d}e\u{301} q\n".as_bytes();
         let q = src.iter().position(|&b| b == b'q').unwrap();
         let r = render1(src, q, q + 1, "m");
-        assert_eq!(r, "a.sy:1:9: error: m\n    \t\u{4e2d}e\u{301} q\n    \t    ^\n");
+        assert_eq!(
+            r,
+            "a.sy:1:9: error: m\n    \t\u{4e2d}e\u{301} q\n    \t    ^\n"
+        );
         // A span over a wide character is underlined across both columns.
         let r = render1("a \u{4e2d}\n".as_bytes(), 2, 5, "m");
         assert!(r.ends_with("    a \u{4e2d}\n      ^~\n"), "{r}");

@@ -198,7 +198,11 @@ impl<'a> Sema<'a> {
 
     /// The innermost visible binding of `s`: its index in `shadow`.
     fn innermost(&self, s: Sym) -> Option<usize> {
-        self.names.get(s.0 as usize).copied().filter(|&k| k != NONE).map(|k| k as usize)
+        self.names
+            .get(s.0 as usize)
+            .copied()
+            .filter(|&k| k != NONE)
+            .map(|k| k as usize)
     }
 
     fn lookup(&self, s: Sym) -> Option<Binding> {

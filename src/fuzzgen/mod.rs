@@ -2,7 +2,7 @@
 //!
 //! `generate(seed)` writes a valid, deterministic SysY program whose meaning is the same when a C
 //! compiler reads it (with `-fwrapv` and float literals made single precision, see
-//! `driver::suite::runner::sysy_as_c`): no division by zero or `INT_MIN / -1`, no out-of-bounds
+//! `suite::runner::sysy_as_c`): no division by zero or `INT_MIN / -1`, no out-of-bounds
 //! index, bounded loops and recursion, no float that overflows or turns into an out-of-range
 //! int, and no expression whose value depends on C's unspecified evaluation order. The programs
 //! aim at what breaks optimizers: many live values, nested loops with invariant code, array walks

@@ -43,7 +43,9 @@ pub fn base_of(f: &Function, cfg: &Cfg, ptr: Value) -> Base {
                         continue;
                     }
                     // Values derived from the parameter itself (`p' = p + k`) share its base.
-                    let Some(ab) = base_of_shallow(f, a, v) else { continue };
+                    let Some(ab) = base_of_shallow(f, a, v) else {
+                        continue;
+                    };
                     match found {
                         None => found = Some(ab),
                         Some(x) if x == ab => {}

@@ -25,7 +25,9 @@ pub fn run(f: &mut Function, cx: &ModuleCx) -> bool {
         if deleted.contains(&data.header) {
             continue;
         }
-        let Some(pre) = forest.preheader(l, &cfg) else { continue };
+        let Some(pre) = forest.preheader(l, &cfg) else {
+            continue;
+        };
         let inside = |b: Block| forest.contains(l, b);
         let mut exit: Option<Block> = None;
         let mut ok = true;
@@ -38,7 +40,11 @@ pub fn run(f: &mut Function, cx: &ModuleCx) -> bool {
                     _ => false,
                 };
                 let used_outside = |v: Value| {
-                    f.uses_of(v).any(|u| f.layout().inst_block(f.uses().user[u]).map_or(true, |ub| !inside(ub)))
+                    f.uses_of(v).any(|u| {
+                        f.layout()
+                            .inst_block(f.uses().user[u])
+                            .map_or(true, |ub| !inside(ub))
+                    })
                 };
                 if effect || f.result(i).is_some_and(used_outside) {
                     ok = false;
@@ -46,7 +52,11 @@ pub fn run(f: &mut Function, cx: &ModuleCx) -> bool {
                 }
             }
             if f.blocks.params[b].iter().any(|&p| {
-                f.uses_of(p).any(|u| f.layout().inst_block(f.uses().user[u]).map_or(true, |ub| !inside(ub)))
+                f.uses_of(p).any(|u| {
+                    f.layout()
+                        .inst_block(f.uses().user[u])
+                        .map_or(true, |ub| !inside(ub))
+                })
             }) {
                 ok = false;
                 break;
@@ -65,7 +75,9 @@ pub fn run(f: &mut Function, cx: &ModuleCx) -> bool {
                 }
             }
         }
-        let Some(e) = exit.filter(|_| ok) else { continue };
+        let Some(e) = exit.filter(|_| ok) else {
+            continue;
+        };
         // Every exit edge must pass the same values, all defined before the loop.
         let mut exit_args: Option<Vec<Value>> = None;
         for &b in &data.blocks {

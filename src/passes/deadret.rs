@@ -49,7 +49,9 @@ pub fn run_module(m: &mut Module) -> bool {
         for t in rets {
             let v = f.arg(t, 0);
             let ty = f.ty(v);
-            if f.def_inst(v).is_some_and(|d| f.op(d) == Opcode::Iconst || f.op(d) == Opcode::Fconst) {
+            if f.def_inst(v)
+                .is_some_and(|d| f.op(d) == Opcode::Iconst || f.op(d) == Opcode::Fconst)
+            {
                 continue;
             }
             let z = match ty {

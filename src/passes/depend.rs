@@ -26,11 +26,17 @@ pub struct Linear {
 
 impl Linear {
     pub fn value(v: Value) -> Linear {
-        Linear { terms: vec![(v, 1)], k: 0 }
+        Linear {
+            terms: vec![(v, 1)],
+            k: 0,
+        }
     }
 
     pub fn constant(k: i64) -> Linear {
-        Linear { terms: Vec::new(), k }
+        Linear {
+            terms: Vec::new(),
+            k,
+        }
     }
 
     /// `self + o * scale`; `None` on overflow of a coefficient.
@@ -59,7 +65,10 @@ impl Linear {
     /// `self` with `v` replaced by `by`.
     fn substitute(&self, v: Value, by: &Linear) -> Option<Linear> {
         let c = self.coeff(v);
-        let rest = Linear { terms: self.terms.iter().copied().filter(|t| t.0 != v).collect(), k: self.k };
+        let rest = Linear {
+            terms: self.terms.iter().copied().filter(|t| t.0 != v).collect(),
+            k: self.k,
+        };
         rest.add(by, c)
     }
 }
@@ -95,7 +104,9 @@ pub fn linear_i32(f: &Function, v: Value, depth: u32) -> Option<Linear> {
 fn address(f: &Function, mut p: Value) -> Option<(Value, Linear)> {
     let mut off = Linear::default();
     for _ in 0..16 {
-        let ValueDef::Result(i) = f.values.def[p] else { break };
+        let ValueDef::Result(i) = f.values.def[p] else {
+            break;
+        };
         match f.op(i) {
             Opcode::Gep => {
                 let idx = linear_i32(f, f.arg(i, 1), 6)?;
@@ -118,21 +129,32 @@ fn same_root(f: &Function, a: Value, b: Value) -> bool {
         return true;
     }
     match (f.def_inst(a), f.def_inst(b)) {
-        (Some(x), Some(y)) => f.op(x) == Opcode::Gaddr && f.op(y) == Opcode::Gaddr && f.global(x) == f.global(y),
+        (Some(x), Some(y)) => {
+            f.op(x) == Opcode::Gaddr && f.op(y) == Opcode::Gaddr && f.global(x) == f.global(y)
+        }
         _ => false,
     }
 }
 
 /// Whether the `size_a` bytes at `a` and the `size_b` bytes at `b` never overlap in an
 /// iteration of a loop whose counters have the given ranges.
-pub fn disjoint(f: &Function, a: Value, size_a: i64, b: Value, size_b: i64, counters: &[(Value, Range)]) -> bool {
+pub fn disjoint(
+    f: &Function,
+    a: Value,
+    size_a: i64,
+    b: Value,
+    size_b: i64,
+    counters: &[(Value, Range)],
+) -> bool {
     let (Some((ra, oa)), Some((rb, ob))) = (address(f, a), address(f, b)) else {
         return false;
     };
     if !same_root(f, ra, rb) {
         return false;
     }
-    let Some(d) = oa.add(&ob, -1) else { return false };
+    let Some(d) = oa.add(&ob, -1) else {
+        return false;
+    };
     // d = a - b; disjoint when d >= size_b everywhere, or d <= -size_a everywhere.
     let extreme = |lowest: bool| -> Option<i64> {
         let mut e = d.clone();

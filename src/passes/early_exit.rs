@@ -57,7 +57,9 @@ fn try_loop(
     if h == latch || f.op(t) != Opcode::Brif {
         return None;
     }
-    let ci = f.def_inst(f.arg(t, 0)).filter(|&ci| f.op(ci) == Opcode::Icmp)?;
+    let ci = f
+        .def_inst(f.arg(t, 0))
+        .filter(|&ci| f.op(ci) == Opcode::Icmp)?;
     let (a, b) = (f.arg(ci, 0), f.arg(ci, 1));
     let cond = if a == lc.counter && !inside(f, b) {
         f.data(ci).cond()
@@ -83,7 +85,10 @@ fn try_loop(
         None
     } else {
         let jt = f.terminator(to)?;
-        if f.op(jt) != Opcode::Jump || f.branch_targets(jt)[0].block != latch || !f.args(jt).is_empty() {
+        if f.op(jt) != Opcode::Jump
+            || f.branch_targets(jt)[0].block != latch
+            || !f.args(jt).is_empty()
+        {
             return None;
         }
         Some(to)
@@ -97,12 +102,19 @@ fn try_loop(
     let seen_outside = |v: Value| {
         f.uses_of(v).any(|u| {
             let user = f.uses().user[u];
-            f.layout().inst_block(user).is_some_and(|ub| !in_loop.contains(&ub))
+            f.layout()
+                .inst_block(user)
+                .is_some_and(|ub| !in_loop.contains(&ub))
         })
     };
     for &b in blocks {
         let results = f.layout().block_insts(b).filter_map(|i| f.result(i));
-        if f.blocks.params[b].iter().copied().chain(results).any(seen_outside) {
+        if f.blocks.params[b]
+            .iter()
+            .copied()
+            .chain(results)
+            .any(seen_outside)
+        {
             return None;
         }
     }

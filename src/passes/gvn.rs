@@ -47,20 +47,27 @@ fn key(f: &Function, cx: &ModuleCx, i: Inst) -> Option<Key> {
 
 /// Whether `v` is a constant.
 fn is_const(f: &Function, v: Value) -> bool {
-    f.def_inst(v).is_some_and(|i| matches!(f.op(i), Opcode::Iconst | Opcode::Fconst))
+    f.def_inst(v)
+        .is_some_and(|i| matches!(f.op(i), Opcode::Iconst | Opcode::Fconst))
 }
 
 /// Whether `a` and `b` compute the same pure expression; constant operands compare by value.
 fn same_expr(f: &Function, a: Inst, b: Inst) -> bool {
     let (da, db) = (f.data(a), f.data(b));
     let same_arg = |x: Value, y: Value| {
-        x == y || (is_const(f, x) && is_const(f, y) && f.data(f.def_inst(x).unwrap()) == f.data(f.def_inst(y).unwrap()))
+        x == y
+            || (is_const(f, x)
+                && is_const(f, y)
+                && f.data(f.def_inst(x).unwrap()) == f.data(f.def_inst(y).unwrap()))
     };
     let (xa, xb) = (f.args(a), f.args(b));
     da == db
         && xa.len() == xb.len()
         && (xa.iter().zip(xb).all(|(&x, &y)| same_arg(x, y))
-            || (da.op.is_commutative() && xa.len() == 2 && same_arg(xa[0], xb[1]) && same_arg(xa[1], xb[0])))
+            || (da.op.is_commutative()
+                && xa.len() == 2
+                && same_arg(xa[0], xb[1])
+                && same_arg(xa[1], xb[0])))
 }
 
 /// Replaces block parameters that receive the same pure expression of dominating operands on
@@ -81,14 +88,18 @@ fn rebuild_equal_incoming(f: &mut Function, cfg: &Cfg, dt: &DomTree) -> bool {
             let mut first: Option<Inst> = None;
             let mut ok = true;
             'preds: for &pred in &cfg.preds[b] {
-                let Some(t) = f.terminator(pred) else { continue };
+                let Some(t) = f.terminator(pred) else {
+                    continue;
+                };
                 for c in f.branch_targets(t) {
                     if c.block != b {
                         continue;
                     }
                     let pure = |i: Inst| {
                         let op = f.op(i);
-                        op.is_pure() && op != Opcode::Alloca && !matches!(op, Opcode::Iconst | Opcode::Fconst)
+                        op.is_pure()
+                            && op != Opcode::Alloca
+                            && !matches!(op, Opcode::Iconst | Opcode::Fconst)
                     };
                     let Some(i) = f.def_inst(c.args[n]).filter(|&i| pure(i)) else {
                         ok = false;
@@ -104,14 +115,17 @@ fn rebuild_equal_incoming(f: &mut Function, cfg: &Cfg, dt: &DomTree) -> bool {
                     }
                 }
             }
-            let Some(i0) = first.filter(|_| ok) else { continue };
+            let Some(i0) = first.filter(|_| ok) else {
+                continue;
+            };
             let available = f.args(i0).iter().all(|&v| {
                 is_const(f, v)
                     || match f.values.def[v] {
                         crate::ir::ValueDef::Param(db, _) => dt.dominates(db, b),
-                        crate::ir::ValueDef::Result(di) => {
-                            f.layout().inst_block(di).is_some_and(|db| db != b && dt.dominates(db, b))
-                        }
+                        crate::ir::ValueDef::Result(di) => f
+                            .layout()
+                            .inst_block(di)
+                            .is_some_and(|db| db != b && dt.dominates(db, b)),
                     }
             });
             if !available {

@@ -278,7 +278,9 @@ fn simplify(f: &mut Function, i: Inst) -> bool {
 
 /// `v` as `x * c` for a constant `c`: a multiplication or left shift by a constant, else `v * 1`.
 fn as_multiple(f: &Function, v: Value) -> (Value, i64) {
-    if let Some((_, d, args)) = def_of(f, v).filter(|(_, d, _)| matches!(d.op, Opcode::Mul | Opcode::Shl)) {
+    if let Some((_, d, args)) =
+        def_of(f, v).filter(|(_, d, _)| matches!(d.op, Opcode::Mul | Opcode::Shl))
+    {
         if let Some(c) = int_const(f, args[1]) {
             match d.op {
                 Opcode::Mul => return (args[0], c),
@@ -305,7 +307,9 @@ fn combine_like_terms(f: &mut Function, i: Inst, ty: Type, a: Value, b: Value) -
         if int_const(f, x).is_some() || f.num_uses(s) != 1 {
             continue;
         }
-        let Some((_, sd, sargs)) = def_of(f, s) else { continue };
+        let Some((_, sd, sargs)) = def_of(f, s) else {
+            continue;
+        };
         if sd.op != Opcode::Add || sd.ty != ty {
             continue;
         }

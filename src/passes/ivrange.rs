@@ -37,9 +37,17 @@ pub struct Range {
 }
 
 /// The counter of loop `l` (tested by its single latch) and its range, if it has one.
-pub fn counter_range(f: &Function, cfg: &Cfg, dt: &DomTree, forest: &LoopForest, l: Loop) -> Option<(Value, Range)> {
+pub fn counter_range(
+    f: &Function,
+    cfg: &Cfg,
+    dt: &DomTree,
+    forest: &LoopForest,
+    l: Loop,
+) -> Option<(Value, Range)> {
     let data = &forest.loops[l];
-    let [latch] = data.latches[..] else { return None };
+    let [latch] = data.latches[..] else {
+        return None;
+    };
     let pre = forest.preheader(l, cfg)?;
     let inside = |f: &Function, v: Value| f.def_block(v).is_some_and(|b| forest.contains(l, b));
     iv_range(f, cfg, dt, data.header, pre, latch, &inside)
@@ -111,7 +119,13 @@ fn iv_range(
     if !entries || !cfg.preds[h].contains(&pre) || !cfg.preds[h].contains(&latch) {
         return None;
     }
-    let LatchCounter { test, counter: p, index: np, step: s, .. } = latch_counter(f, h, latch, inside)?;
+    let LatchCounter {
+        test,
+        counter: p,
+        index: np,
+        step: s,
+        ..
+    } = latch_counter(f, h, latch, inside)?;
     let pre_t = f.terminator(pre)?;
     if f.op(pre_t) != Opcode::Jump {
         return None;
@@ -120,7 +134,9 @@ fn iv_range(
     let (n, cond) = (test.bound, test.cond);
     // No wrap: the last value the test lets through plus the step stays in range.
     let nc = f.as_iconst(n);
-    let room = |last: Option<i64>| last.is_some_and(|x| (i32::MIN as i64..=i32::MAX as i64).contains(&(x + s)));
+    let room = |last: Option<i64>| {
+        last.is_some_and(|x| (i32::MIN as i64..=i32::MAX as i64).contains(&(x + s)))
+    };
     let (up, strict) = match cond {
         CmpCond::Lt if s > 0 => (true, true),
         CmpCond::Le if s > 0 => (true, false),
@@ -137,13 +153,31 @@ fn iv_range(
     if !unit_strict && !room(last) {
         return None;
     }
-    let start = Bound { v: i0, strict: false };
-    let end = guarded(f, cfg, dt, pre, i0, n, if up { cond } else { cond.swap() }, up)
-        .then_some(Bound { v: n, strict });
+    let start = Bound {
+        v: i0,
+        strict: false,
+    };
+    let end = guarded(
+        f,
+        cfg,
+        dt,
+        pre,
+        i0,
+        n,
+        if up { cond } else { cond.swap() },
+        up,
+    )
+    .then_some(Bound { v: n, strict });
     let r = if up {
-        Range { lower: Some(start), upper: end }
+        Range {
+            lower: Some(start),
+            upper: end,
+        }
     } else {
-        Range { lower: end, upper: Some(start) }
+        Range {
+            lower: end,
+            upper: Some(start),
+        }
     };
     Some((p, r))
 }
@@ -151,15 +185,28 @@ fn iv_range(
 /// Whether `i0 cond n` (`cond` read with `i0` on the left when `up`, else `n cond i0`) holds
 /// on entry to the loop: both constants, or a dominating branch edge above the preheader tested
 /// it (the same compare, swapped, or inverted on the false edge).
-fn guarded(f: &Function, cfg: &Cfg, dt: &DomTree, pre: Block, i0: Value, n: Value, cond: CmpCond, up: bool) -> bool {
+fn guarded(
+    f: &Function,
+    cfg: &Cfg,
+    dt: &DomTree,
+    pre: Block,
+    i0: Value,
+    n: Value,
+    cond: CmpCond,
+    up: bool,
+) -> bool {
     let (a, b) = if up { (i0, n) } else { (n, i0) };
     if let (Some(x), Some(y)) = (f.as_iconst(a), f.as_iconst(b)) {
         return cond.eval_int(x, y);
     }
-    let same = |x: Value, y: Value| x == y || (f.as_iconst(x).is_some() && f.as_iconst(x) == f.as_iconst(y));
+    let same = |x: Value, y: Value| {
+        x == y || (f.as_iconst(x).is_some() && f.as_iconst(x) == f.as_iconst(y))
+    };
     let implies = |c: CmpCond, x: Value, y: Value| {
         (same(x, a) && same(y, b) && (c == cond || (c == CmpCond::Lt && cond == CmpCond::Le)))
-            || (same(x, b) && same(y, a) && (c == cond.swap() || (c == CmpCond::Gt && cond == CmpCond::Le)))
+            || (same(x, b)
+                && same(y, a)
+                && (c == cond.swap() || (c == CmpCond::Gt && cond == CmpCond::Le)))
     };
     let mut blk = pre;
     for _ in 0..32 {
@@ -168,7 +215,10 @@ fn guarded(f: &Function, cfg: &Cfg, dt: &DomTree, pre: Block, i0: Value, n: Valu
                 let targets = f.branch_targets(t);
                 let (then, els) = (targets[0].block, targets[1].block);
                 if then != els {
-                    if let Some(ci) = f.def_inst(f.arg(t, 0)).filter(|&ci| f.op(ci) == Opcode::Icmp) {
+                    if let Some(ci) = f
+                        .def_inst(f.arg(t, 0))
+                        .filter(|&ci| f.op(ci) == Opcode::Icmp)
+                    {
                         let c = f.data(ci).cond();
                         let c = if blk == then { c } else { c.invert() };
                         if implies(c, f.arg(ci, 0), f.arg(ci, 1)) {
@@ -206,8 +256,12 @@ fn decide(f: &Function, r: &Range, cond: CmpCond, y: Value) -> Option<bool> {
     }
     // Numerically, against a constant.
     let c = f.as_iconst(y)?;
-    let lo = r.lower.and_then(|b| Some(f.as_iconst(b.v)? + b.strict as i64));
-    let hi = r.upper.and_then(|b| Some(f.as_iconst(b.v)? - b.strict as i64));
+    let lo = r
+        .lower
+        .and_then(|b| Some(f.as_iconst(b.v)? + b.strict as i64));
+    let hi = r
+        .upper
+        .and_then(|b| Some(f.as_iconst(b.v)? - b.strict as i64));
     let below = |x: i64| hi.is_some_and(|h| h < x); // every p < x
     let above = |x: i64| lo.is_some_and(|l| l > x); // every p > x
     match cond {

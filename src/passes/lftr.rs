@@ -30,7 +30,8 @@ pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
     for sl in info.simple_loops() {
         let inside = |f: &Function, v: Value| info.defined_in(f, sl.id, v);
         let blocks = &info.forest.loops[sl.id].blocks;
-        changed |= replace_test(f, &info.dt, sl.header, sl.pre, sl.latch, blocks, &inside).is_some();
+        changed |=
+            replace_test(f, &info.dt, sl.header, sl.pre, sl.latch, blocks, &inside).is_some();
     }
     changed
 }
@@ -52,7 +53,13 @@ fn replace_test(
     blocks: &[Block],
     inside: &dyn Fn(&Function, Value) -> bool,
 ) -> Option<()> {
-    let LatchCounter { test, back, counter: i, index: ni, step: s } = latch_counter(f, h, latch, inside)?;
+    let LatchCounter {
+        test,
+        back,
+        counter: i,
+        index: ni,
+        step: s,
+    } = latch_counter(f, h, latch, inside)?;
     if f.num_uses(f.res(test.cmp)) != 1 {
         return None;
     }
@@ -88,7 +95,11 @@ fn replace_test(
             if k == 0 {
                 g
             } else {
-                let o = f.insert_new_before(pre_t, mk::offset(k.wrapping_mul(q.r).wrapping_neg()), &[g]);
+                let o = f.insert_new_before(
+                    pre_t,
+                    mk::offset(k.wrapping_mul(q.r).wrapping_neg()),
+                    &[g],
+                );
                 f.res(o)
             }
         }
@@ -127,7 +138,10 @@ fn pointer_iv(
         if f.ty(q) != Type::Ptr {
             continue;
         }
-        let Some(step) = f.def_inst(back_args[n]).filter(|&k| f.op(k) == Opcode::Offset && f.arg(k, 0) == q) else {
+        let Some(step) = f
+            .def_inst(back_args[n])
+            .filter(|&k| f.op(k) == Opcode::Offset && f.arg(k, 0) == q)
+        else {
             continue;
         };
         let c = f.data(step).imm;
@@ -150,16 +164,29 @@ fn pointer_iv(
 }
 
 /// Whether a load or store in a block dominating the latch addresses `q` or `offset q, k`.
-fn dereferenced_every_iteration(f: &Function, dt: &DomTree, latch: Block, blocks: &[Block], q: Value) -> bool {
+fn dereferenced_every_iteration(
+    f: &Function,
+    dt: &DomTree,
+    latch: Block,
+    blocks: &[Block],
+    q: Value,
+) -> bool {
     let is_q = |p: Value| {
-        p == q || f.def_inst(p).is_some_and(|d| f.op(d) == Opcode::Offset && f.arg(d, 0) == q)
+        p == q
+            || f.def_inst(p)
+                .is_some_and(|d| f.op(d) == Opcode::Offset && f.arg(d, 0) == q)
     };
     let addr_of = |i: Inst| match f.op(i) {
         Opcode::Load => Some(f.arg(i, 0)),
         Opcode::Store => Some(f.arg(i, 1)),
         _ => None,
     };
-    blocks.iter().filter(|&&b| dt.dominates(b, latch)).any(|&b| {
-        f.layout().block_insts(b).any(|i| addr_of(i).is_some_and(is_q))
-    })
+    blocks
+        .iter()
+        .filter(|&&b| dt.dominates(b, latch))
+        .any(|&b| {
+            f.layout()
+                .block_insts(b)
+                .any(|i| addr_of(i).is_some_and(is_q))
+        })
 }

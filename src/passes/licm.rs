@@ -207,10 +207,12 @@ fn hoistable_loop(
     let init: Vec<Value> = f
         .args(pre_t)
         .iter()
-        .map(|&v| match f.blocks.params[pre].iter().position(|&p| p == v) {
-            Some(k) => pre_args.get(k).copied().unwrap_or(v),
-            None => v,
-        })
+        .map(
+            |&v| match f.blocks.params[pre].iter().position(|&p| p == v) {
+                Some(k) => pre_args.get(k).copied().unwrap_or(v),
+                None => v,
+            },
+        )
         .collect();
     if !init.iter().all(|&v| from_outside(v)) {
         return None;
@@ -296,9 +298,15 @@ fn hoist_loops(f: &mut Function, cx: &ModuleCx) -> bool {
             None => f.replace_inst(outer_t, mk::jump(h.header), &h.init),
             Some((c, then_enters, skip)) => {
                 let (data, args) = if *then_enters {
-                    (mk::brif(h.header, x, h.init.len()), [&[*c], &h.init[..], skip].concat())
+                    (
+                        mk::brif(h.header, x, h.init.len()),
+                        [&[*c], &h.init[..], skip].concat(),
+                    )
                 } else {
-                    (mk::brif(x, h.header, skip.len()), [&[*c], &skip[..], &h.init].concat())
+                    (
+                        mk::brif(x, h.header, skip.len()),
+                        [&[*c], &skip[..], &h.init].concat(),
+                    )
                 };
                 f.replace_inst(outer_t, data, &args);
             }

@@ -91,7 +91,13 @@ pub fn latch_counter(
     if step == 0 || f.branch_args(lt, back)[index] != test.next {
         return None;
     }
-    Some(LatchCounter { test, back, counter, index, step })
+    Some(LatchCounter {
+        test,
+        back,
+        counter,
+        index,
+        step,
+    })
 }
 
 /// The analyses the loop passes start from.
@@ -124,8 +130,15 @@ impl LoopInfo {
         let mut out = Vec::new();
         for (id, data) in self.forest.loops.iter() {
             let [latch] = data.latches[..] else { continue };
-            let Some(pre) = self.forest.preheader(id, &self.cfg) else { continue };
-            out.push(SimpleLoop { id, header: data.header, pre, latch });
+            let Some(pre) = self.forest.preheader(id, &self.cfg) else {
+                continue;
+            };
+            out.push(SimpleLoop {
+                id,
+                header: data.header,
+                pre,
+                latch,
+            });
         }
         out
     }

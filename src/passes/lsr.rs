@@ -42,7 +42,10 @@ struct Lin {
 
 impl Lin {
     fn atom(v: Value) -> Lin {
-        Lin { atoms: vec![(v, 1)], ..Lin::default() }
+        Lin {
+            atoms: vec![(v, 1)],
+            ..Lin::default()
+        }
     }
 
     fn add(mut self, o: Lin) -> Option<Lin> {
@@ -94,10 +97,16 @@ fn linear(
     depth: u32,
 ) -> Option<Lin> {
     if ivs.iter().any(|&(p, _)| p == v) {
-        return Some(Lin { iv: Some((v, Scale::Const(1))), ..Lin::default() });
+        return Some(Lin {
+            iv: Some((v, Scale::Const(1))),
+            ..Lin::default()
+        });
     }
     if let Some(c) = f.as_iconst(v) {
-        return Some(Lin { k: c, ..Lin::default() });
+        return Some(Lin {
+            k: c,
+            ..Lin::default()
+        });
     }
     let opaque = || invariant(f, v).then(|| Lin::atom(v));
     let Some(i) = f.def_inst(v).filter(|_| depth < 8 && f.ty(v) == Type::I32) else {
@@ -117,8 +126,17 @@ fn linear(
             _ => {
                 // `iv * m` for an invariant `m`.
                 let is_iv = |x: Value| ivs.iter().any(|&(p, _)| p == x);
-                let (iv, m) = if is_iv(a) { (a, b) } else if is_iv(b) { (b, a) } else { (a, a) };
-                (iv != m && invariant(f, m)).then(|| Lin { iv: Some((iv, Scale::Var(m))), ..Lin::default() })
+                let (iv, m) = if is_iv(a) {
+                    (a, b)
+                } else if is_iv(b) {
+                    (b, a)
+                } else {
+                    (a, a)
+                };
+                (iv != m && invariant(f, m)).then(|| Lin {
+                    iv: Some((iv, Scale::Var(m))),
+                    ..Lin::default()
+                })
             }
         },
         Opcode::Shl => match f.as_iconst(b) {
@@ -198,7 +216,9 @@ pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
                 let Some((iv, scale)) = lin.iv else { continue };
                 // Keep every product within the i32 arithmetic it replaces.
                 let small = |c: i64| c.unsigned_abs() <= 1 << 20;
-                if matches!(scale, Scale::Const(a) if !small(a)) || !lin.atoms.iter().all(|&(_, c)| small(c)) {
+                if matches!(scale, Scale::Const(a) if !small(a))
+                    || !lin.atoms.iter().all(|&(_, c)| small(c))
+                {
                     continue;
                 }
                 let key = GroupKey {
@@ -253,7 +273,9 @@ pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
             f.set_branch_target(pre_t, 0, h, &args);
             let lt = f.terminator(latch).unwrap();
             let pn = match var_step {
-                None => f.insert_new_before(lt, mk::offset(const_step.wrapping_mul(key.stride)), &[p]),
+                None => {
+                    f.insert_new_before(lt, mk::offset(const_step.wrapping_mul(key.stride)), &[p])
+                }
                 Some(sv) => f.insert_new_before(lt, mk::gep(key.stride), &[p, sv]),
             };
             let pn = f.res(pn);

@@ -60,7 +60,8 @@ pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
 
 /// Two values that are the same number: one value or equal integer constants.
 fn same(f: &Function, a: Value, b: Value) -> bool {
-    a == b || matches!((f.as_iconst(a), f.as_iconst(b)), (Some(x), Some(y)) if x == y && f.ty(a) == f.ty(b))
+    a == b
+        || matches!((f.as_iconst(a), f.as_iconst(b)), (Some(x), Some(y)) if x == y && f.ty(a) == f.ty(b))
 }
 
 /// `c` read as `icmp cond a, bound` with `a` on the left, if it compares `a` at all.
@@ -102,7 +103,9 @@ impl Prover<'_> {
     /// Whether taking edge `which` of `q`'s terminator means `icmp cond a, bound` is false.
     fn edge_says(&self, q: Block, which: usize, a: Value, p: Pred) -> bool {
         let f = self.f;
-        let Some(t) = f.terminator(q) else { return false };
+        let Some(t) = f.terminator(q) else {
+            return false;
+        };
         if f.op(t) != Opcode::Brif {
             return false;
         }
@@ -143,7 +146,9 @@ impl Prover<'_> {
         if f.def_inst(a).is_some() {
             return false;
         }
-        let Some(pb) = f.def_block(a) else { return false };
+        let Some(pb) = f.def_block(a) else {
+            return false;
+        };
         if !in_loop(pb) || self.visiting.contains(&pb) {
             return false;
         }
@@ -214,7 +219,9 @@ fn candidate(f: &Function, cfg: &Cfg, dt: &DomTree, forest: &LoopForest, l: Loop
     let guards_inner = |q: Block, t: Block| {
         in_loop(t)
             && t != h
-            && cfg.preds[t].iter().all(|&p| if p == q { true } else { dt.dominates(t, p) })
+            && cfg.preds[t]
+                .iter()
+                .all(|&p| if p == q { true } else { dt.dominates(t, p) })
             && cfg.preds[t].iter().filter(|&&p| p == q).count() == 1
             && inner_headers.iter().any(|&ih| dt.dominates(t, ih))
     };
@@ -241,9 +248,11 @@ fn candidate(f: &Function, cfg: &Cfg, dt: &DomTree, forest: &LoopForest, l: Loop
         if !guards_inner(q, then) {
             continue;
         }
-        let Some((k, cond, bound)) = params.iter().enumerate().find_map(|(k, &x)| {
-            compare_of(f, c, x).map(|(cond, bound)| (k, cond, bound))
-        }) else {
+        let Some((k, cond, bound)) = params
+            .iter()
+            .enumerate()
+            .find_map(|(k, &x)| compare_of(f, c, x).map(|(cond, bound)| (k, cond, bound)))
+        else {
             continue;
         };
         if f.def_block(bound).is_none_or(in_loop) {
@@ -338,8 +347,18 @@ fn peel(f: &mut Function, cfg: &Cfg, forest: &LoopForest, l: Loop, pre: Block, p
         for i in insts {
             let mut d = *f.data(i);
             // The copy's back edges enter the original loop.
-            map_targets(&mut d, |x| if x == h { h } else { *bmap.get(&x).unwrap_or(&x) });
-            let args: Vec<Value> = f.args(i).iter().map(|a| *vmap.get(a).unwrap_or(a)).collect();
+            map_targets(&mut d, |x| {
+                if x == h {
+                    h
+                } else {
+                    *bmap.get(&x).unwrap_or(&x)
+                }
+            });
+            let args: Vec<Value> = f
+                .args(i)
+                .iter()
+                .map(|a| *vmap.get(a).unwrap_or(a))
+                .collect();
             let ni = f.append_new(nb, d, &args);
             if let (Some(r), Some(nr)) = (f.result(i), f.result(ni)) {
                 vmap.insert(r, nr);

@@ -138,17 +138,17 @@ pub const O2: &[Step] = &[
     pass!(simplify_cfg), // merges left with one predecessor join it
     pass!(condprop),    // after gvn: one value per repeated condition (inlined bounds checks)
     pass!(simplify_cfg), // fold the branches condprop decided
-    pass!(peel),         // after the guards are canonical: inner loops only the first trip runs
-    pass!(sccp),         // the peeled trip's constants; the remaining loop's false guard
+    pass!(peel),        // after the guards are canonical: inner loops only the first trip runs
+    pass!(sccp),        // the peeled trip's constants; the remaining loop's false guard
     pass!(simplify_cfg), // drop the inner loop the false guard left unreachable
     pass!(memopt),      // after gvn: equal addresses are one value
     pass!(dce),
     pass!(ivrange),      // inlined bounds checks of loop counters
     pass!(simplify_cfg), // fold the branches ivrange decided
     pass!(early_exit),   // counted loops whose remaining iterations would do nothing
-    pass!(licm),    // after gvn, so hoisted code is already deduplicated
-    pass!(promote), // after licm hoisted the invariant addresses it needs
-    pass!(indvars), // after licm: step values and bounds must be defined outside the loop
+    pass!(licm),         // after gvn, so hoisted code is already deduplicated
+    pass!(promote),      // after licm hoisted the invariant addresses it needs
+    pass!(indvars),      // after licm: step values and bounds must be defined outside the loop
     pass!(instcombine),
     pass!(gvn),
     pass!(dce),

@@ -42,7 +42,9 @@ fn find(f: &Function, cx: &ModuleCx) -> Option<Candidate> {
     let mut loops: Vec<_> = forest.loops.keys().collect();
     loops.sort_by_key(|&l| std::cmp::Reverse(forest.loops[l].depth));
     for l in loops {
-        let Some(pre) = forest.preheader(l, &cfg) else { continue };
+        let Some(pre) = forest.preheader(l, &cfg) else {
+            continue;
+        };
         let data = &forest.loops[l];
         let inside = |b: Block| forest.contains(l, b);
         // Memory operations of the loop.
@@ -62,7 +64,9 @@ fn find(f: &Function, cx: &ModuleCx) -> Option<Candidate> {
             continue;
         }
         let invariant = |v: Value| f.def_block(v).is_some_and(|db| !inside(db));
-        let counters: Vec<_> = counter_range(f, &cfg, &dt, &forest, l).into_iter().collect();
+        let counters: Vec<_> = counter_range(f, &cfg, &dt, &forest, l)
+            .into_iter()
+            .collect();
         let mut tried: Vec<Value> = Vec::new();
         for &(si, addr) in &accesses {
             if f.op(si) != Opcode::Store || !invariant(addr) || tried.contains(&addr) {
@@ -70,7 +74,11 @@ fn find(f: &Function, cx: &ModuleCx) -> Option<Candidate> {
             }
             tried.push(addr);
             let ty = f.ty(f.arg(si, 0));
-            let mine: Vec<Inst> = accesses.iter().filter(|a| a.1 == addr).map(|a| a.0).collect();
+            let mine: Vec<Inst> = accesses
+                .iter()
+                .filter(|a| a.1 == addr)
+                .map(|a| a.0)
+                .collect();
             let same_type = mine.iter().all(|&i| match f.op(i) {
                 Opcode::Load => f.data(i).ty == ty,
                 _ => f.ty(f.arg(i, 0)) == ty && f.arg(i, 0) != addr,
@@ -107,7 +115,13 @@ fn find(f: &Function, cx: &ModuleCx) -> Option<Candidate> {
                     }
                 }
             }
-            return Some(Candidate { pre, addr, ty, accesses: mine, exits });
+            return Some(Candidate {
+                pre,
+                addr,
+                ty,
+                accesses: mine,
+                exits,
+            });
         }
     }
     None

@@ -24,7 +24,9 @@ fn linear_op(f: &Function, i: Inst) -> bool {
     match f.op(i) {
         Opcode::Add | Opcode::Sub => true,
         Opcode::Mul => f.as_iconst(f.arg(i, 1)).is_some() || f.as_iconst(f.arg(i, 0)).is_some(),
-        Opcode::Shl => f.as_iconst(f.arg(i, 1)).is_some_and(|c| (0..32).contains(&c)),
+        Opcode::Shl => f
+            .as_iconst(f.arg(i, 1))
+            .is_some_and(|c| (0..32).contains(&c)),
         _ => false,
     }
 }
@@ -180,7 +182,9 @@ fn build(f: &mut Function, at: Inst, l: &Linear) -> Value {
 }
 
 pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
-    let mut forms = Forms { memo: FxHashMap::default() };
+    let mut forms = Forms {
+        memo: FxHashMap::default(),
+    };
     let mut roots = Vec::new();
     for b in f.layout().blocks() {
         for i in f.layout().block_insts(b) {

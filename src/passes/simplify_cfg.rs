@@ -155,8 +155,11 @@ fn bypass_jump_blocks(f: &mut Function) -> bool {
         // `preds` is only ever added to: entries for removed blocks, or for blocks that no
         // longer branch here, are stale and skipped (the target check below catches the
         // latter). Pruning them eagerly made long chains of jump blocks quadratic.
-        let mut bpreds: Vec<Block> =
-            preds[b].iter().copied().filter(|&p| f.layout().is_block_inserted(p)).collect();
+        let mut bpreds: Vec<Block> = preds[b]
+            .iter()
+            .copied()
+            .filter(|&p| f.layout().is_block_inserted(p))
+            .collect();
         bpreds.sort();
         bpreds.dedup();
         if bpreds.is_empty() {

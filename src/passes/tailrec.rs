@@ -18,7 +18,9 @@ fn tail_calls(f: &Function) -> Vec<(Inst, Inst)> {
         if f.op(ret) != Opcode::Ret {
             continue;
         }
-        let Some(call) = f.layout().prev_inst(ret) else { continue };
+        let Some(call) = f.layout().prev_inst(ret) else {
+            continue;
+        };
         if f.op(call) != Opcode::Call || f.callee(call) != f.id {
             continue;
         }
@@ -39,7 +41,10 @@ pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
     if sites.is_empty() {
         return false;
     }
-    let has_alloca = f.layout().blocks().any(|b| f.layout().block_insts(b).any(|i| f.op(i) == Opcode::Alloca));
+    let has_alloca = f
+        .layout()
+        .blocks()
+        .any(|b| f.layout().block_insts(b).any(|i| f.op(i) == Opcode::Alloca));
     if has_alloca {
         return false;
     }
@@ -48,7 +53,10 @@ pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
     // The loop header takes the parameters; the entry's code moves into it.
     let header: Block = f.make_block();
     f.insert_block_after(header, entry);
-    let hp: Vec<Value> = params.iter().map(|&p| f.append_block_param(header, f.ty(p))).collect();
+    let hp: Vec<Value> = params
+        .iter()
+        .map(|&p| f.append_block_param(header, f.ty(p)))
+        .collect();
     if let Some(first) = f.layout().first_inst(entry) {
         f.split_tail(first, header);
     }

@@ -21,7 +21,12 @@ pub fn run(mf: &mut MFunc, iv: &Intervals) -> bool {
         for k in s..e {
             let mi = mf.insts[k];
             let (x, y) = (mi.rd, mi.rs1);
-            if !(mi.op.is_move() && x.is_virt() && y.is_virt() && x != y && mf.vclass[x.vindex()] == mf.vclass[y.vindex()]) {
+            if !(mi.op.is_move()
+                && x.is_virt()
+                && y.is_virt()
+                && x != y
+                && mf.vclass[x.vindex()] == mf.vclass[y.vindex()])
+            {
                 continue;
             }
             if iv.covers(x.vindex(), 2 * blk.end - 1) {

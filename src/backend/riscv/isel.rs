@@ -647,11 +647,15 @@ impl<'a> Isel<'a> {
             Offset => {
                 let base = self.reg(args[0]);
                 let c = d.imm;
-                let exact = self.big_offsets.iter().find(|&&(x, _)| x == c).map(|&(_, r)| (base, r));
+                let exact = self
+                    .big_offsets
+                    .iter()
+                    .find(|&&(x, _)| x == c)
+                    .map(|&(_, r)| (base, r));
                 let chained = || {
-                    self.big_offsets
-                        .iter()
-                        .find_map(|&(x, r)| self.block_offsets.get(&(args[0], c - x)).map(|&p| (p, r)))
+                    self.big_offsets.iter().find_map(|&(x, r)| {
+                        self.block_offsets.get(&(args[0], c - x)).map(|&p| (p, r))
+                    })
                 };
                 match exact.or_else(chained) {
                     Some((from, r)) => self.push(MInst::r(MOp::Add, rd, from, r)),
@@ -886,7 +890,12 @@ impl<'a> Isel<'a> {
                 -1 => self.push(MInst::r(MOp::Sub, rd, rb, ri)),
                 _ => {
                     let t = self.vreg(RegClass::Int);
-                    self.push(MInst::i(MOp::Slli, t, ri, stride.unsigned_abs().trailing_zeros() as i64));
+                    self.push(MInst::i(
+                        MOp::Slli,
+                        t,
+                        ri,
+                        stride.unsigned_abs().trailing_zeros() as i64,
+                    ));
                     self.push(MInst::r(MOp::Sub, rd, rb, t));
                 }
             }

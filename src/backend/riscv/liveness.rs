@@ -44,7 +44,9 @@ pub struct Intervals {
 impl Intervals {
     /// Whether physical `r` is fixed-live anywhere in the ranges of virtual `v`.
     pub fn fixed_conflict_v(&self, r: Reg, v: usize) -> bool {
-        self.ranges[v].iter().any(|&(s, e)| self.fixed_conflict(r, s, e))
+        self.ranges[v]
+            .iter()
+            .any(|&(s, e)| self.fixed_conflict(r, s, e))
     }
 
     /// Whether `v` is live at `pos`.
@@ -57,7 +59,9 @@ impl Intervals {
     /// Whether the live ranges of `a` and `b` intersect.
     pub fn intersects(&self, a: usize, b: usize) -> bool {
         let (x, y) = (&self.ranges[a], &self.ranges[b]);
-        let (Some(&(xs, _)), Some(&(ys, _))) = (x.first(), y.first()) else { return false };
+        let (Some(&(xs, _)), Some(&(ys, _))) = (x.first(), y.first()) else {
+            return false;
+        };
         // Skip, by binary search, the ranges of each that end before the other starts: the
         // allocator asks this of a short new interval against long ones with many holes (a phi
         // of a long else-if chain), where a merge from the start was quadratic overall.
@@ -80,7 +84,10 @@ impl Intervals {
         let v = &self.fixed[r.0 as usize];
         // First range ending at or after s.
         let k = v.partition_point(|&(_, re)| re < s);
-        v[k..].iter().take_while(|&&(rs, _)| rs <= e).any(|&(rs, re)| rs <= e && re >= s)
+        v[k..]
+            .iter()
+            .take_while(|&&(rs, _)| rs <= e)
+            .any(|&(rs, re)| rs <= e && re >= s)
     }
 }
 
@@ -96,7 +103,11 @@ pub fn compute(mf: &MFunc) -> Intervals {
         let blk = &mf.blocks[b as usize];
         let mut branched = false;
         for mi in &mf.insts[blk.start as usize..blk.end as usize] {
-            assert!(!(branched && mi.rd.is_some()), "{}: write after a branch in block {b}", mf.sym);
+            assert!(
+                !(branched && mi.rd.is_some()),
+                "{}: write after a branch in block {b}",
+                mf.sym
+            );
             branched |= mi.op.is_branch();
             for r in mi.uses() {
                 if r.is_virt() && def_stamp[r.vindex()] != b && gidx[r.vindex()] == u32::MAX {
@@ -143,7 +154,8 @@ pub fn compute(mf: &MFunc) -> Intervals {
     }
     // live_out[b]: the globals live out of block b, ascending.
     let mut live_out: Vec<Vec<u32>> = vec![Vec::new(); nb];
-    let (mut kills, mut live_in_at, mut live_out_at) = (vec![u32::MAX; nb], vec![u32::MAX; nb], vec![u32::MAX; nb]);
+    let (mut kills, mut live_in_at, mut live_out_at) =
+        (vec![u32::MAX; nb], vec![u32::MAX; nb], vec![u32::MAX; nb]);
     let mut work: Vec<u32> = Vec::new();
     for g in 0..ng as u32 {
         for &b in &kill_blocks[g as usize] {

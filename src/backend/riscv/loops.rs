@@ -29,7 +29,9 @@ pub struct InnerLoop {
 /// The innermost natural loops of `mf`, with their register pressure.
 pub fn innermost(mf: &MFunc, iv: &Intervals) -> Vec<InnerLoop> {
     let nb = mf.blocks.len();
-    let Some(&entry) = mf.order.first() else { return Vec::new() };
+    let Some(&entry) = mf.order.first() else {
+        return Vec::new();
+    };
     // Reverse postorder from the entry.
     let mut rpo = Vec::with_capacity(nb);
     let mut seen = vec![false; nb];
@@ -157,10 +159,15 @@ pub fn innermost(mf: &MFunc, iv: &Intervals) -> Vec<InnerLoop> {
             continue;
         }
         let blocks: Vec<u32> = (0..nb as u32).filter(|&b| body[b as usize]).collect();
-        let mut l = InnerLoop { header: h, ..Default::default() };
+        let mut l = InnerLoop {
+            header: h,
+            ..Default::default()
+        };
         for &b in &blocks {
             let blk = &mf.blocks[b as usize];
-            l.has_call |= mf.insts[blk.start as usize..blk.end as usize].iter().any(|mi| mi.op == MOp::Call);
+            l.has_call |= mf.insts[blk.start as usize..blk.end as usize]
+                .iter()
+                .any(|mi| mi.op == MOp::Call);
             for p in 2 * blk.start as usize..2 * blk.end as usize {
                 let (i, f) = (live[0][p], live[1][p]);
                 l.pressure = l.pressure.max(i + f);

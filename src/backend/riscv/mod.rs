@@ -90,21 +90,27 @@ fn compile_function(f: &Function, cx: &ModuleCx, opts: &RiscvOptions, s: &mut Sc
     layout::run(&mut mf);
     let mut iv = liveness::compute(&mf);
     // Copy propagation coalesces what the allocator cannot; the simple baseline goes without.
-    if opts.opt_level > 0 && opts.regalloc == regalloc::Allocator::LinearScan && copyprop::run(&mut mf, &iv) {
+    if opts.opt_level > 0
+        && opts.regalloc == regalloc::Allocator::LinearScan
+        && copyprop::run(&mut mf, &iv)
+    {
         iv = liveness::compute(&mf);
     }
     let mut alloc = match opts.regalloc {
         regalloc::Allocator::LinearScan => regalloc::linear_scan::allocate(&mf, &iv),
         regalloc::Allocator::Simple => regalloc::simple::allocate(&mf),
     };
-    if opts.regalloc == regalloc::Allocator::LinearScan && alloc.slot.iter().any(|&s| s != u32::MAX) {
+    if opts.regalloc == regalloc::Allocator::LinearScan && alloc.slot.iter().any(|&s| s != u32::MAX)
+    {
         // Values spilled for their whole life get a register inside innermost loops that read
         // them; kept only if the estimated spill cost drops.
         let mut split = mf.clone();
         if regalloc::split::around_loops(&mut split, &alloc, &loops::innermost(&mf, &iv)) {
             let iv2 = liveness::compute(&split);
             let alloc2 = regalloc::linear_scan::allocate(&split, &iv2);
-            if regalloc::split::spill_cost(&split, &alloc2) < regalloc::split::spill_cost(&mf, &alloc) {
+            if regalloc::split::spill_cost(&split, &alloc2)
+                < regalloc::split::spill_cost(&mf, &alloc)
+            {
                 (mf, iv, alloc) = (split, iv2, alloc2);
             }
         }
@@ -124,7 +130,9 @@ fn compile_function(f: &Function, cx: &ModuleCx, opts: &RiscvOptions, s: &mut Sc
     let mut text = String::new();
     emit::print(&mf, &s.code, &mut text);
     let is_spill = |m: &MInst| {
-        (m.op.is_load() || m.op.is_store()) && m.rs1 == minst::Reg::SP && (spill_lo..spill_hi).contains(&m.imm)
+        (m.op.is_load() || m.op.is_store())
+            && m.rs1 == minst::Reg::SP
+            && (spill_lo..spill_hi).contains(&m.imm)
     };
     // Spill code per block (labels carry block numbers), then per innermost loop.
     let mut per_block = vec![[0usize; 3]; mf.blocks.len()];
@@ -155,8 +163,16 @@ fn compile_function(f: &Function, cx: &ModuleCx, opts: &RiscvOptions, s: &mut Sc
     let stats = FuncStats {
         name: f.name.clone(),
         insts: s.code.iter().filter(|m| m.op != MOp::Label).count(),
-        spill_loads: s.code.iter().filter(|m| m.op.is_load() && is_spill(m)).count(),
-        spill_stores: s.code.iter().filter(|m| m.op.is_store() && is_spill(m)).count(),
+        spill_loads: s
+            .code
+            .iter()
+            .filter(|m| m.op.is_load() && is_spill(m))
+            .count(),
+        spill_stores: s
+            .code
+            .iter()
+            .filter(|m| m.op.is_store() && is_spill(m))
+            .count(),
         moves: s.code.iter().filter(|m| m.op.is_move()).count(),
         frame_size: frame.size,
         spilled_vregs: alloc.slot.iter().filter(|&&x| x != u32::MAX).count(),
@@ -170,7 +186,9 @@ fn compile_all(m: &Module, opts: &RiscvOptions) -> Vec<Option<Compiled>> {
     m.funcs
         .par_iter()
         .map_init(Scratch::default, |s, (id, f)| {
-            cx.decls[id].defined.then(|| compile_function(f, cx, opts, s))
+            cx.decls[id]
+                .defined
+                .then(|| compile_function(f, cx, opts, s))
         })
         .collect()
 }
@@ -187,5 +205,9 @@ pub fn compile_module(m: &Module, opts: &RiscvOptions) -> String {
 
 /// Static counts per defined function (compiles the module).
 pub fn stats(m: &Module, opts: &RiscvOptions) -> Vec<FuncStats> {
-    compile_all(m, opts).into_iter().flatten().map(|c| c.stats).collect()
+    compile_all(m, opts)
+        .into_iter()
+        .flatten()
+        .map(|c| c.stats)
+        .collect()
 }

@@ -215,7 +215,15 @@ fn forward_spill_slots(code: &mut Vec<MInst>, spill: &Range<i64>) {
                         keep[k] = false;
                         continue;
                     }
-                    code[k] = MInst::unary(if rd.phys_class() == RegClass::Float { MOp::FmvD } else { MOp::Mv }, rd, h);
+                    code[k] = MInst::unary(
+                        if rd.phys_class() == RegClass::Float {
+                            MOp::FmvD
+                        } else {
+                            MOp::Mv
+                        },
+                        rd,
+                        h,
+                    );
                 }
                 holds[rd.0 as usize] = off;
                 continue;
@@ -295,7 +303,9 @@ fn drop_dead_spill_stores(code: &mut Vec<MInst>, spill: &Range<i64>) {
     let nslots = ((spill.end - spill.start) / 8) as usize;
     let words = nslots.div_ceil(64);
     // Blocks: runs starting at labels (the code starts with the entry label).
-    let mut starts: Vec<usize> = (0..code.len()).filter(|&k| code[k].op == MOp::Label).collect();
+    let mut starts: Vec<usize> = (0..code.len())
+        .filter(|&k| code[k].op == MOp::Label)
+        .collect();
     if starts.first() != Some(&0) {
         starts.insert(0, 0);
     }
@@ -306,24 +316,38 @@ fn drop_dead_spill_stores(code: &mut Vec<MInst>, spill: &Range<i64>) {
             label_block.insert(code[s].imm, b);
         }
     }
-    let end_of = |b: usize| if b + 1 < nb { starts[b + 1] } else { code.len() };
+    let end_of = |b: usize| {
+        if b + 1 < nb {
+            starts[b + 1]
+        } else {
+            code.len()
+        }
+    };
     // Slots an sp-relative access touches.
     let touched = |mi: &MInst| -> Option<Range<usize>> {
         if mi.rs1 != Reg::SP || !(mi.op.is_load() || mi.op.is_store()) {
             return None;
         }
-        let (lo, hi) = (mi.imm.max(spill.start), (mi.imm + width(mi.op)).min(spill.end));
+        let (lo, hi) = (
+            mi.imm.max(spill.start),
+            (mi.imm + width(mi.op)).min(spill.end),
+        );
         (lo < hi).then(|| ((lo - spill.start) / 8) as usize..((hi - spill.start + 7) / 8) as usize)
     };
     // Walks block `b` backwards from its live-out `live`, calling `store(k, live_after)` at
     // each full spill store. Returns the live-in.
-    let walk = |b: usize, live_in: &[Vec<u64>], mut store: Option<&mut dyn FnMut(usize, bool)>| -> Vec<u64> {
+    let walk = |b: usize,
+                live_in: &[Vec<u64>],
+                mut store: Option<&mut dyn FnMut(usize, bool)>|
+     -> Vec<u64> {
         let (s, e) = (starts[b], end_of(b));
         let mut live = vec![0u64; words];
         let last = code[s..e].iter().rev().find(|mi| mi.op != MOp::Label);
         let falls = !last.is_some_and(|mi| mi.op.is_terminator());
         if falls && b + 1 < nb {
-            live.iter_mut().zip(&live_in[b + 1]).for_each(|(x, y)| *x |= y);
+            live.iter_mut()
+                .zip(&live_in[b + 1])
+                .for_each(|(x, y)| *x |= y);
         }
         for k in (s..e).rev() {
             let mi = &code[k];
@@ -404,7 +428,10 @@ mod tests {
             MInst::unary(MOp::Mv, a3, Reg::T0),
             ret,
         ];
-        assert_eq!(code, want, "the store is dead once its reloads are forwarded");
+        assert_eq!(
+            code, want,
+            "the store is dead once its reloads are forwarded"
+        );
 
         // A slot read in another block keeps its store; a call ends what t0 holds.
         let mut code = vec![

@@ -3,7 +3,9 @@
 //! message on stderr) when the cross tools are missing.
 
 use super::*;
-use crate::ir::{Block, Builder, CmpCond, FuncId, GlobalData, GlobalInit, Module, Opcode, Signature, Type, Value};
+use crate::ir::{
+    Block, Builder, CmpCond, FuncId, GlobalData, GlobalInit, Module, Opcode, Signature, Type, Value,
+};
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -34,8 +36,16 @@ pub(super) fn run(name: &str, m: &Module, extra_c: &str, stdin: &str) -> Option<
         return None;
     }
     crate::ir::verify::module(m).unwrap_or_else(|e| panic!("bad test IR: {e}"));
-    let asm = compile_module(m, &RiscvOptions { opt_level: 2, check_regalloc: true, ..Default::default() });
-    let dir: PathBuf = std::env::temp_dir().join(format!("sysyc-rv-{}-{}", name, std::process::id()));
+    let asm = compile_module(
+        m,
+        &RiscvOptions {
+            opt_level: 2,
+            check_regalloc: true,
+            ..Default::default()
+        },
+    );
+    let dir: PathBuf =
+        std::env::temp_dir().join(format!("sysyc-rv-{}-{}", name, std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let s = dir.join("out.s");
     let c = dir.join("rt.c");
@@ -49,7 +59,11 @@ pub(super) fn run(name: &str, m: &Module, extra_c: &str, stdin: &str) -> Option<
         .arg(&c)
         .output()
         .unwrap();
-    assert!(o.status.success(), "link failed:\n{}\n--- asm ---\n{asm}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "link failed:\n{}\n--- asm ---\n{asm}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let mut child = Command::new("qemu-riscv64")
         .arg(&exe)
         .stdin(std::process::Stdio::piped())
@@ -57,14 +71,26 @@ pub(super) fn run(name: &str, m: &Module, extra_c: &str, stdin: &str) -> Option<
         .spawn()
         .unwrap();
     use std::io::Write;
-    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
     let out = child.wait_with_output().unwrap();
     let _ = std::fs::remove_dir_all(&dir);
-    Some((String::from_utf8_lossy(&out.stdout).into_owned(), out.status.code().unwrap_or(-1)))
+    Some((
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        out.status.code().unwrap_or(-1),
+    ))
 }
 
 fn sig(params: Vec<Type>, ret: Type) -> Signature {
-    Signature { params, ret, variadic: false }
+    Signature {
+        params,
+        ret,
+        variadic: false,
+    }
 }
 
 struct Rt {
@@ -130,7 +156,9 @@ fn loop_sum_and_swap_phis() {
     print_int(&mut b, &rt, i);
     let r = b.iconst(3);
     b.ret(Some(r));
-    let Some((out, code)) = run("loop", &m, "", "") else { return };
+    let Some((out, code)) = run("loop", &m, "", "") else {
+        return;
+    };
     assert_eq!(out, "4950\n2\n99\n");
     assert_eq!(code, 3);
 }
@@ -168,7 +196,14 @@ fn recursion_and_division() {
     print_int(&mut b, &rt, r);
     let a = b.call(rt.getint, Type::I32, &[]).unwrap();
     let d = b.call(rt.getint, Type::I32, &[]).unwrap();
-    for op in [Opcode::Sdiv, Opcode::Srem, Opcode::Mul, Opcode::Shl, Opcode::Ashr, Opcode::Lshr] {
+    for op in [
+        Opcode::Sdiv,
+        Opcode::Srem,
+        Opcode::Mul,
+        Opcode::Shl,
+        Opcode::Ashr,
+        Opcode::Lshr,
+    ] {
         let q = b.binary(op, a, d);
         print_int(&mut b, &rt, q);
     }
@@ -178,7 +213,9 @@ fn recursion_and_division() {
     print_int(&mut b, &rt, q);
     let ret = b.binary(Opcode::Sub, a, d);
     b.ret(Some(ret));
-    let Some((out, code)) = run("fib", &m, "", "-7 2") else { return };
+    let Some((out, code)) = run("fib", &m, "", "-7 2") else {
+        return;
+    };
     assert_eq!(out, "6765\n-3\n-1\n-14\n-28\n-2\n1073741822\n-1280523264\n");
     assert_eq!(code, 247);
 }
@@ -194,7 +231,11 @@ fn many_args_both_ways() {
     let check = m.declare_func("check", sig(ctys.clone(), Type::I32), false);
     let mut stys = Vec::new();
     for k in 0..22 {
-        stys.push(if k % 2 == 1 && k < 20 { Type::F32 } else { Type::I32 });
+        stys.push(if k % 2 == 1 && k < 20 {
+            Type::F32
+        } else {
+            Type::I32
+        });
     }
     let sum = m.declare_func("sum", sig(stys.clone(), Type::F32), true);
     let main = m.declare_func("main", sig(vec![], Type::I32), true);
@@ -202,11 +243,18 @@ fn many_args_both_ways() {
     {
         let f = &mut m.funcs[sum];
         let bb = blocks(f, 1);
-        let ps: Vec<Value> = stys.iter().map(|&t| f.append_block_param(bb[0], t)).collect();
+        let ps: Vec<Value> = stys
+            .iter()
+            .map(|&t| f.append_block_param(bb[0], t))
+            .collect();
         let mut b = Builder::at_end(f, bb[0]);
         let mut acc = b.fconst(0.0);
         for (k, &p) in ps.iter().enumerate() {
-            let x = if stys[k] == Type::I32 { b.unary(Opcode::Sitofp, Type::F32, p) } else { p };
+            let x = if stys[k] == Type::I32 {
+                b.unary(Opcode::Sitofp, Type::F32, p)
+            } else {
+                p
+            };
             let w = b.fconst((k + 1) as f32);
             let x = b.binary(Opcode::Fmul, x, w);
             acc = b.binary(Opcode::Fadd, acc, x);
@@ -246,7 +294,9 @@ void drive(void) {
     printf("%g\n", r);
 }
 "#;
-    let Some((out, _)) = run("args", &m, c, "") else { return };
+    let Some((out, _)) = run("args", &m, c, "") else {
+        return;
+    };
     // sum of k*k for k = 1..22 = 3795
     assert_eq!(out, "0\n3795\n");
 }
@@ -300,7 +350,9 @@ fn arrays_globals_and_big_frames() {
     let v = b.load(Type::I32, p);
     print_int(&mut b, &rt, v);
     b.ret(Some(zero));
-    let Some((out, _)) = run("arrays", &m, "", "") else { return };
+    let Some((out, _)) = run("arrays", &m, "", "") else {
+        return;
+    };
     assert_eq!(out, "499512\n499512\n9\n");
 }
 
@@ -349,12 +401,13 @@ fn register_pressure_and_floats() {
     let sel = b.select(cb, x, y);
     print_int(&mut b, &rt, sel);
     b.ret(Some(sel));
-    let Some((out, code)) = run("pressure", &m, "", "2 5") else { return };
+    let Some((out, code)) = run("pressure", &m, "", "2 5") else {
+        return;
+    };
     // acc = 5 + 2 * sum(3k+1, k<60) = 5 + 2 * 5370; floats: 40*2 + 0.25 * 780 = 275
     assert_eq!(out, "10745\n0x1.13p+8\n275\n-275\n1\n2\n");
     assert_eq!(code, 2);
 }
-
 
 #[test]
 fn tail_calls_run_in_constant_stack() {
@@ -391,8 +444,13 @@ fn tail_calls_run_in_constant_stack() {
     b.ret(Some(z));
     let asm = compile_module(&m, &RiscvOptions::default());
     assert!(asm.contains("\ttail\tsy.sum"), "{asm}");
-    let Some((out, _)) = run("tail", &m, "", "") else { return };
-    assert_eq!(out, format!("{}\n", (50000005000000i64 as u64 as u32) as i32));
+    let Some((out, _)) = run("tail", &m, "", "") else {
+        return;
+    };
+    assert_eq!(
+        out,
+        format!("{}\n", (50000005000000i64 as u64 as u32) as i32)
+    );
 }
 
 #[test]
@@ -410,9 +468,21 @@ fn output_is_identical_for_any_thread_count() {
         b.call(rt.putint, Type::Void, &[y]);
         b.ret(Some(y));
     }
-    let opts = RiscvOptions { opt_level: 2, check_regalloc: true, ..Default::default() };
-    let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap().install(|| compile_module(&m, &opts));
-    let four = rayon::ThreadPoolBuilder::new().num_threads(4).build().unwrap().install(|| compile_module(&m, &opts));
+    let opts = RiscvOptions {
+        opt_level: 2,
+        check_regalloc: true,
+        ..Default::default()
+    };
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap()
+        .install(|| compile_module(&m, &opts));
+    let four = rayon::ThreadPoolBuilder::new()
+        .num_threads(4)
+        .build()
+        .unwrap()
+        .install(|| compile_module(&m, &opts));
     assert_eq!(one, four);
 }
 
@@ -433,7 +503,14 @@ fn stats_report() {
             opt_bisect: None,
         };
         crate::passes::optimize(&mut m, &popts);
-        for s in stats(&m, &RiscvOptions { opt_level: 2, check_regalloc: true, ..Default::default() }) {
+        for s in stats(
+            &m,
+            &RiscvOptions {
+                opt_level: 2,
+                check_regalloc: true,
+                ..Default::default()
+            },
+        ) {
             println!(
                 "{path} {:<24} insts {:>5} spill-ld {:>4} spill-st {:>4} moves {:>4} frame {:>8} spilled {:>4}",
                 s.name, s.insts, s.spill_loads, s.spill_stores, s.moves, s.frame_size, s.spilled_vregs
@@ -454,7 +531,15 @@ fn variadic_calls_pass_doubles_in_integer_registers() {
         init: GlobalInit::Bytes(b"%d".to_vec()),
         is_const: true,
     });
-    let show = m.declare_func("show", Signature { params: vec![Type::Ptr], ret: Type::I32, variadic: true }, false);
+    let show = m.declare_func(
+        "show",
+        Signature {
+            params: vec![Type::Ptr],
+            ret: Type::I32,
+            variadic: true,
+        },
+        false,
+    );
     let main = m.declare_func("main", sig(vec![], Type::I32), true);
     let f = &mut m.funcs[main];
     let bb = blocks(f, 1);
@@ -483,6 +568,8 @@ int show(char *fmt, ...) {
     return bad;
 }
 "#;
-    let Some((out, _)) = run("variadic", &m, c, "") else { return };
+    let Some((out, _)) = run("variadic", &m, c, "") else {
+        return;
+    };
     assert_eq!(out, "0\n");
 }

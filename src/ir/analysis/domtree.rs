@@ -29,7 +29,10 @@ impl DomTree {
         let n = f.num_blocks();
         let rpo = &cfg.rpo;
         if rpo.is_empty() {
-            return DomTree { idom: IdVec::filled(n, None), ..Default::default() };
+            return DomTree {
+                idom: IdVec::filled(n, None),
+                ..Default::default()
+            };
         }
         let entry = rpo[0];
         let idom = immediate_dominators(n, entry, cfg);
@@ -62,7 +65,14 @@ impl DomTree {
                 stack.pop();
             }
         }
-        DomTree { idom, children, pre, post, depth, preorder }
+        DomTree {
+            idom,
+            children,
+            pre,
+            post,
+            depth,
+            preorder,
+        }
     }
 
     pub fn is_reachable(&self, b: Block) -> bool {
@@ -79,11 +89,15 @@ impl DomTree {
 
     /// Whether the definition of `v` dominates instruction `at` in `f`.
     pub fn value_dominates(&self, f: &Function, v: Value, at: Inst) -> bool {
-        let Some(ub) = f.layout().inst_block(at) else { return false };
+        let Some(ub) = f.layout().inst_block(at) else {
+            return false;
+        };
         match f.values.def[v] {
             ValueDef::Param(b, _) => self.dominates(b, ub),
             ValueDef::Result(d) => {
-                let Some(db) = f.layout().inst_block(d) else { return false };
+                let Some(db) = f.layout().inst_block(d) else {
+                    return false;
+                };
                 if db != ub {
                     return self.dominates(db, ub);
                 }
@@ -173,24 +187,25 @@ fn immediate_dominators(n: usize, entry: Block, cfg: &Cfg) -> IdVec<Block, Optio
     let mut path: Vec<u32> = Vec::new();
 
     // The vertex of least semidominator on the forest path above `v` (excluding the root).
-    let mut eval = |v: u32, ancestor: &mut Vec<u32>, label: &mut Vec<u32>, semi: &Vec<u32>| -> u32 {
-        if ancestor[v as usize] == NONE {
-            return v;
-        }
-        let mut x = v;
-        while ancestor[ancestor[x as usize] as usize] != NONE {
-            path.push(x);
-            x = ancestor[x as usize];
-        }
-        while let Some(y) = path.pop() {
-            let a = ancestor[y as usize] as usize;
-            if semi[label[a] as usize] < semi[label[y as usize] as usize] {
-                label[y as usize] = label[a];
+    let mut eval =
+        |v: u32, ancestor: &mut Vec<u32>, label: &mut Vec<u32>, semi: &Vec<u32>| -> u32 {
+            if ancestor[v as usize] == NONE {
+                return v;
             }
-            ancestor[y as usize] = ancestor[a];
-        }
-        label[v as usize]
-    };
+            let mut x = v;
+            while ancestor[ancestor[x as usize] as usize] != NONE {
+                path.push(x);
+                x = ancestor[x as usize];
+            }
+            while let Some(y) = path.pop() {
+                let a = ancestor[y as usize] as usize;
+                if semi[label[a] as usize] < semi[label[y as usize] as usize] {
+                    label[y as usize] = label[a];
+                }
+                ancestor[y as usize] = ancestor[a];
+            }
+            label[v as usize]
+        };
 
     // (2) Semidominators and tentative idoms.
     for w in (1..count).rev() {
@@ -212,7 +227,11 @@ fn immediate_dominators(n: usize, entry: Block, cfg: &Cfg) -> IdVec<Block, Optio
         let mut v = std::mem::replace(&mut bucket[pw as usize], NONE);
         while v != NONE {
             let u = eval(v, &mut ancestor, &mut label, &semi);
-            idom[v as usize] = if semi[u as usize] < semi[v as usize] { u } else { pw };
+            idom[v as usize] = if semi[u as usize] < semi[v as usize] {
+                u
+            } else {
+                pw
+            };
             v = next_in_bucket[v as usize];
         }
     }
@@ -290,13 +309,21 @@ mod tests {
                 let expect = if b == 0 || !reachable[b] {
                     None
                 } else {
-                    let strict: Vec<usize> = (0..n).filter(|&d| d != b && dominates(d, b)).collect();
-                    strict.iter().copied().find(|&i| strict.iter().all(|&d| dominates(d, i)))
+                    let strict: Vec<usize> =
+                        (0..n).filter(|&d| d != b && dominates(d, b)).collect();
+                    strict
+                        .iter()
+                        .copied()
+                        .find(|&i| strict.iter().all(|&d| dominates(d, i)))
                 };
                 let got = dt.idom[Block::new(b)].map(|x| x.index());
                 assert_eq!(got, expect, "idom of bb{b}\n{text}");
                 for d in 0..n {
-                    assert_eq!(dt.dominates(Block::new(d), Block::new(b)), dominates(d, b), "bb{d} dom bb{b}\n{text}");
+                    assert_eq!(
+                        dt.dominates(Block::new(d), Block::new(b)),
+                        dominates(d, b),
+                        "bb{d} dom bb{b}\n{text}"
+                    );
                 }
             }
         }

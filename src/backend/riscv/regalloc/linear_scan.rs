@@ -30,9 +30,9 @@
 //! intervals a long range spans.
 
 use super::super::liveness::Intervals;
-use std::collections::BTreeMap;
 use super::super::minst::*;
 use super::Allocation;
+use std::collections::BTreeMap;
 
 pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
     let nv = mf.num_vregs();
@@ -67,9 +67,15 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
         h.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     }
     // Phase 2-3.
-    let mut order: Vec<u32> = (0..nv as u32).filter(|&v| iv.start[v as usize] != u32::MAX).collect();
+    let mut order: Vec<u32> = (0..nv as u32)
+        .filter(|&v| iv.start[v as usize] != u32::MAX)
+        .collect();
     order.sort_unstable_by_key(|&v| (iv.start[v as usize], v));
-    let mut alloc = Allocation { reg: vec![Reg::NONE; nv], slot: vec![u32::MAX; nv], num_slots: 0 };
+    let mut alloc = Allocation {
+        reg: vec![Reg::NONE; nv],
+        slot: vec![u32::MAX; nv],
+        num_slots: 0,
+    };
     let mut spilled: Vec<u32> = Vec::new();
     let mut occ = Occupancy::default();
     for &v in &order {
@@ -86,24 +92,42 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
         let usable = |r: Reg, occ: &Occupancy| {
             !occ.conflicts(r, ranges, occ.holder(r, pos)) && !iv.fixed_conflict_v(r, vi)
         };
-        let free = |r: Reg, occ: &Occupancy| !occ.conflicts(r, ranges, u32::MAX) && !iv.fixed_conflict_v(r, vi);
+        let free = |r: Reg, occ: &Occupancy| {
+            !occ.conflicts(r, ranges, u32::MAX) && !iv.fixed_conflict_v(r, vi)
+        };
         let mut pick = Reg::NONE;
         for &(h, _) in &hints[vi] {
-            let h = if h.is_virt() { alloc.reg[h.vindex()] } else { h };
+            let h = if h.is_virt() {
+                alloc.reg[h.vindex()]
+            } else {
+                h
+            };
             if h.is_some() && h.phys_class() == class && is_allocatable(h) && free(h, &occ) {
                 pick = h;
                 break;
             }
         }
         if pick.is_none() {
-            pick = pool.iter().copied().find(|&r| free(r, &occ)).unwrap_or(Reg::NONE);
+            pick = pool
+                .iter()
+                .copied()
+                .find(|&r| free(r, &occ))
+                .unwrap_or(Reg::NONE);
         }
         if pick.is_none() {
             // Spill the cheapest of the new interval and the active ones it could replace.
             let victim = (0..64)
                 .map(|r| occ.holder(Reg(r), pos))
-                .filter(|&a| a != u32::MAX && mf.vclass[a as usize] == class && usable(alloc.reg[a as usize], &occ))
-                .min_by(|&a, &b| iv.weight[a as usize].total_cmp(&iv.weight[b as usize]).then(a.cmp(&b)));
+                .filter(|&a| {
+                    a != u32::MAX
+                        && mf.vclass[a as usize] == class
+                        && usable(alloc.reg[a as usize], &occ)
+                })
+                .min_by(|&a, &b| {
+                    iv.weight[a as usize]
+                        .total_cmp(&iv.weight[b as usize])
+                        .then(a.cmp(&b))
+                });
             match victim {
                 Some(a) if iv.weight[a as usize] < iv.weight[vi] => {
                     let r = alloc.reg[a as usize];
@@ -153,7 +177,9 @@ struct Occupancy {
 
 impl Default for Occupancy {
     fn default() -> Self {
-        Occupancy { by_reg: vec![BTreeMap::new(); 64] }
+        Occupancy {
+            by_reg: vec![BTreeMap::new(); 64],
+        }
     }
 }
 
@@ -170,7 +196,10 @@ impl Occupancy {
     fn conflicts(&self, r: Reg, ranges: &[(u32, u32)], except: u32) -> bool {
         let m = &self.by_reg[r.0 as usize];
         ranges.iter().any(|&(s, e)| {
-            let before = m.range(..s).next_back().is_some_and(|(_, &(pe, pv))| pe >= s && pv != except);
+            let before = m
+                .range(..s)
+                .next_back()
+                .is_some_and(|(_, &(pe, pv))| pe >= s && pv != except);
             before || m.range(s..=e).any(|(_, &(_, pv))| pv != except)
         })
     }

@@ -24,7 +24,9 @@ impl std::str::FromStr for Allocator {
         match s {
             "linear-scan" | "linear_scan" | "linear" => Ok(Allocator::LinearScan),
             "simple" => Ok(Allocator::Simple),
-            _ => Err(format!("unknown register allocator `{s}` (try linear-scan or simple)")),
+            _ => Err(format!(
+                "unknown register allocator `{s}` (try linear-scan or simple)"
+            )),
         }
     }
 }

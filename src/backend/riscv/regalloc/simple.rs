@@ -12,5 +12,9 @@ use super::Allocation;
 
 pub fn allocate(mf: &MFunc) -> Allocation {
     let nv = mf.num_vregs();
-    Allocation { reg: vec![Reg::NONE; nv], slot: (0..nv as u32).collect(), num_slots: nv as u32 }
+    Allocation {
+        reg: vec![Reg::NONE; nv],
+        slot: (0..nv as u32).collect(),
+        num_slots: nv as u32,
+    }
 }

@@ -39,7 +39,11 @@ pub fn around_loops(mf: &mut MFunc, alloc: &Allocation, loops: &[InnerLoop]) -> 
     let mut in_loop = vec![false; nb];
     for l in loops {
         l.blocks.iter().for_each(|&b| in_loop[b as usize] = true);
-        let outside: Vec<u32> = preds[l.header as usize].iter().copied().filter(|&p| !in_loop[p as usize]).collect();
+        let outside: Vec<u32> = preds[l.header as usize]
+            .iter()
+            .copied()
+            .filter(|&p| !in_loop[p as usize])
+            .collect();
         let mut read: Vec<Reg> = Vec::new();
         let mut written: Vec<Reg> = Vec::new();
         for &b in &l.blocks {
@@ -80,11 +84,18 @@ pub fn around_loops(mf: &mut MFunc, alloc: &Allocation, loops: &[InnerLoop]) -> 
         let blk = &mf.blocks[b as usize];
         let start = insts.len() as u32;
         let body = &mf.insts[blk.start as usize..blk.end as usize];
-        let first_branch = body.iter().position(|mi| mi.op.is_branch() || mi.op.is_terminator()).unwrap_or(body.len());
+        let first_branch = body
+            .iter()
+            .position(|mi| mi.op.is_branch() || mi.op.is_terminator())
+            .unwrap_or(body.len());
         for (k, mi) in body.iter().enumerate() {
             if k == first_branch {
                 for &(_, d, s) in copies.iter().filter(|c| c.0 == b) {
-                    let op = if mf.vclass[d.vindex()] == RegClass::Float { MOp::FmvD } else { MOp::Mv };
+                    let op = if mf.vclass[d.vindex()] == RegClass::Float {
+                        MOp::FmvD
+                    } else {
+                        MOp::Mv
+                    };
                     insts.push(MInst::unary(op, d, s));
                 }
             }
@@ -116,7 +127,10 @@ pub fn spill_cost(mf: &MFunc, alloc: &Allocation) -> f64 {
         let freq = 10f64.powi(blk.depth.min(6) as i32);
         let mut n = 0u32;
         for mi in &mf.insts[blk.start as usize..blk.end as usize] {
-            n += mi.uses().filter(|r| r.is_virt() && alloc.is_spilled(*r)).count() as u32;
+            n += mi
+                .uses()
+                .filter(|r| r.is_virt() && alloc.is_spilled(*r))
+                .count() as u32;
             if mi.rd.is_virt() && alloc.is_spilled(mi.rd) && mf.remat[mi.rd.vindex()].is_none() {
                 n += 1;
             }

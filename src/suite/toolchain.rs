@@ -13,11 +13,11 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 /// The runtime library source, `runtime/sylib.c`.
-pub const SYLIB_C: &str = include_str!("../../../runtime/sylib.c");
+pub const SYLIB_C: &str = include_str!("../../runtime/sylib.c");
 /// The runtime library header, `runtime/sylib.h`.
-pub const SYLIB_H: &str = include_str!("../../../runtime/sylib.h");
+pub const SYLIB_H: &str = include_str!("../../runtime/sylib.h");
 /// The qemu plugin source, `perf/qemu-plugin/insn_count.c`.
-pub const PLUGIN_C: &str = include_str!("../../../perf/qemu-plugin/insn_count.c");
+pub const PLUGIN_C: &str = include_str!("../../perf/qemu-plugin/insn_count.c");
 
 /// Which machine a runtime library is built for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -102,10 +102,13 @@ impl Measure {
     /// Fills the static counts from the backend's statistics of our own compile (a second
     /// compile of the case; left empty if it fails, which the build step already reports).
     fn add_static_counts(&mut self, case: &Case, opts: &CompileOptions) {
-        let Ok(source) = std::fs::read(&case.sy) else { return };
+        let Ok(source) = std::fs::read(&case.sy) else {
+            return;
+        };
         let (name, opts) = (case.sy.to_string_lossy().into_owned(), opts.clone());
-        let Ok(Ok(stats)) = crate::driver::with_big_stack(move || crate::driver::backend_stats(&source, &name, &opts))
-        else {
+        let Ok(Ok(stats)) = crate::driver::with_big_stack(move || {
+            crate::driver::backend_stats(&source, &name, &opts)
+        }) else {
             return;
         };
         let sum = |f: fn(&crate::backend::riscv::FuncStats) -> u64| Some(stats.iter().map(f).sum());
@@ -177,7 +180,11 @@ pub struct BenchRow {
 /// again.
 pub fn case_fingerprint(case: &Case) -> Option<String> {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for (tag, path) in [(b's', Some(&case.sy)), (b'i', case.input.as_ref()), (b'o', case.expected.as_ref())] {
+    for (tag, path) in [
+        (b's', Some(&case.sy)),
+        (b'i', case.input.as_ref()),
+        (b'o', case.expected.as_ref()),
+    ] {
         let bytes = match path {
             Some(p) => std::fs::read(p).ok()?,
             None => Vec::new(),
@@ -198,7 +205,10 @@ fn saved_references(doc: &Json) -> Vec<(String, String, Measure)> {
     for c in doc.get("cases").and_then(Json::as_array).unwrap_or(&[]) {
         let name = c.get("name").and_then(Json::as_str);
         let fp = c.get("fingerprint").and_then(Json::as_str);
-        let m = c.get("reference").filter(|r| !matches!(r, Json::Null)).map(Measure::from_json);
+        let m = c
+            .get("reference")
+            .filter(|r| !matches!(r, Json::Null))
+            .map(Measure::from_json);
         if let (Some(name), Some(fp), Some(m)) = (name, fp, m) {
             if m.ok() {
                 out.push((name.to_string(), fp.to_string(), m));
@@ -300,7 +310,11 @@ pub fn measure(case: &Case, cfg: &RunConfig, runs: usize) -> Measure {
     let verdict = runner::judge(case, &out);
     if !verdict.is_pass() {
         let f = Measure::failed(&verdict);
-        return Measure { status: f.status, detail: f.detail, ..m };
+        return Measure {
+            status: f.status,
+            detail: f.detail,
+            ..m
+        };
     }
     m.insns = std::fs::read_to_string(&counts).ok().and_then(|t| {
         t.lines()
@@ -425,9 +439,9 @@ pub fn run_bench(args: &BenchArgs) -> i32 {
             .par_iter()
             .map(|case| {
                 let fingerprint = case_fingerprint(case);
-                let reused = saved.iter().find(|(n, fp, _)| {
-                    *n == case.name && Some(fp) == fingerprint.as_ref()
-                });
+                let reused = saved
+                    .iter()
+                    .find(|(n, fp, _)| *n == case.name && Some(fp) == fingerprint.as_ref());
                 let row = BenchRow {
                     name: case.name.clone(),
                     sysyc: measure(case, &ours, args.runs),
@@ -813,10 +827,27 @@ mod tests {
     fn measures_saved_before_the_static_columns_still_load() {
         let old = Json::parse(r#"{"status": "ok", "insns": 42, "static_insns": 7}"#).unwrap();
         let m = Measure::from_json(&old);
-        assert_eq!((m.insns, m.static_insns, m.spill_loads, m.frame_bytes), (Some(42), Some(7), None, None));
-        let new = Measure { spill_loads: Some(3), spill_stores: Some(2), moves: Some(5), frame_bytes: Some(64), ..m };
+        assert_eq!(
+            (m.insns, m.static_insns, m.spill_loads, m.frame_bytes),
+            (Some(42), Some(7), None, None)
+        );
+        let new = Measure {
+            spill_loads: Some(3),
+            spill_stores: Some(2),
+            moves: Some(5),
+            frame_bytes: Some(64),
+            ..m
+        };
         let back = Measure::from_json(&Json::parse(&new.to_json().pretty()).unwrap());
-        assert_eq!((back.spill_loads, back.spill_stores, back.moves, back.frame_bytes), (Some(3), Some(2), Some(5), Some(64)));
+        assert_eq!(
+            (
+                back.spill_loads,
+                back.spill_stores,
+                back.moves,
+                back.frame_bytes
+            ),
+            (Some(3), Some(2), Some(5), Some(64))
+        );
     }
 
     #[test]
@@ -878,7 +909,10 @@ mod tests {
         // Saved reference rows come back by name and fingerprint.
         let saved = saved_references(&Json::parse(&base.pretty()).unwrap());
         assert_eq!(saved.len(), 3);
-        assert_eq!((saved[2].0.as_str(), saved[2].1.as_str(), saved[2].2.insns), ("perf/case<2>", "0000000000000002", Some(100)));
+        assert_eq!(
+            (saved[2].0.as_str(), saved[2].1.as_str(), saved[2].2.insns),
+            ("perf/case<2>", "0000000000000002", Some(100))
+        );
     }
 
     #[test]
@@ -888,7 +922,12 @@ mod tests {
         let (sy, inp) = (dir.join("a.sy"), dir.join("a.in"));
         std::fs::write(&sy, "int main(){return 0;}").unwrap();
         std::fs::write(&inp, "1").unwrap();
-        let case = Case { name: "x/a".into(), sy: sy.clone(), input: Some(inp.clone()), expected: None };
+        let case = Case {
+            name: "x/a".into(),
+            sy: sy.clone(),
+            input: Some(inp.clone()),
+            expected: None,
+        };
         let a = case_fingerprint(&case).unwrap();
         assert_eq!(case_fingerprint(&case).unwrap(), a);
         std::fs::write(&inp, "2").unwrap();
