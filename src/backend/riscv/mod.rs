@@ -21,6 +21,7 @@ pub mod layout;
 pub mod liveness;
 pub mod loops;
 pub mod minst;
+pub mod model;
 pub mod peephole;
 pub mod phi;
 pub mod regalloc;
