@@ -1,11 +1,13 @@
 //! sysyc: an optimizing compiler from SysY 2022 to RISC-V64 assembly and LLVM IR.
 //!
 //! The crate is laid out by compiler stage, one room per stage:
-//! `frontend` (source -> AST -> IR), `ir` (the data-oriented SSA IR, its analyses and verifier),
-//! `passes` (optimizations and the pass manager), `backend` (RISC-V64 and LLVM IR text),
+//! `frontend` (source -> AST -> IR), `ir` (the data-oriented SSA IR and its verifier), `analysis`
+//! (CFG, dominator tree, loops and the per-function analysis cache), `passes` (optimizations and
+//! the pass manager), `backend` (RISC-V64 and LLVM IR text),
 //! `driver` (the compile pipeline) and `suite` (the `test`, `build` and `bench` subcommands over
 //! whole suites, built on the driver).
 
+pub mod analysis;
 pub mod backend;
 pub mod driver;
 pub mod frontend;

@@ -211,10 +211,10 @@ fn run_file(path: &Path, text: &str) -> Outcome {
                 passes::optimize(&mut m, &opts);
             }
             p => {
-                if let Some(run) = passes::by_name(p) {
+                if let Some(pass) = passes::by_name(p) {
                     let Module { cx, funcs } = &mut m;
                     for id in cx.decls.keys().filter(|&id| cx.decls[id].defined) {
-                        run(&mut funcs[id], cx);
+                        pass.apply_alone(&mut funcs[id], cx);
                         if let Err(e) = verify::function(&funcs[id], cx) {
                             failures.push(format!(
                                 "{name}: IR broken after `{p}`:\n{}",

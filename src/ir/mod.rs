@@ -6,13 +6,11 @@
 //! - `layout`: block and instruction order.
 //! - `module`: declarations, globals, bodies in an id-arena; parallel iteration.
 //! - `builder`: a cursor that appends instructions, for lowering and passes.
-//! - `analysis`: CFG, dominator tree, loops.
 //! - `verify`: the invariants every pass must keep; `print`/`parse`: the text form.
 //!
 //! Phis are block parameters: a branch passes arguments to its target's parameters, and the
 //! function's arguments are the entry block's parameters.
 
-pub mod analysis;
 pub mod builder;
 pub mod entity;
 pub mod func;

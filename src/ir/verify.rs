@@ -13,11 +13,11 @@
 //! 6. `values.def` agrees with results and parameter lists; use lists hold exactly the live
 //!    operand slots (rebuilt from the operand ranges and compared).
 
-use super::analysis::{Cfg, DomTree};
 use super::func::Function;
 use super::inst::{Opcode, Type};
 use super::module::{Module, ModuleCx};
 use super::{Block, Inst, Value, ValueDef};
+use crate::analysis::{Cfg, DomTree};
 use std::fmt::Write;
 
 /// One problem, attached to an instruction or a block when it has a place.

@@ -5,7 +5,7 @@
 //! pointer parameter may point into any global or any caller's memory but never into this
 //! function's allocas; an alias of unknown origin may alias anything but a non-escaping alloca.
 
-use crate::ir::analysis::Cfg;
+use crate::analysis::Cfg;
 use crate::ir::{Function, GlobalId, Inst, Opcode, Value, ValueDef};
 
 /// Where a pointer points.

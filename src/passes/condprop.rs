@@ -10,7 +10,7 @@
 //! Walks the dominator tree in pre-order with a scoped fact table (undo log on the way out).
 //! Needs: CFG, dominator tree (computed here). Cost: O(instructions + operands).
 
-use crate::ir::analysis::{Cfg, DomTree};
+use crate::analysis::{Cfg, DomTree};
 use crate::ir::{mk, Block, CmpCond, Function, Inst, ModuleCx, Opcode, Type, Value};
 use rustc_hash::FxHashMap;
 

@@ -9,7 +9,7 @@
 //! writes disappear. Words never written read as zero: reading them was undefined anyway.
 //! Needs: CFG, dominator tree (per function, computed here). Cost: O(instructions).
 
-use crate::ir::analysis::{Cfg, DomTree};
+use crate::analysis::{Cfg, DomTree};
 use crate::ir::{
     mk, FuncId, Function, GlobalData, GlobalInit, Inst, Module, ModuleCx, Opcode, Type, Value,
 };

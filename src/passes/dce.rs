@@ -4,9 +4,9 @@
 //! pure. Marking a value live marks its definition: an instruction (and its operands) or a block
 //! parameter (and the matching argument on every incoming edge; a branch's own arguments are not
 //! roots). Unmarked instructions and block parameters are removed, so dead phi cycles go too.
-//! Needs: CFG (computed here). Keeps the CFG. Cost: O(instructions + uses).
+//! Needs: CFG. Keeps the CFG and everything computed from it. Cost: O(instructions + uses).
 
-use crate::ir::analysis::Cfg;
+use crate::analysis::{Cfg, FuncAnalyses, Preserved};
 use crate::ir::{Block, Function, IdSet, Inst, ModuleCx, Opcode, Value, ValueDef};
 
 /// Whether `i` must stay even when its result is unused.
@@ -18,8 +18,8 @@ pub fn is_root(f: &Function, cx: &ModuleCx, i: Inst) -> bool {
     }
 }
 
-pub fn run(f: &mut Function, cx: &ModuleCx) -> bool {
-    let cfg = Cfg::compute(f);
+pub fn run(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved {
+    let cfg = am.cfg(f);
     let mut live_inst: IdSet<Inst> = IdSet::with_capacity(f.num_insts());
     let mut live_val: IdSet<Value> = IdSet::with_capacity(f.num_values());
     let mut work: Vec<Value> = Vec::new();
@@ -92,9 +92,10 @@ pub fn run(f: &mut Function, cx: &ModuleCx) -> bool {
             continue;
         }
         changed = true;
-        remove_params(f, &cfg, b, &dead);
+        remove_params(f, cfg, b, &dead);
     }
-    changed
+    // Only instructions and block parameters went: every branch keeps its targets.
+    Preserved::cfg_kept(changed)
 }
 
 /// Removes parameters `dead` (ascending indices) of `b` and the matching arguments on every edge

@@ -8,7 +8,7 @@
 //! forest (computed here). Cost: O(loop sizes).
 
 use super::licm::ensure_preheaders;
-use crate::ir::analysis::{Cfg, DomTree, LoopForest};
+use crate::analysis::{Cfg, DomTree, LoopForest};
 use crate::ir::{mk, Block, Function, ModuleCx, Opcode, Value};
 
 pub fn run(f: &mut Function, cx: &ModuleCx) -> bool {

@@ -10,7 +10,7 @@
 //! the call graph, so recursive functions can be pure. Cost: O(iterations * instructions).
 
 use super::alias::Base;
-use crate::ir::analysis::Cfg;
+use crate::analysis::Cfg;
 use crate::ir::{Effects, FuncId, Module, Opcode, Type};
 
 /// What one function does itself, before looking at callees.

@@ -8,7 +8,7 @@
 //! parameter itself) are replaced by that value first. Needs: dominator tree (computed here).
 //! Cost: O(instructions) expected.
 
-use crate::ir::analysis::{Cfg, DomTree};
+use crate::analysis::{Cfg, DomTree};
 use crate::ir::{Block, Function, Inst, ModuleCx, Opcode, Type, Value};
 use rustc_hash::FxHashMap;
 

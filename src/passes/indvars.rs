@@ -20,8 +20,8 @@
 
 use super::licm::ensure_preheaders;
 use super::loop_shape::{exit_test, ExitTest};
-use crate::ir::analysis::loops::Loop;
-use crate::ir::analysis::{Cfg, DomTree, LoopForest};
+use crate::analysis::loops::Loop;
+use crate::analysis::{Cfg, DomTree, LoopForest};
 use crate::ir::{mk, Block, Builder, CmpCond, Function, ModuleCx, Opcode, Type, Value};
 
 pub fn run(f: &mut Function, cx: &ModuleCx) -> bool {

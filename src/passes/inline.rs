@@ -12,7 +12,7 @@
 //! entry block so that a call inside a loop does not grow the stack.
 //! Cost: O(size of the copies).
 
-use crate::ir::analysis::Cfg;
+use crate::analysis::Cfg;
 use crate::ir::func::map_targets;
 use crate::ir::{mk, Block, FuncId, Function, IdVec, Inst, Module, Opcode, Type, Value};
 

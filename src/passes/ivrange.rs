@@ -16,8 +16,8 @@
 
 use super::licm::ensure_preheaders;
 use super::loop_shape::{latch_counter, LatchCounter};
-use crate::ir::analysis::loops::Loop;
-use crate::ir::analysis::{Cfg, DomTree, LoopForest};
+use crate::analysis::loops::Loop;
+use crate::analysis::{Cfg, DomTree, LoopForest};
 use crate::ir::{mk, Block, CmpCond, Function, Inst, ModuleCx, Opcode, Type, Value};
 use rustc_hash::FxHashMap;
 

@@ -11,7 +11,7 @@
 //! threaded, so nothing is duplicated. Needs: CFG (computed here). Cost: O(edges * MAX_INSTS).
 
 use super::fold::{fold, Const};
-use crate::ir::analysis::Cfg;
+use crate::analysis::Cfg;
 use crate::ir::{Block, Function, Inst, ModuleCx, Opcode, Value, ValueDef};
 use rustc_hash::FxHashMap;
 

@@ -21,7 +21,7 @@
 
 use super::licm::ensure_preheaders;
 use super::loop_shape::{latch_counter, LatchCounter, LoopInfo};
-use crate::ir::analysis::DomTree;
+use crate::analysis::DomTree;
 use crate::ir::{mk, Block, CmpCond, Function, Inst, ModuleCx, Opcode, Type, Value};
 
 pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {

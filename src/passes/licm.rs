@@ -16,8 +16,8 @@
 //! Needs: CFG, dominator tree, loop forest (computed here). Cost: O(loops * loop size).
 
 use super::alias::{base_of, escapes, may_alias, Base};
-use crate::ir::analysis::loops::Loop;
-use crate::ir::analysis::{Cfg, DomTree, LoopForest};
+use crate::analysis::loops::Loop;
+use crate::analysis::{Cfg, DomTree, LoopForest};
 use crate::ir::{mk, Block, Function, Inst, ModuleCx, Opcode, Value};
 
 /// Gives every loop a preheader. Returns whether blocks were added.

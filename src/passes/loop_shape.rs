@@ -102,15 +102,15 @@ pub fn latch_counter(
 
 /// The analyses the loop passes start from.
 pub struct LoopInfo {
-    pub cfg: crate::ir::analysis::Cfg,
-    pub dt: crate::ir::analysis::DomTree,
-    pub forest: crate::ir::analysis::LoopForest,
+    pub cfg: crate::analysis::Cfg,
+    pub dt: crate::analysis::DomTree,
+    pub forest: crate::analysis::LoopForest,
 }
 
 /// A loop with one latch and a preheader.
 #[derive(Clone, Copy)]
 pub struct SimpleLoop {
-    pub id: crate::ir::analysis::loops::Loop,
+    pub id: crate::analysis::loops::Loop,
     pub header: crate::ir::Block,
     pub pre: crate::ir::Block,
     pub latch: crate::ir::Block,
@@ -118,9 +118,9 @@ pub struct SimpleLoop {
 
 impl LoopInfo {
     pub fn compute(f: &Function) -> LoopInfo {
-        let cfg = crate::ir::analysis::Cfg::compute(f);
-        let dt = crate::ir::analysis::DomTree::compute(f, &cfg);
-        let forest = crate::ir::analysis::LoopForest::compute(&cfg, &dt);
+        let cfg = crate::analysis::Cfg::compute(f);
+        let dt = crate::analysis::DomTree::compute(f, &cfg);
+        let forest = crate::analysis::LoopForest::compute(&cfg, &dt);
         LoopInfo { cfg, dt, forest }
     }
 
@@ -152,7 +152,7 @@ impl LoopInfo {
     }
 
     /// Whether `v` is defined inside loop `l`.
-    pub fn defined_in(&self, f: &Function, l: crate::ir::analysis::loops::Loop, v: Value) -> bool {
+    pub fn defined_in(&self, f: &Function, l: crate::analysis::loops::Loop, v: Value) -> bool {
         f.def_block(v).is_some_and(|b| self.forest.contains(l, b))
     }
 }

@@ -8,7 +8,7 @@
 //! allocas made later (globals promoted into `main`). Needs: CFG, dominator tree and frontiers.
 //! Cost: O(instructions + edges) per promoted alloca.
 
-use crate::ir::analysis::{Cfg, DomTree};
+use crate::analysis::{Cfg, DomTree};
 use crate::ir::{mk, Block, Function, IdSet, IdVec, Inst, ModuleCx, Opcode, Type, Value};
 
 /// The type an alloca is accessed with, if it is promotable.

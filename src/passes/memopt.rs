@@ -17,7 +17,7 @@
 //! from are removed everywhere. Needs: CFG (computed here). Cost: O(instructions * table size).
 
 use super::alias::{base_of, derived_users, escapes, may_alias, Base};
-use crate::ir::analysis::Cfg;
+use crate::analysis::Cfg;
 use crate::ir::{Block, Function, IdVec, Inst, ModuleCx, Opcode, Type, Value, ValueDef};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

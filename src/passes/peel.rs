@@ -27,8 +27,8 @@
 //! Needs: CFG, dominator tree, loop forest (computed here). Cost: O(loop size) per loop.
 
 use super::licm::ensure_preheaders;
-use crate::ir::analysis::loops::Loop;
-use crate::ir::analysis::{Cfg, DomTree, LoopForest};
+use crate::analysis::loops::Loop;
+use crate::analysis::{Cfg, DomTree, LoopForest};
 use crate::ir::func::map_targets;
 use crate::ir::{mk, Block, CmpCond, Function, Inst, ModuleCx, Opcode, Type, Use, Value};
 use rustc_hash::FxHashMap;

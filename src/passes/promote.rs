@@ -17,7 +17,7 @@ use super::alias::{base_of, may_alias};
 use super::depend;
 use super::ivrange::counter_range;
 use super::licm::ensure_preheaders;
-use crate::ir::analysis::{Cfg, DomTree, LoopForest};
+use crate::analysis::{Cfg, DomTree, LoopForest};
 use crate::ir::{mk, Block, Function, Inst, ModuleCx, Opcode, Type, Value};
 
 /// At most this many locations are promoted per function.

@@ -11,7 +11,7 @@
 //! Needs: CFG (recomputed per round). Cost: O(blocks + instructions) per round; a chain of jump
 //! blocks collapses in one round (see `bypass_order`).
 
-use crate::ir::analysis::Cfg;
+use crate::analysis::Cfg;
 use crate::ir::{mk, Block, Function, Inst, ModuleCx, Opcode, Value};
 
 pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {

@@ -20,7 +20,7 @@
 
 use super::licm::ensure_preheaders;
 use super::loop_shape::{exit_test, ExitTest};
-use crate::ir::analysis::{Cfg, DomTree, LoopForest};
+use crate::analysis::{Cfg, DomTree, LoopForest};
 use crate::ir::{mk, Block, Builder, CmpCond, Function, Inst, ModuleCx, Opcode, Type, Value};
 use rustc_hash::FxHashMap;
 

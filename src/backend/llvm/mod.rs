@@ -17,7 +17,7 @@
 //! Symbols come from `ir::func_symbol`/`global_symbol`, always quoted. No target triple: the
 //! host's default is right for `lli`/`clang`. Output depends only on the module (ids in order).
 
-use crate::ir::analysis::Cfg;
+use crate::analysis::Cfg;
 use crate::ir::func::brif_targets;
 use crate::ir::{
     func_symbol, global_symbol, Block, CmpCond, FuncId, Function, GlobalData, GlobalId, GlobalInit,

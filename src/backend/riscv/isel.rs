@@ -20,7 +20,7 @@
 
 use super::minst::*;
 use super::phi;
-use crate::ir::analysis::{Cfg, DomTree, LoopForest};
+use crate::analysis::{Cfg, DomTree, LoopForest};
 use crate::ir::{
     func_symbol, global_symbol, Block, CmpCond, FuncId, Function, Inst, ModuleCx, Opcode, Type,
     Value,

@@ -10,7 +10,7 @@ use super::cfg::Cfg;
 use crate::ir::entity::IdVec;
 use crate::ir::{Block, Function, Inst, Value, ValueDef};
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DomTree {
     /// Immediate dominator; `None` for the entry and unreachable blocks.
     pub idom: IdVec<Block, Option<Block>>,

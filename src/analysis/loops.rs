@@ -17,7 +17,7 @@ entity!(
     "loop"
 );
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LoopData {
     pub header: Block,
     pub latches: Vec<Block>,
@@ -28,7 +28,7 @@ pub struct LoopData {
     pub depth: u32,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LoopForest {
     pub loops: IdVec<Loop, LoopData>,
     /// Innermost loop containing each block.

@@ -6,7 +6,7 @@ use crate::ir::{Block, Function};
 
 /// Predecessor and successor lists. An edge appears once per branch target, so a `brif` with
 /// both targets equal gives two entries.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Cfg {
     pub preds: IdVec<Block, Vec<Block>>,
     pub succs: IdVec<Block, Vec<Block>>,

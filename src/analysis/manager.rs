@@ -1,0 +1,225 @@
+//! The analysis manager of one function: analyses computed on first request and cached until a
+//! pass says it did not preserve them.
+//!
+//! A function pass asks `FuncAnalyses` for what it needs (`am.cfg(f)`, `am.domtree(f)`,
+//! `am.loops(f)`, or several at once with `cfg_domtree` / `all`) and returns the set it left
+//! valid (`Preserved`); the runner drops the rest (`invalidate`). A pass that edits the CFG in
+//! the middle of its work and needs an analysis again calls `invalidate` itself first.
+//!
+//! Dependencies form one chain: the dominator tree is computed from the CFG and the loop forest
+//! from both, so dropping the CFG drops the other two, and dropping the dominator tree drops the
+//! loops.
+//!
+//! "Preserved" means equal to a fresh computation, order included: the CFG's predecessor lists
+//! follow the layout's block order and its tables are sized by the number of blocks, so moving a
+//! block, or making one (even one never inserted), does not preserve the CFG. `check` compares
+//! the cached analyses with fresh ones; the pass runner calls it after every pass under
+//! `verify_each`, so a wrong claim is reported naming the pass.
+
+use super::{Cfg, DomTree, LoopForest};
+use crate::ir::Function;
+
+/// A set of analyses a pass left valid (a small bit set). `INSTS` stands for the instructions
+/// themselves: a pass that keeps it changed nothing at all, which is how fixed-point groups of
+/// passes know to stop.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Preserved(u8);
+
+impl Preserved {
+    pub const CFG: Preserved = Preserved(1);
+    pub const DOMTREE: Preserved = Preserved(2);
+    pub const LOOPS: Preserved = Preserved(4);
+    pub const INSTS: Preserved = Preserved(8);
+
+    /// Everything: the pass changed nothing.
+    pub const fn all() -> Preserved {
+        Preserved(0b1111)
+    }
+
+    /// No analysis.
+    pub const fn none() -> Preserved {
+        Preserved(0)
+    }
+
+    /// The CFG and everything computed from it alone (dominator tree, loops): for passes that
+    /// edit instructions but no branch target, block or block order.
+    pub const fn block_graph() -> Preserved {
+        Preserved(Self::CFG.0 | Self::DOMTREE.0 | Self::LOOPS.0)
+    }
+
+    /// `all()` when nothing changed, `block_graph()` otherwise: for passes that edit
+    /// instructions only.
+    pub const fn cfg_kept(changed: bool) -> Preserved {
+        if changed {
+            Self::block_graph()
+        } else {
+            Self::all()
+        }
+    }
+
+    /// `all()` when nothing changed, `none()` otherwise: for passes that do not say more.
+    pub const fn unless(changed: bool) -> Preserved {
+        if changed {
+            Self::none()
+        } else {
+            Self::all()
+        }
+    }
+
+    pub const fn contains(self, other: Preserved) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    /// What both keep: the result of running two passes in a row.
+    pub const fn intersect(self, other: Preserved) -> Preserved {
+        Preserved(self.0 & other.0)
+    }
+
+    /// Whether nothing is preserved.
+    pub const fn is_none(self) -> bool {
+        self.0 == 0
+    }
+
+    /// Whether the pass changed nothing.
+    pub const fn is_unchanged(self) -> bool {
+        self.0 == Self::all().0
+    }
+}
+
+/// The cached analyses of one function.
+#[derive(Default)]
+pub struct FuncAnalyses {
+    cfg: Option<Cfg>,
+    domtree: Option<DomTree>,
+    loops: Option<LoopForest>,
+}
+
+impl FuncAnalyses {
+    pub fn new() -> FuncAnalyses {
+        FuncAnalyses::default()
+    }
+
+    pub fn cfg(&mut self, f: &Function) -> &Cfg {
+        self.cfg.get_or_insert_with(|| Cfg::compute(f))
+    }
+
+    pub fn domtree(&mut self, f: &Function) -> &DomTree {
+        self.cfg_domtree(f).1
+    }
+
+    pub fn loops(&mut self, f: &Function) -> &LoopForest {
+        self.all(f).2
+    }
+
+    /// The CFG and the dominator tree, borrowed together.
+    pub fn cfg_domtree(&mut self, f: &Function) -> (&Cfg, &DomTree) {
+        let cfg = self.cfg.get_or_insert_with(|| Cfg::compute(f));
+        let dt = self.domtree.get_or_insert_with(|| DomTree::compute(f, cfg));
+        (cfg, dt)
+    }
+
+    /// The CFG, the dominator tree and the loop forest, borrowed together.
+    pub fn all(&mut self, f: &Function) -> (&Cfg, &DomTree, &LoopForest) {
+        let cfg = self.cfg.get_or_insert_with(|| Cfg::compute(f));
+        let dt = self.domtree.get_or_insert_with(|| DomTree::compute(f, cfg));
+        let loops = self
+            .loops
+            .get_or_insert_with(|| LoopForest::compute(cfg, dt));
+        (cfg, dt, loops)
+    }
+
+    /// Drops every cached analysis not in `keep`, and those computed from a dropped one.
+    pub fn invalidate(&mut self, keep: Preserved) {
+        if !keep.contains(Preserved::CFG) {
+            self.cfg = None;
+        }
+        if self.cfg.is_none() || !keep.contains(Preserved::DOMTREE) {
+            self.domtree = None;
+        }
+        if self.domtree.is_none() || !keep.contains(Preserved::LOOPS) {
+            self.loops = None;
+        }
+    }
+
+    /// Compares every cached analysis with a fresh computation; `Err` names the first that
+    /// differs.
+    pub fn check(&self, f: &Function) -> Result<(), String> {
+        let Some(cached_cfg) = &self.cfg else {
+            return Ok(());
+        };
+        let cfg = Cfg::compute(f);
+        if *cached_cfg != cfg {
+            return Err("the cached CFG differs from a fresh one".into());
+        }
+        let Some(cached_dt) = &self.domtree else {
+            return Ok(());
+        };
+        let dt = DomTree::compute(f, &cfg);
+        if *cached_dt != dt {
+            return Err("the cached dominator tree differs from a fresh one".into());
+        }
+        match &self.loops {
+            Some(cached) if *cached != LoopForest::compute(&cfg, &dt) => {
+                Err("the cached loop forest differs from a fresh one".into())
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LOOP: &str = "func @f() -> i32 {
+bb0:
+    v0 = iconst.i32 0
+    jump bb1(v0)
+bb1(v1: i32):
+    v2 = iconst.i32 10
+    v3 = icmp.lt v1, v2
+    brif v3, bb2, bb3
+bb2:
+    v4 = iconst.i32 1
+    v5 = add.i32 v1, v4
+    jump bb1(v5)
+bb3:
+    ret v1
+}
+";
+
+    #[test]
+    fn cached_until_invalidated_and_dependents_go_with_the_cfg() {
+        let mut m = crate::ir::parse::module(LOOP).unwrap();
+        let f = m.funcs.iter_mut().next().unwrap().1;
+        let mut am = FuncAnalyses::new();
+        assert_eq!(am.loops(f).loops.len(), 1);
+        assert!(am.check(f).is_ok());
+        // Keeping the CFG but not the dominator tree drops the loops too.
+        am.invalidate(Preserved::CFG);
+        assert!(am.cfg.is_some() && am.domtree.is_none() && am.loops.is_none());
+        am.all(f);
+        // A new block makes the cached CFG stale; `check` sees it.
+        f.make_block();
+        assert!(am.check(f).is_err());
+        am.invalidate(Preserved::LOOPS);
+        assert!(am.cfg.is_none() && am.domtree.is_none() && am.loops.is_none());
+        am.all(f);
+        assert!(am.check(f).is_ok());
+    }
+
+    #[test]
+    fn preserved_sets() {
+        assert!(Preserved::all().contains(Preserved::LOOPS));
+        assert!(Preserved::none().is_none());
+        assert_eq!(Preserved::unless(true), Preserved::none());
+        assert_eq!(Preserved::unless(false), Preserved::all());
+        assert_eq!(
+            Preserved::block_graph().intersect(Preserved::CFG),
+            Preserved::CFG
+        );
+        assert!(!Preserved::cfg_kept(true).is_unchanged());
+        assert!(Preserved::cfg_kept(false).is_unchanged());
+        assert!(Preserved::cfg_kept(true).contains(Preserved::LOOPS));
+    }
+}
