@@ -2,8 +2,8 @@
 //!
 //! The crate is laid out by compiler stage, one room per stage:
 //! `frontend` (source -> AST -> IR), `ir` (the data-oriented SSA IR and its verifier), `analysis`
-//! (CFG, dominator tree, loops and the per-function analysis cache), `passes` (optimizations and
-//! the pass manager), `backend` (RISC-V64 and LLVM IR text),
+//! (CFG, dominator tree, loops, alias and dependence facts, and the per-function analysis cache),
+//! `rewrite` (IR edits several passes share), `passes` (optimizations and the pass manager), `backend` (RISC-V64 and LLVM IR text),
 //! `driver` (the compile pipeline) and `suite` (the `test`, `build` and `bench` subcommands over
 //! whole suites, built on the driver).
 
@@ -14,4 +14,5 @@ pub mod frontend;
 pub mod fuzzgen;
 pub mod ir;
 pub mod passes;
+pub mod rewrite;
 pub mod suite;

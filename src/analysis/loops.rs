@@ -177,4 +177,12 @@ impl LoopForest {
             _ => None,
         }
     }
+
+    /// Whether every loop entered from outside has a preheader.
+    pub fn is_loop_simplified(&self, cfg: &Cfg) -> bool {
+        self.loops.iter().all(|(l, data)| {
+            self.preheader(l, cfg).is_some()
+                || cfg.preds[data.header].iter().all(|&p| self.contains(l, p))
+        })
+    }
 }

@@ -14,7 +14,8 @@
 //! follow the layout's block order and its tables are sized by the number of blocks, so moving a
 //! block, or making one (even one never inserted), does not preserve the CFG. `check` compares
 //! the cached analyses with fresh ones; the pass runner calls it after every pass under
-//! `verify_each`, so a wrong claim is reported naming the pass.
+//! `verify_each`, so a wrong claim is reported naming the pass, and debug builds call it on every
+//! request, so a pass that forgets to `invalidate` after its own edit is caught too.
 
 use super::{Cfg, DomTree, LoopForest};
 use crate::ir::Function;
@@ -30,10 +31,13 @@ impl Preserved {
     pub const DOMTREE: Preserved = Preserved(2);
     pub const LOOPS: Preserved = Preserved(4);
     pub const INSTS: Preserved = Preserved(8);
+    /// Loop-simplified form (every loop entered from outside has a preheader), not an analysis
+    /// but a property the manager tracks so that it is established once and kept.
+    pub const LOOP_SIMPLIFIED: Preserved = Preserved(16);
 
     /// Everything: the pass changed nothing.
     pub const fn all() -> Preserved {
-        Preserved(0b1111)
+        Preserved(0b11111)
     }
 
     /// No analysis.
@@ -41,10 +45,10 @@ impl Preserved {
         Preserved(0)
     }
 
-    /// The CFG and everything computed from it alone (dominator tree, loops): for passes that
-    /// edit instructions but no branch target, block or block order.
+    /// The CFG and everything computed from it alone (dominator tree, loops, loop-simplified
+    /// form): for passes that edit instructions but no branch target, block or block order.
     pub const fn block_graph() -> Preserved {
-        Preserved(Self::CFG.0 | Self::DOMTREE.0 | Self::LOOPS.0)
+        Preserved(Self::CFG.0 | Self::DOMTREE.0 | Self::LOOPS.0 | Self::LOOP_SIMPLIFIED.0)
     }
 
     /// `all()` when nothing changed, `block_graph()` otherwise: for passes that edit
@@ -70,6 +74,10 @@ impl Preserved {
         self.0 & other.0 == other.0
     }
 
+    pub const fn union(self, other: Preserved) -> Preserved {
+        Preserved(self.0 | other.0)
+    }
+
     /// What both keep: the result of running two passes in a row.
     pub const fn intersect(self, other: Preserved) -> Preserved {
         Preserved(self.0 & other.0)
@@ -92,6 +100,8 @@ pub struct FuncAnalyses {
     cfg: Option<Cfg>,
     domtree: Option<DomTree>,
     loops: Option<LoopForest>,
+    /// Loop-simplified form holds (established by `loop_simplify`, kept since).
+    loop_simplified: bool,
 }
 
 impl FuncAnalyses {
@@ -100,6 +110,7 @@ impl FuncAnalyses {
     }
 
     pub fn cfg(&mut self, f: &Function) -> &Cfg {
+        self.debug_check(f);
         self.cfg.get_or_insert_with(|| Cfg::compute(f))
     }
 
@@ -113,6 +124,7 @@ impl FuncAnalyses {
 
     /// The CFG and the dominator tree, borrowed together.
     pub fn cfg_domtree(&mut self, f: &Function) -> (&Cfg, &DomTree) {
+        self.debug_check(f);
         let cfg = self.cfg.get_or_insert_with(|| Cfg::compute(f));
         let dt = self.domtree.get_or_insert_with(|| DomTree::compute(f, cfg));
         (cfg, dt)
@@ -120,6 +132,7 @@ impl FuncAnalyses {
 
     /// The CFG, the dominator tree and the loop forest, borrowed together.
     pub fn all(&mut self, f: &Function) -> (&Cfg, &DomTree, &LoopForest) {
+        self.debug_check(f);
         let cfg = self.cfg.get_or_insert_with(|| Cfg::compute(f));
         let dt = self.domtree.get_or_insert_with(|| DomTree::compute(f, cfg));
         let loops = self
@@ -128,8 +141,31 @@ impl FuncAnalyses {
         (cfg, dt, loops)
     }
 
+    /// In debug builds, every request first checks that what is cached is still true: a pass
+    /// that edits the CFG and asks again without `invalidate` is caught where it asks.
+    fn debug_check(&self, f: &Function) {
+        if cfg!(debug_assertions) {
+            if let Err(e) = self.check(f) {
+                panic!("stale analysis requested in @{}: {e}", f.name);
+            }
+        }
+    }
+
+    /// Whether loop-simplified form is known to hold.
+    pub fn is_loop_simplified(&self) -> bool {
+        self.loop_simplified
+    }
+
+    /// Records that loop-simplified form holds (after `rewrite::loops::ensure_preheaders`).
+    pub fn set_loop_simplified(&mut self) {
+        self.loop_simplified = true;
+    }
+
     /// Drops every cached analysis not in `keep`, and those computed from a dropped one.
     pub fn invalidate(&mut self, keep: Preserved) {
+        if !keep.contains(Preserved::LOOP_SIMPLIFIED) {
+            self.loop_simplified = false;
+        }
         if !keep.contains(Preserved::CFG) {
             self.cfg = None;
         }
@@ -144,10 +180,16 @@ impl FuncAnalyses {
     /// Compares every cached analysis with a fresh computation; `Err` names the first that
     /// differs.
     pub fn check(&self, f: &Function) -> Result<(), String> {
+        let cfg = Cfg::compute(f);
+        if self.loop_simplified {
+            let dt = DomTree::compute(f, &cfg);
+            if !LoopForest::compute(&cfg, &dt).is_loop_simplified(&cfg) {
+                return Err("a loop has no preheader (loop-simplified form is lost)".into());
+            }
+        }
         let Some(cached_cfg) = &self.cfg else {
             return Ok(());
         };
-        let cfg = Cfg::compute(f);
         if *cached_cfg != cfg {
             return Err("the cached CFG differs from a fresh one".into());
         }

@@ -4,12 +4,22 @@
 //! - `cfg`: predecessors, successors, reverse post-order.
 //! - `domtree`: the dominator tree, dominance queries and frontiers.
 //! - `loops`: the natural-loop forest.
+//! - `alias`: the base object of a pointer, whether two bases may alias, escapes.
+//! - `depend`: dependence of two accesses to one object in a loop (linear offsets).
+//! - `effects`: what each function may do (module pass writing `ModuleCx` summaries).
+//! - `ivrange`: the range an induction variable stays in.
+//! - `loop_shape`: a latch's counter and exit test; loops with one latch and a preheader.
 //! - `manager`: `FuncAnalyses` (the per-function cache) and `Preserved` (what a pass kept).
 //!
 //! Analyses read `ir` and nothing else; passes read analyses.
 
+pub mod alias;
 pub mod cfg;
+pub mod depend;
 pub mod domtree;
+pub mod effects;
+pub mod ivrange;
+pub mod loop_shape;
 pub mod loops;
 pub mod manager;
 

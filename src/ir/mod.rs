@@ -6,6 +6,7 @@
 //! - `layout`: block and instruction order.
 //! - `module`: declarations, globals, bodies in an id-arena; parallel iteration.
 //! - `builder`: a cursor that appends instructions, for lowering and passes.
+//! - `fold`: constant folding of one instruction (the arithmetic of every opcode).
 //! - `verify`: the invariants every pass must keep; `print`/`parse`: the text form.
 //!
 //! Phis are block parameters: a branch passes arguments to its target's parameters, and the
@@ -13,6 +14,7 @@
 
 pub mod builder;
 pub mod entity;
+pub mod fold;
 pub mod func;
 pub mod inst;
 pub mod interp;

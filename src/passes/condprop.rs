@@ -8,9 +8,9 @@
 //! (`if (i < 0 || i >= n) return -1;` repeated per call) collapse to their first test.
 //!
 //! Walks the dominator tree in pre-order with a scoped fact table (undo log on the way out).
-//! Needs: CFG, dominator tree (computed here). Cost: O(instructions + operands).
+//! Needs: CFG, dominator tree. Cost: O(instructions + operands).
 
-use crate::analysis::{Cfg, DomTree};
+use crate::analysis::{Cfg, FuncAnalyses, Preserved};
 use crate::ir::{mk, Block, CmpCond, Function, Inst, ModuleCx, Opcode, Type, Value};
 use rustc_hash::FxHashMap;
 
@@ -101,9 +101,8 @@ fn edge_fact(f: &Function, cfg: &Cfg, b: Block) -> Option<(Value, bool)> {
     Some((f.arg(t, 0), b == then))
 }
 
-pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
-    let cfg = Cfg::compute(f);
-    let dt = DomTree::compute(f, &cfg);
+pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved {
+    let (cfg, dt) = am.cfg_domtree(f);
     let mut facts = Facts {
         known: FxHashMap::default(),
         undo: Vec::new(),
@@ -118,7 +117,7 @@ pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
             continue;
         }
         work.push((b, Some(facts.undo.len())));
-        if let Some((c, t)) = edge_fact(f, &cfg, b) {
+        if let Some((c, t)) = edge_fact(f, cfg, b) {
             facts.assume(f, c, t, 0);
         }
         if !facts.known.is_empty() {
@@ -159,5 +158,5 @@ pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
             work.push((c, None));
         }
     }
-    changed
+    Preserved::cfg_kept(changed)
 }

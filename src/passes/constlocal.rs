@@ -64,7 +64,7 @@ fn plan(f: &Function, cx: &ModuleCx, dt: &DomTree, a: Inst) -> Option<Plan> {
     let root = f.res(a);
     let mut writes: Vec<Inst> = Vec::new();
     let mut loads: Vec<Inst> = Vec::new();
-    for (user, v) in super::alias::derived_users_via(f, root, true) {
+    for (user, v) in crate::analysis::alias::derived_users_via(f, root, true) {
         match f.op(user) {
             Opcode::Load if f.arg(user, 0) == v => loads.push(user),
             Opcode::Store if f.arg(user, 1) == v && f.arg(user, 0) != v => writes.push(user),

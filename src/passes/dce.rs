@@ -6,7 +6,7 @@
 //! roots). Unmarked instructions and block parameters are removed, so dead phi cycles go too.
 //! Needs: CFG. Keeps the CFG and everything computed from it. Cost: O(instructions + uses).
 
-use crate::analysis::{Cfg, FuncAnalyses, Preserved};
+use crate::analysis::{FuncAnalyses, Preserved};
 use crate::ir::{Block, Function, IdSet, Inst, ModuleCx, Opcode, Value, ValueDef};
 
 /// Whether `i` must stay even when its result is unused.
@@ -92,38 +92,8 @@ pub fn run(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved 
             continue;
         }
         changed = true;
-        remove_params(f, cfg, b, &dead);
+        crate::rewrite::blocks::remove_params(f, cfg, b, &dead);
     }
     // Only instructions and block parameters went: every branch keeps its targets.
     Preserved::cfg_kept(changed)
-}
-
-/// Removes parameters `dead` (ascending indices) of `b` and the matching arguments on every edge
-/// into `b`. The parameters must be unused.
-pub fn remove_params(f: &mut Function, cfg: &Cfg, b: Block, dead: &[usize]) {
-    let mut preds = cfg.preds[b].clone();
-    preds.sort();
-    preds.dedup();
-    for p in preds {
-        let Some(t) = f.terminator(p) else { continue };
-        let targets: Vec<(Block, Vec<Value>)> = f
-            .branch_targets(t)
-            .iter()
-            .map(|c| (c.block, c.args.to_vec()))
-            .collect();
-        for (k, (tb, args)) in targets.iter().enumerate() {
-            if *tb == b {
-                let kept: Vec<Value> = args
-                    .iter()
-                    .enumerate()
-                    .filter(|(n, _)| !dead.contains(n))
-                    .map(|(_, &v)| v)
-                    .collect();
-                f.set_branch_target(t, k, b, &kept);
-            }
-        }
-    }
-    for &n in dead.iter().rev() {
-        f.remove_block_param(b, n);
-    }
 }

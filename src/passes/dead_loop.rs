@@ -5,17 +5,14 @@
 //! SysY let a loop without side effects be assumed to terminate.) Inlining leaves such loops
 //! behind when a pure callee's result was discarded (`swap` calling a pure helper in median).
 //! `indvars` deletes counted ones; this takes any shape. Needs: CFG, dominator tree, loop
-//! forest (computed here). Cost: O(loop sizes).
+//! forest, loop-simplified form. Cost: O(loop sizes).
 
-use super::licm::ensure_preheaders;
-use crate::analysis::{Cfg, DomTree, LoopForest};
+use crate::analysis::{FuncAnalyses, Preserved};
 use crate::ir::{mk, Block, Function, ModuleCx, Opcode, Value};
 
-pub fn run(f: &mut Function, cx: &ModuleCx) -> bool {
-    let mut changed = ensure_preheaders(f);
-    let cfg = Cfg::compute(f);
-    let dt = DomTree::compute(f, &cfg);
-    let forest = LoopForest::compute(&cfg, &dt);
+pub fn run(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved {
+    let mut changed = false;
+    let (cfg, _, forest) = am.all(f);
     // Outermost first: deleting one removes the loops inside it too.
     let mut loops: Vec<_> = forest.loops.keys().collect();
     loops.sort_by_key(|&l| forest.loops[l].depth);
@@ -25,7 +22,7 @@ pub fn run(f: &mut Function, cx: &ModuleCx) -> bool {
         if deleted.contains(&data.header) {
             continue;
         }
-        let Some(pre) = forest.preheader(l, &cfg) else {
+        let Some(pre) = forest.preheader(l, cfg) else {
             continue;
         };
         let inside = |b: Block| forest.contains(l, b);
@@ -105,5 +102,5 @@ pub fn run(f: &mut Function, cx: &ModuleCx) -> bool {
         deleted.extend(data.blocks.iter().copied());
         changed = true;
     }
-    changed
+    Preserved::unless(changed)
 }

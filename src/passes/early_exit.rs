@@ -12,21 +12,21 @@
 //! (`counter > x`, `>=` going up; `<`, `<=` going down) leads to the latch directly or through
 //! one block of pure instructions; the header before its branch, that block and the latch have no
 //! effects; no value of the loop is used outside it, and the latch's exit arguments are
-//! invariant. Needs: CFG, dominator tree, loop forest (computed here). Cost: O(loop sizes).
+//! invariant. Needs: loop-simplified form, CFG, dominator tree, loop forest. Cost: O(loop sizes).
 
-use super::licm::ensure_preheaders;
-use super::loop_shape::{latch_counter, LoopInfo};
+use crate::analysis::loop_shape::{latch_counter, LoopInfo};
+use crate::analysis::{FuncAnalyses, Preserved};
 use crate::ir::{Block, CmpCond, Function, Inst, ModuleCx, Opcode, Value};
 
-pub fn run(f: &mut Function, cx: &ModuleCx) -> bool {
-    let mut changed = ensure_preheaders(f);
-    let info = LoopInfo::compute(f);
+pub fn run(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved {
+    let mut changed = false;
+    let info = LoopInfo::new(am, f);
     for sl in info.simple_loops() {
         let inside = |f: &Function, v: Value| info.defined_in(f, sl.id, v);
         let blocks = &info.forest.loops[sl.id].blocks;
         changed |= try_loop(f, cx, sl.header, sl.latch, blocks, &inside).is_some();
     }
-    changed
+    Preserved::unless(changed)
 }
 
 /// Whether `i` may be removed from a run of the program without a visible difference.

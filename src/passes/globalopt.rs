@@ -20,7 +20,7 @@ struct Usage {
 
 /// Whether the address `v` (and everything derived from it) is only ever loaded from.
 fn only_loaded(f: &crate::ir::Function, v: Value) -> bool {
-    super::alias::derived_users(f, v)
+    crate::analysis::alias::derived_users(f, v)
         .iter()
         .all(|&(user, _)| f.op(user) == Opcode::Load)
 }

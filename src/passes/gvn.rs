@@ -5,10 +5,10 @@
 //! computed it. An instruction whose expression is already available in a dominating block is
 //! replaced by that value. Pure instructions and calls to pure functions take part; loads do not
 //! (see `memopt`), except loads from constant globals. Block parameters whose incoming arguments are all the same value (or the
-//! parameter itself) are replaced by that value first. Needs: dominator tree (computed here).
+//! parameter itself) are replaced by that value first. Needs: dominator tree.
 //! Cost: O(instructions) expected.
 
-use crate::analysis::{Cfg, DomTree};
+use crate::analysis::{Cfg, DomTree, FuncAnalyses, Preserved};
 use crate::ir::{Block, Function, Inst, ModuleCx, Opcode, Type, Value};
 use rustc_hash::FxHashMap;
 
@@ -26,7 +26,7 @@ fn key(f: &Function, cx: &ModuleCx, i: Inst) -> Option<Key> {
     let ok = match d.op {
         Opcode::Call => cx.decls[f.callee(i)].effects.pure && d.ty != Type::Void,
         Opcode::Alloca => false,
-        Opcode::Load => super::alias::points_to_const_global(f, cx, f.arg(i, 0)),
+        Opcode::Load => crate::analysis::alias::points_to_const_global(f, cx, f.arg(i, 0)),
         op => op.is_pure() && d.ty != Type::Void,
     };
     if !ok {
@@ -146,7 +146,7 @@ fn rebuild_equal_incoming(f: &mut Function, cfg: &Cfg, dt: &DomTree) -> bool {
             dead.push(n);
         }
         if !dead.is_empty() {
-            super::dce::remove_params(f, cfg, b, &dead);
+            crate::rewrite::blocks::remove_params(f, cfg, b, &dead);
             changed = true;
         }
     }
@@ -194,25 +194,25 @@ pub fn remove_redundant_params(f: &mut Function, cfg: &Cfg) -> bool {
             }
         }
         if !dead.is_empty() {
-            super::dce::remove_params(f, cfg, b, &dead);
+            crate::rewrite::blocks::remove_params(f, cfg, b, &dead);
             changed = true;
         }
     }
     changed
 }
 
-pub fn run(f: &mut Function, cx: &ModuleCx) -> bool {
-    let cfg = Cfg::compute(f);
+pub fn run(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved {
+    let cfg = am.cfg(f);
     let mut changed = false;
     // Parameters first: they feed more expressions into the table. Iterate since removing one
     // can make another redundant.
     for _ in 0..8 {
-        if !remove_redundant_params(f, &cfg) {
+        if !remove_redundant_params(f, cfg) {
             break;
         }
         changed = true;
     }
-    let dt = DomTree::compute(f, &cfg);
+    let (cfg, dt) = am.cfg_domtree(f);
     let mut table: FxHashMap<Key, Value> = FxHashMap::default();
     // (block, next child index, undo log length at entry)
     let mut undo: Vec<Key> = Vec::new();
@@ -235,8 +235,8 @@ pub fn run(f: &mut Function, cx: &ModuleCx) -> bool {
         }
     }
     // After numbering: equal incoming expressions now share their operands.
-    changed |= rebuild_equal_incoming(f, &cfg, &dt);
-    changed
+    changed |= rebuild_equal_incoming(f, cfg, dt);
+    Preserved::cfg_kept(changed)
 }
 
 fn visit(

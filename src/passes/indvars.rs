@@ -16,25 +16,24 @@
 //! Overflow: the counter's last value must not wrap, or the original loop would go on. This is
 //! guaranteed when `n` and `i0` are constants (checked here) or when the step is ±1 with a strict
 //! test (the last value is `n` itself). Other loops are left alone.
-//! Needs: CFG, dominator tree, loop forest (recomputed after each deletion).
+//! Needs: loop-simplified form, CFG, dominator tree, loop forest (recomputed after each
+//! deletion, which also restores the form).
 
-use super::licm::ensure_preheaders;
-use super::loop_shape::{exit_test, ExitTest};
+use crate::analysis::loop_shape::{exit_test, ExitTest};
 use crate::analysis::loops::Loop;
-use crate::analysis::{Cfg, DomTree, LoopForest};
+use crate::analysis::{Cfg, FuncAnalyses, LoopForest, Preserved};
 use crate::ir::{mk, Block, Builder, CmpCond, Function, ModuleCx, Opcode, Type, Value};
+use crate::rewrite::blocks::remove_unreachable;
+use crate::rewrite::loops::ensure_preheaders;
 
-pub fn run(f: &mut Function, cx: &ModuleCx) -> bool {
+pub fn run(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved {
     let mut changed = false;
     for _ in 0..32 {
-        let added = ensure_preheaders(f);
-        changed |= added;
-        let cfg = Cfg::compute(f);
-        let dt = DomTree::compute(f, &cfg);
-        let forest = LoopForest::compute(&cfg, &dt);
+        changed |= ensure_preheaders(f, am);
+        let (cfg, _, forest) = am.all(f);
         let mut done = false;
         for l in forest.loops.keys() {
-            if try_delete(f, cx, &cfg, &forest, l) {
+            if try_delete(f, cx, cfg, forest, l) {
                 done = true;
                 break;
             }
@@ -42,9 +41,13 @@ pub fn run(f: &mut Function, cx: &ModuleCx) -> bool {
         if !done {
             break;
         }
+        // The loop is unreachable now; delete it together with every other unreachable block
+        // (an unreachable block left by an earlier pass may still branch into the loop).
+        am.invalidate(Preserved::none());
+        remove_unreachable(f, am);
         changed = true;
     }
-    changed
+    Preserved::unless(changed)
 }
 
 struct Affine {
@@ -268,9 +271,6 @@ fn try_delete(f: &mut Function, cx: &ModuleCx, cfg: &Cfg, forest: &LoopForest, l
         }
     }
     f.replace_inst(pre_t, mk::jump(exit), &new_exit_args);
-    // The loop is unreachable now; delete it together with every other unreachable block (an
-    // unreachable block left by an earlier pass may still branch into the loop).
-    super::simplify_cfg::remove_unreachable(f);
     true
 }
 

@@ -8,10 +8,11 @@
 //! boolean with 0 or 1 back to the boolean. All rewrites hold under wrapping arithmetic.
 //! Replaced instructions are left for `dce`. Cost: O(instructions) per sweep.
 
-use super::fold::{fold, Const};
+use crate::analysis::{FuncAnalyses, Preserved};
+use crate::ir::fold::{fold, Const};
 use crate::ir::{mk, Block, CmpCond, Function, Inst, InstData, ModuleCx, Opcode, Type, Value};
 
-pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
+pub fn run(f: &mut Function, _cx: &ModuleCx, _am: &mut FuncAnalyses) -> Preserved {
     let mut changed = false;
     for _ in 0..4 {
         let mut round = false;
@@ -30,7 +31,7 @@ pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
         }
         changed = true;
     }
-    changed
+    Preserved::cfg_kept(changed)
 }
 
 fn konst(f: &Function, v: Value) -> Option<Const> {
@@ -49,7 +50,7 @@ fn int_const(f: &Function, v: Value) -> Option<i64> {
 
 /// Creates an integer constant right before `at`.
 fn make_int(f: &mut Function, at: Inst, ty: Type, v: i64) -> Value {
-    let k = f.insert_new_before(at, mk::iconst(ty, super::fold::wrap(ty, v)), &[]);
+    let k = f.insert_new_before(at, mk::iconst(ty, crate::ir::fold::wrap(ty, v)), &[]);
     f.res(k)
 }
 

@@ -8,10 +8,10 @@
 //! `condprop` sees the conditions tested above it.
 //!
 //! Only blocks of at most `MAX_INSTS` pure instructions whose values are used nowhere else are
-//! threaded, so nothing is duplicated. Needs: CFG (computed here). Cost: O(edges * MAX_INSTS).
+//! threaded, so nothing is duplicated. Needs: CFG. Cost: O(edges * MAX_INSTS).
 
-use super::fold::{fold, Const};
-use crate::analysis::Cfg;
+use crate::analysis::{FuncAnalyses, Preserved};
+use crate::ir::fold::{fold, Const};
 use crate::ir::{Block, Function, Inst, ModuleCx, Opcode, Value, ValueDef};
 use rustc_hash::FxHashMap;
 
@@ -38,8 +38,8 @@ fn self_contained(f: &Function, b: Block, insts: &[Inst]) -> bool {
         && insts.iter().all(|&i| f.result(i).map_or(true, local))
 }
 
-pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
-    let cfg = Cfg::compute(f);
+pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved {
+    let cfg = am.cfg(f);
     let entry = f.entry();
     let mut changed = false;
     for &b in &cfg.rpo {
@@ -127,5 +127,5 @@ pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
             }
         }
     }
-    changed
+    Preserved::unless(changed)
 }

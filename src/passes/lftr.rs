@@ -17,23 +17,23 @@
 //! wrapped would need more than 2^31 iterations and the pointer would walk more than 2^31
 //! bytes, out of any object. Pointers compare as signed 64-bit integers, like the `slt` of the
 //! backend.
-//! Needs: CFG, dominator tree, loop forest (computed here). Cost: O(loop sizes).
+//! Needs: loop-simplified form, CFG, dominator tree, loop forest. Cost: O(loop sizes).
 
-use super::licm::ensure_preheaders;
-use super::loop_shape::{latch_counter, LatchCounter, LoopInfo};
+use crate::analysis::loop_shape::{latch_counter, LatchCounter, LoopInfo};
 use crate::analysis::DomTree;
+use crate::analysis::{FuncAnalyses, Preserved};
 use crate::ir::{mk, Block, CmpCond, Function, Inst, ModuleCx, Opcode, Type, Value};
 
-pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
-    let mut changed = ensure_preheaders(f);
-    let info = LoopInfo::compute(f);
+pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved {
+    let mut changed = false;
+    let info = LoopInfo::new(am, f);
     for sl in info.simple_loops() {
         let inside = |f: &Function, v: Value| info.defined_in(f, sl.id, v);
         let blocks = &info.forest.loops[sl.id].blocks;
         changed |=
             replace_test(f, &info.dt, sl.header, sl.pre, sl.latch, blocks, &inside).is_some();
     }
-    changed
+    Preserved::cfg_kept(changed)
 }
 
 /// A pointer induction variable usable for the test.

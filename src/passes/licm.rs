@@ -1,8 +1,6 @@
 //! Loop-invariant code motion.
 //!
-//! 1. Every loop gets a preheader: a block that only jumps to the header and is the header's
-//!    only predecessor from outside the loop (created with the header's parameter types when
-//!    missing).
+//! 1. Every loop has a preheader (loop-simplified form, established before the pass).
 //! 2. Loops are visited innermost first; in each, instructions in reverse post-order whose
 //!    operands are all defined outside the loop move to the end of the preheader:
 //!    - pure arithmetic freely (division only by a constant other than 0 and -1, since a
@@ -13,69 +11,13 @@
 //! 3. Then whole inner loops move out of their parent loop when they compute the same thing on
 //!    every visit (see [`hoist_loops`]).
 //!
-//! Needs: CFG, dominator tree, loop forest (computed here). Cost: O(loops * loop size).
+//! Needs: loop-simplified form, CFG, dominator tree, loop forest. Keeps the CFG unless a loop
+//! moves. Cost: O(loops * loop size).
 
-use super::alias::{base_of, escapes, may_alias, Base};
+use crate::analysis::alias::{base_of, escapes, may_alias, Base};
 use crate::analysis::loops::Loop;
-use crate::analysis::{Cfg, DomTree, LoopForest};
+use crate::analysis::{Cfg, DomTree, FuncAnalyses, LoopForest, Preserved};
 use crate::ir::{mk, Block, Function, Inst, ModuleCx, Opcode, Value};
-
-/// Gives every loop a preheader. Returns whether blocks were added.
-pub fn ensure_preheaders(f: &mut Function) -> bool {
-    let cfg = Cfg::compute(f);
-    let dt = DomTree::compute(f, &cfg);
-    let forest = LoopForest::compute(&cfg, &dt);
-    let mut changed = false;
-    for (l, data) in forest.loops.iter() {
-        if forest.preheader(l, &cfg).is_some() {
-            continue;
-        }
-        let h = data.header;
-        let mut outside: Vec<Block> = cfg.preds[h]
-            .iter()
-            .copied()
-            .filter(|&p| !forest.contains(l, p))
-            .collect();
-        outside.sort();
-        outside.dedup();
-        if outside.is_empty() {
-            continue;
-        }
-        let pre = f.make_block();
-        match f.layout().prev_block(h) {
-            Some(prev) => f.insert_block_after(pre, prev),
-            None => f.append_block(pre),
-        }
-        // One edge from outside: its arguments move into the preheader's jump, so the loop's
-        // initial values stay visible (no block parameters to look through).
-        if let [p] = outside[..] {
-            let t = f.terminator(p).unwrap();
-            let edges: Vec<usize> = f
-                .branch_targets(t)
-                .iter()
-                .enumerate()
-                .filter(|(_, c)| c.block == h)
-                .map(|(k, _)| k)
-                .collect();
-            if let [k] = edges[..] {
-                let args = f.branch_args(t, k).to_vec();
-                f.set_branch_target(t, k, pre, &[]);
-                f.append_new(pre, mk::jump(h), &args);
-                changed = true;
-                continue;
-            }
-        }
-        let tys: Vec<_> = f.blocks.params[h].iter().map(|&p| f.ty(p)).collect();
-        let params: Vec<Value> = tys.iter().map(|&t| f.append_block_param(pre, t)).collect();
-        f.append_new(pre, mk::jump(h), &params);
-        for p in outside {
-            let t = f.terminator(p).unwrap();
-            f.retarget(t, h, pre);
-        }
-        changed = true;
-    }
-    changed
-}
 
 /// Whether an instruction may be executed even where the original program would not have.
 fn speculatable(f: &Function, i: Inst) -> bool {
@@ -268,17 +210,15 @@ fn hoistable_loop(
 /// exit values, or the guard's). `m` then runs once per entry into its parent instead of once
 /// per iteration (h-2: a dot product of two arrays filled before the loop, re-computed on each
 /// of 500000 iterations).
-fn hoist_loops(f: &mut Function, cx: &ModuleCx) -> bool {
+fn hoist_loops(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> bool {
     let mut changed = false;
     // Each hoist changes the loop forest: recompute, a bounded number of times.
     for _ in 0..8 {
-        let cfg = Cfg::compute(f);
-        let dt = DomTree::compute(f, &cfg);
-        let forest = LoopForest::compute(&cfg, &dt);
+        let (cfg, dt, forest) = am.all(f);
         let Some(h) = forest
             .loops
             .keys()
-            .find_map(|m| hoistable_loop(f, cx, &cfg, &dt, &forest, m))
+            .find_map(|m| hoistable_loop(f, cx, cfg, dt, forest, m))
         else {
             break;
         };
@@ -320,19 +260,18 @@ fn hoist_loops(f: &mut Function, cx: &ModuleCx) -> bool {
             }
             prev = b;
         }
+        am.invalidate(Preserved::none());
         changed = true;
     }
     changed
 }
 
-pub fn run(f: &mut Function, cx: &ModuleCx) -> bool {
-    let mut changed = ensure_preheaders(f);
-    let cfg = Cfg::compute(f);
-    let dt = DomTree::compute(f, &cfg);
-    let forest = LoopForest::compute(&cfg, &dt);
+pub fn run(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved {
+    let mut changed = false;
+    let (cfg, dt, forest) = am.all(f);
     let loops: Vec<Loop> = forest.loops.keys().collect();
     for l in loops {
-        let Some(pre) = forest.preheader(l, &cfg) else {
+        let Some(pre) = forest.preheader(l, cfg) else {
             continue;
         };
         let data = &forest.loops[l];
@@ -343,7 +282,7 @@ pub fn run(f: &mut Function, cx: &ModuleCx) -> bool {
             .copied()
             .filter(|&b| cfg.succs[b].iter().any(|&s| !forest.contains(l, s)))
             .collect();
-        let mem = loop_memory(f, cx, &cfg, &blocks);
+        let mem = loop_memory(f, cx, cfg, &blocks);
         let pre_term = f.terminator(pre).unwrap();
         for &b in &blocks {
             let every_iteration = !exiting.is_empty()
@@ -366,7 +305,7 @@ pub fn run(f: &mut Function, cx: &ModuleCx) -> bool {
                         continue;
                     }
                     if f.op(i) == Opcode::Load {
-                        let base = base_of(f, &cfg, f.arg(i, 0));
+                        let base = base_of(f, cfg, f.arg(i, 0));
                         if mem.store_bases.iter().any(|&sb| may_alias(sb, base)) {
                             continue;
                         }
@@ -383,6 +322,10 @@ pub fn run(f: &mut Function, cx: &ModuleCx) -> bool {
             }
         }
     }
-    changed |= hoist_loops(f, cx);
-    changed
+    // Hoisting instructions keeps the block graph; hoisting loops does not.
+    if hoist_loops(f, cx, am) {
+        Preserved::none()
+    } else {
+        Preserved::cfg_kept(changed)
+    }
 }

@@ -7,10 +7,10 @@
 //! at the latch, so the loop does no multiply or shift per access. Accesses sharing `(base,
 //! stride, i)` share one pointer. Wrapping of `i` would make the original index jump back; such
 //! a program already indexes out of bounds, so it is not preserved.
-//! Needs: CFG, dominator tree, loop forest (computed here). Cost: O(loop sizes).
+//! Needs: loop-simplified form, CFG, dominator tree, loop forest. Cost: O(loop sizes).
 
-use super::licm::ensure_preheaders;
-use super::loop_shape::LoopInfo;
+use crate::analysis::loop_shape::LoopInfo;
+use crate::analysis::{FuncAnalyses, Preserved};
 use crate::ir::{mk, Function, Inst, ModuleCx, Opcode, Type, Value};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -148,9 +148,9 @@ fn linear(
     form.or_else(opaque)
 }
 
-pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
-    let mut changed = ensure_preheaders(f);
-    let info = LoopInfo::compute(f);
+pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved {
+    let mut changed = false;
+    let info = LoopInfo::new(am, f);
     let forest = &info.forest;
     for sl in info.simple_loops() {
         let (l, h, pre, latch) = (sl.id, sl.header, sl.pre, sl.latch);
@@ -303,7 +303,7 @@ pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
             &data.blocks,
         );
     }
-    changed
+    Preserved::cfg_kept(changed)
 }
 
 /// `gep p, x, stride` (or `gep (offset p, k), x, stride`) with `p` a pointer induction variable

@@ -14,10 +14,10 @@
 //!
 //! Dead stores: within a block, a store overwritten by a later store to the same word with no
 //! possible read in between is removed; stores into a non-escaping alloca that is never loaded
-//! from are removed everywhere. Needs: CFG (computed here). Cost: O(instructions * table size).
+//! from are removed everywhere. Needs: CFG. Cost: O(instructions * table size).
 
-use super::alias::{base_of, derived_users, escapes, may_alias, Base};
-use crate::analysis::Cfg;
+use crate::analysis::alias::{base_of, derived_users, escapes, may_alias, Base};
+use crate::analysis::{Cfg, FuncAnalyses, Preserved};
 use crate::ir::{Block, Function, IdVec, Inst, ModuleCx, Opcode, Type, Value, ValueDef};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -74,12 +74,13 @@ struct Entry {
     value: Value,
 }
 
-pub fn run(f: &mut Function, cx: &ModuleCx) -> bool {
-    let cfg = Cfg::compute(f);
-    let mut changed = forward(f, cx, &cfg);
-    changed |= dead_stores_local(f, cx, &cfg);
+pub fn run(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved {
+    let cfg = am.cfg(f);
+    let mut changed = forward(f, cx, cfg);
+    changed |= dead_stores_local(f, cx, cfg);
     changed |= dead_alloca_stores(f);
-    changed
+    // Loads and stores go; no branch changes.
+    Preserved::cfg_kept(changed)
 }
 
 fn call_writes(f: &Function, cx: &ModuleCx, i: Inst) -> bool {

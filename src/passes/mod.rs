@@ -6,16 +6,12 @@
 //! changed nothing). A module pass is `fn(&mut Module) -> bool` and runs between parallel phases
 //! (inlining, global DCE, effect summaries). Pipelines are data (`pipeline.rs`).
 
-pub mod alias;
 pub mod condprop;
 pub mod constlocal;
 pub mod dce;
 pub mod dead_loop;
 pub mod deadret;
-pub mod depend;
 pub mod early_exit;
-pub mod effects;
-pub mod fold;
 pub mod globalopt;
 pub mod gvn;
 pub mod indvars;
@@ -25,7 +21,7 @@ pub mod ivrange;
 pub mod jump_thread;
 pub mod lftr;
 pub mod licm;
-pub mod loop_shape;
+pub mod loop_simplify;
 pub mod lsr;
 pub mod mem2reg;
 pub mod memo;
@@ -39,37 +35,34 @@ pub mod simplify_cfg;
 pub mod tailrec;
 pub mod unroll;
 
+/// Effect summaries are an analysis; the pipelines run them as a module pass.
+pub use crate::analysis::effects;
+
 use crate::analysis::{FuncAnalyses, Preserved};
 use crate::ir::{Function, Module, ModuleCx};
 
 /// The signature of a function pass.
 pub type FuncPassFn = fn(&mut Function, &ModuleCx, &mut FuncAnalyses) -> Preserved;
 
-/// How a function pass runs.
-#[derive(Clone, Copy)]
-pub enum Run {
-    /// Through the analysis manager.
-    Managed(FuncPassFn),
-    /// A pass that computes its own analyses and reports only whether it changed the function:
-    /// a change invalidates every cached analysis.
-    Legacy(fn(&mut Function, &ModuleCx) -> bool),
-}
-
 /// A function pass.
 #[derive(Clone, Copy)]
 pub struct Pass {
     pub name: &'static str,
-    pub run: Run,
+    pub run: FuncPassFn,
+    /// A loop pass: the runner establishes loop-simplified form first (`loop_simplify`) unless
+    /// it holds already.
+    pub needs_loop_simplified: bool,
 }
 
 impl Pass {
     /// Runs the pass on `f` and returns what it kept valid. The caller invalidates the rest
     /// (`am.invalidate`).
     pub fn apply(&self, f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved {
-        match self.run {
-            Run::Managed(run) => run(f, cx, am),
-            Run::Legacy(run) => Preserved::unless(run(f, cx)),
+        if self.needs_loop_simplified && !am.is_loop_simplified() {
+            let kept = loop_simplify::run(f, cx, am);
+            am.invalidate(kept);
         }
+        (self.run)(f, cx, am)
     }
 
     /// Runs the pass on `f` alone with a fresh analysis cache (filetests, tools); returns
@@ -109,19 +102,20 @@ macro_rules! pass {
     ($m:ident) => {
         $crate::passes::Step::Func($crate::passes::Pass {
             name: stringify!($m),
-            run: $crate::passes::Run::Managed($crate::passes::$m::run),
+            run: $crate::passes::$m::run,
+            needs_loop_simplified: false,
         })
     };
 }
 
-/// Declares a function-pass step from a module with `pub fn run(&mut Function, &ModuleCx) ->
-/// bool` (changed?), run through an adapter that invalidates every analysis on a change.
+/// Declares a loop-pass step: a function pass that needs loop-simplified form.
 #[macro_export]
-macro_rules! legacy_pass {
+macro_rules! loop_pass {
     ($m:ident) => {
         $crate::passes::Step::Func($crate::passes::Pass {
             name: stringify!($m),
-            run: $crate::passes::Run::Legacy($crate::passes::$m::run),
+            run: $crate::passes::$m::run,
+            needs_loop_simplified: true,
         })
     };
 }
@@ -137,12 +131,19 @@ macro_rules! module_pass {
     };
 }
 
-/// Every function pass by name (for `--print-after`, filetests and bisecting).
+/// Every function pass of the pipelines by name (for filetests and tools), and `loop_simplify`.
 pub fn by_name(name: &str) -> Option<Pass> {
-    pipeline::ALL_FUNC_PASSES
-        .iter()
-        .find(|p| p.name == name)
-        .copied()
+    if name == "loop_simplify" {
+        return Some(Pass {
+            name: "loop_simplify",
+            run: loop_simplify::run,
+            needs_loop_simplified: false,
+        });
+    }
+    pipeline::O2.iter().find_map(|s| match s {
+        Step::Func(p) if p.name == name => Some(*p),
+        _ => None,
+    })
 }
 
 pub use pipeline::{optimize, PassOptions};

@@ -24,13 +24,13 @@
 //! (fed by the copy's and the original's exit edges); when that exit block has predecessors
 //! outside the loop, the loop is left alone. Only when the guard's true edge dominates an inner
 //! loop (otherwise the copy buys nothing), the loop is small and has no `alloca`.
-//! Needs: CFG, dominator tree, loop forest (computed here). Cost: O(loop size) per loop.
+//! Needs: loop-simplified form, CFG, dominator tree, loop forest. Cost: O(loop size) per loop.
 
-use super::licm::ensure_preheaders;
 use crate::analysis::loops::Loop;
-use crate::analysis::{Cfg, DomTree, LoopForest};
+use crate::analysis::{Cfg, DomTree, FuncAnalyses, LoopForest, Preserved};
 use crate::ir::func::map_targets;
 use crate::ir::{mk, Block, CmpCond, Function, Inst, ModuleCx, Opcode, Type, Use, Value};
+use crate::rewrite::loops::ensure_preheaders;
 use rustc_hash::FxHashMap;
 
 /// Largest loop (instructions, nested loops included) that is peeled.
@@ -39,23 +39,25 @@ const MAX_SIZE: usize = 200;
 /// Peels per function at most (each one removes its guard, so this only bounds nests).
 const MAX_PEELS: usize = 4;
 
-pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
+pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved {
     let mut changed = false;
     for _ in 0..MAX_PEELS {
-        changed |= ensure_preheaders(f);
-        let cfg = Cfg::compute(f);
-        let dt = DomTree::compute(f, &cfg);
-        let forest = LoopForest::compute(&cfg, &dt);
+        // A peel adds blocks in front of its loop: restore the form for the next round.
+        changed |= ensure_preheaders(f, am);
+        let (cfg, dt, forest) = am.all(f);
         let found = forest
             .loops
             .keys()
-            .find_map(|l| candidate(f, &cfg, &dt, &forest, l).map(|g| (l, g)));
+            .find_map(|l| candidate(f, cfg, dt, forest, l).map(|g| (l, g)));
         let Some((l, plan)) = found else { break };
-        let pre = forest.preheader(l, &cfg).unwrap();
-        peel(f, &cfg, &forest, l, pre, &plan);
+        let Some(pre) = forest.preheader(l, cfg) else {
+            break;
+        };
+        peel(f, cfg, forest, l, pre, &plan);
+        am.invalidate(Preserved::none());
         changed = true;
     }
-    changed
+    Preserved::unless(changed)
 }
 
 /// Two values that are the same number: one value or equal integer constants.

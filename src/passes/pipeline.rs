@@ -10,168 +10,80 @@
 //! `opt_bisect = N` allows only the first N pass applications, counted per function in
 //! pipeline order (the run is sequential then, so the count is deterministic).
 
-use super::{Pass, Run, Step};
+use super::{Pass, Step};
 use crate::analysis::FuncAnalyses;
 use crate::ir::{verify, Function, Module, ModuleCx};
-use crate::{legacy_pass, module_pass, pass};
+use crate::{loop_pass, module_pass, pass};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// Every function pass, for lookup by name.
-pub const ALL_FUNC_PASSES: &[Pass] = &[
-    Pass {
-        name: "condprop",
-        run: Run::Legacy(super::condprop::run),
-    },
-    Pass {
-        name: "dce",
-        run: Run::Managed(super::dce::run),
-    },
-    Pass {
-        name: "dead_loop",
-        run: Run::Legacy(super::dead_loop::run),
-    },
-    Pass {
-        name: "early_exit",
-        run: Run::Legacy(super::early_exit::run),
-    },
-    Pass {
-        name: "gvn",
-        run: Run::Legacy(super::gvn::run),
-    },
-    Pass {
-        name: "indvars",
-        run: Run::Legacy(super::indvars::run),
-    },
-    Pass {
-        name: "instcombine",
-        run: Run::Legacy(super::instcombine::run),
-    },
-    Pass {
-        name: "ivrange",
-        run: Run::Legacy(super::ivrange::run),
-    },
-    Pass {
-        name: "jump_thread",
-        run: Run::Legacy(super::jump_thread::run),
-    },
-    Pass {
-        name: "lftr",
-        run: Run::Legacy(super::lftr::run),
-    },
-    Pass {
-        name: "licm",
-        run: Run::Legacy(super::licm::run),
-    },
-    Pass {
-        name: "lsr",
-        run: Run::Legacy(super::lsr::run),
-    },
-    Pass {
-        name: "mem2reg",
-        run: Run::Legacy(super::mem2reg::run),
-    },
-    Pass {
-        name: "memopt",
-        run: Run::Legacy(super::memopt::run),
-    },
-    Pass {
-        name: "peel",
-        run: Run::Legacy(super::peel::run),
-    },
-    Pass {
-        name: "promote",
-        run: Run::Legacy(super::promote::run),
-    },
-    Pass {
-        name: "reassociate",
-        run: Run::Legacy(super::reassociate::run),
-    },
-    Pass {
-        name: "sccp",
-        run: Run::Legacy(super::sccp::run),
-    },
-    Pass {
-        name: "simplify_cfg",
-        run: Run::Legacy(super::simplify_cfg::run),
-    },
-    Pass {
-        name: "tailrec",
-        run: Run::Legacy(super::tailrec::run),
-    },
-    Pass {
-        name: "unroll",
-        run: Run::Legacy(super::unroll::run),
-    },
-];
-
 /// `-O1`: cheap scalar cleanups.
 pub const O1: &[Step] = &[
     module_pass!(effects), // summaries first: dce and gvn consult callee purity
-    legacy_pass!(simplify_cfg),
-    legacy_pass!(sccp),
-    legacy_pass!(instcombine),
+    pass!(simplify_cfg),
+    pass!(sccp),
+    pass!(instcombine),
     pass!(dce),
-    legacy_pass!(simplify_cfg),
+    pass!(simplify_cfg),
 ];
 
 /// `-O2`: the full pipeline.
 pub const O2: &[Step] = &[
     module_pass!(effects), // summaries first: dce, gvn and licm consult callee purity
-    legacy_pass!(simplify_cfg),
-    legacy_pass!(sccp),
-    legacy_pass!(instcombine),
-    legacy_pass!(gvn),
-    pass!(dce),                 // callees shrink before inlining judges their size
-    legacy_pass!(tailrec),      // self tail calls become loops (which inlining may then copy)
-    module_pass!(inline),       // callees first (post-order), small or single-site ones
-    module_pass!(deadret),      // results no caller reads (after inlining removed the readers)
-    legacy_pass!(simplify_cfg), // merge inlined bodies: pointer arguments stop flowing through params
-    module_pass!(globalopt),    // after inlining: more globals are used by main alone
-    module_pass!(effects),      // inlining and localized globals change what functions do
-    legacy_pass!(mem2reg),      // globals moved into main become SSA values
-    legacy_pass!(simplify_cfg),
-    legacy_pass!(sccp), // before gvn: folded constants make more expressions equal
-    legacy_pass!(instcombine), // canonical operand order and constants on the right feed gvn
-    legacy_pass!(reassociate), // inlined helpers' sums collapse before gvn numbers them
-    legacy_pass!(instcombine), // the rebuilt sums' multiplications by powers of two become shifts
-    legacy_pass!(gvn),
-    legacy_pass!(jump_thread), // constant arguments into condition-only merges decide their branch
-    legacy_pass!(simplify_cfg), // merges left with one predecessor join it
-    legacy_pass!(condprop), // after gvn: one value per repeated condition (inlined bounds checks)
-    legacy_pass!(simplify_cfg), // fold the branches condprop decided
-    legacy_pass!(peel),     // after the guards are canonical: inner loops only the first trip runs
-    legacy_pass!(sccp),     // the peeled trip's constants; the remaining loop's false guard
-    legacy_pass!(simplify_cfg), // drop the inner loop the false guard left unreachable
-    legacy_pass!(memopt),   // after gvn: equal addresses are one value
+    pass!(simplify_cfg),
+    pass!(sccp),
+    pass!(instcombine),
+    pass!(gvn),
+    pass!(dce),              // callees shrink before inlining judges their size
+    pass!(tailrec),          // self tail calls become loops (which inlining may then copy)
+    module_pass!(inline),    // callees first (post-order), small or single-site ones
+    module_pass!(deadret),   // results no caller reads (after inlining removed the readers)
+    pass!(simplify_cfg),     // merge inlined bodies: pointer arguments stop flowing through params
+    module_pass!(globalopt), // after inlining: more globals are used by main alone
+    module_pass!(effects),   // inlining and localized globals change what functions do
+    pass!(mem2reg),          // globals moved into main become SSA values
+    pass!(simplify_cfg),
+    pass!(sccp),        // before gvn: folded constants make more expressions equal
+    pass!(instcombine), // canonical operand order and constants on the right feed gvn
+    pass!(reassociate), // inlined helpers' sums collapse before gvn numbers them
+    pass!(instcombine), // the rebuilt sums' multiplications by powers of two become shifts
+    pass!(gvn),
+    pass!(jump_thread), // constant arguments into condition-only merges decide their branch
+    pass!(simplify_cfg), // merges left with one predecessor join it
+    pass!(condprop),    // after gvn: one value per repeated condition (inlined bounds checks)
+    pass!(simplify_cfg), // fold the branches condprop decided
+    loop_pass!(peel),   // after the guards are canonical: inner loops only the first trip runs
+    pass!(sccp),        // the peeled trip's constants; the remaining loop's false guard
+    pass!(simplify_cfg), // drop the inner loop the false guard left unreachable
+    pass!(memopt),      // after gvn: equal addresses are one value
     pass!(dce),
-    legacy_pass!(ivrange),      // inlined bounds checks of loop counters
-    legacy_pass!(simplify_cfg), // fold the branches ivrange decided
-    legacy_pass!(early_exit),   // counted loops whose remaining iterations would do nothing
-    legacy_pass!(licm),         // after gvn, so hoisted code is already deduplicated
-    legacy_pass!(promote),      // after licm hoisted the invariant addresses it needs
-    legacy_pass!(indvars), // after licm: step values and bounds must be defined outside the loop
-    legacy_pass!(instcombine),
-    legacy_pass!(gvn),
+    loop_pass!(ivrange),    // inlined bounds checks of loop counters
+    pass!(simplify_cfg),    // fold the branches ivrange decided
+    loop_pass!(early_exit), // counted loops whose remaining iterations would do nothing
+    loop_pass!(licm),       // after gvn, so hoisted code is already deduplicated
+    loop_pass!(promote),    // after licm hoisted the invariant addresses it needs
+    loop_pass!(indvars),    // after licm: step values and bounds must be defined outside the loop
+    pass!(instcombine),
+    pass!(gvn),
     pass!(dce),
-    legacy_pass!(lsr), // late: addresses are final, invariant bases already hoisted
-    legacy_pass!(instcombine), // fold the new constant-index geps and offset chains
-    legacy_pass!(gvn),
-    pass!(dce),                // the index arithmetic lsr made dead
-    legacy_pass!(unroll),      // after lsr: copies share one pointer and fold into offsets
-    legacy_pass!(instcombine), // merge the copies' offset chains and counter increments
-    legacy_pass!(gvn),
-    legacy_pass!(memopt), // copies re-load words the previous copy loaded or stored
-    legacy_pass!(instcombine), // fold what forwarding made constant (fully unrolled recurrences)
-    legacy_pass!(simplify_cfg), // drop loops that full unrolling left unreachable; empty preheaders
+    loop_pass!(lsr),    // late: addresses are final, invariant bases already hoisted
+    pass!(instcombine), // fold the new constant-index geps and offset chains
+    pass!(gvn),
+    pass!(dce),         // the index arithmetic lsr made dead
+    loop_pass!(unroll), // after lsr: copies share one pointer and fold into offsets
+    pass!(instcombine), // merge the copies' offset chains and counter increments
+    pass!(gvn),
+    pass!(memopt),       // copies re-load words the previous copy loaded or stored
+    pass!(instcombine),  // fold what forwarding made constant (fully unrolled recurrences)
+    pass!(simplify_cfg), // drop loops that full unrolling left unreachable; empty preheaders
     pass!(dce),
     module_pass!(constlocal), // local tables now filled with constants become globals
     module_pass!(memo),       // last: callers have used the purity its cache must not disturb
-    legacy_pass!(lftr),       // after unroll, which reads counters; dce below drops them
-    legacy_pass!(dead_loop),  // loops whose results inlining left unused (dce emptied them)
-    legacy_pass!(simplify_cfg),
+    loop_pass!(lftr),         // after unroll, which reads counters; dce below drops them
+    loop_pass!(dead_loop),    // loops whose results inlining left unused (dce emptied them)
+    pass!(simplify_cfg),
     pass!(dce), // conditions folded by simplify_cfg leave dead compares
 ];
 

@@ -9,15 +9,15 @@
 //!
 //! Mechanics: the loop's accesses are redirected to a fresh alloca, initialised in the preheader
 //! and copied back on every exit edge (split when the exit block has other predecessors);
-//! `mem2reg` then builds the SSA form. Loops are taken innermost first, one location at a time,
-//! recomputing the analyses after each. Needs: CFG, dominator tree, loop forest.
+//! `rewrite::ssa` then builds the SSA form. Loops are taken innermost first, one location at a
+//! time, recomputing the analyses after each. Needs: loop-simplified form, CFG, dominator tree,
+//! loop forest.
 //! Cost: O(promotions * function size).
 
-use super::alias::{base_of, may_alias};
-use super::depend;
-use super::ivrange::counter_range;
-use super::licm::ensure_preheaders;
-use crate::analysis::{Cfg, DomTree, LoopForest};
+use crate::analysis::alias::{base_of, may_alias};
+use crate::analysis::depend;
+use crate::analysis::ivrange::counter_range;
+use crate::analysis::{FuncAnalyses, Preserved};
 use crate::ir::{mk, Block, Function, Inst, ModuleCx, Opcode, Type, Value};
 
 /// At most this many locations are promoted per function.
@@ -34,15 +34,13 @@ struct Candidate {
     exits: Vec<(Block, usize)>,
 }
 
-fn find(f: &Function, cx: &ModuleCx) -> Option<Candidate> {
-    let cfg = Cfg::compute(f);
-    let dt = DomTree::compute(f, &cfg);
-    let forest = LoopForest::compute(&cfg, &dt);
+fn find(f: &Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Option<Candidate> {
+    let (cfg, dt, forest) = am.all(f);
     // Innermost loops first.
     let mut loops: Vec<_> = forest.loops.keys().collect();
     loops.sort_by_key(|&l| std::cmp::Reverse(forest.loops[l].depth));
     for l in loops {
-        let Some(pre) = forest.preheader(l, &cfg) else {
+        let Some(pre) = forest.preheader(l, cfg) else {
             continue;
         };
         let data = &forest.loops[l];
@@ -64,9 +62,7 @@ fn find(f: &Function, cx: &ModuleCx) -> Option<Candidate> {
             continue;
         }
         let invariant = |v: Value| f.def_block(v).is_some_and(|db| !inside(db));
-        let counters: Vec<_> = counter_range(f, &cfg, &dt, &forest, l)
-            .into_iter()
-            .collect();
+        let counters: Vec<_> = counter_range(f, cfg, dt, forest, l).into_iter().collect();
         let mut tried: Vec<Value> = Vec::new();
         for &(si, addr) in &accesses {
             if f.op(si) != Opcode::Store || !invariant(addr) || tried.contains(&addr) {
@@ -86,13 +82,13 @@ fn find(f: &Function, cx: &ModuleCx) -> Option<Candidate> {
             if !same_type {
                 continue;
             }
-            let base = base_of(f, &cfg, addr);
+            let base = base_of(f, cfg, addr);
             let size = |i: Inst| match f.op(i) {
                 Opcode::Load => f.data(i).ty.bytes(),
                 _ => f.ty(f.arg(i, 0)).bytes(),
             } as i64;
             let alone = accesses.iter().filter(|a| a.1 != addr).all(|a| {
-                let other = base_of(f, &cfg, a.1);
+                let other = base_of(f, cfg, a.1);
                 (!may_alias(base, other) && other != base)
                     || depend::disjoint(f, addr, ty.bytes() as i64, a.1, size(a.0), &counters)
             });
@@ -156,15 +152,17 @@ fn apply(f: &mut Function, c: Candidate) {
     }
 }
 
-pub fn run(f: &mut Function, cx: &ModuleCx) -> bool {
-    let mut changed = ensure_preheaders(f);
+pub fn run(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved {
+    let mut changed = false;
     let mut promoted = 0;
     while promoted < MAX_PROMOTIONS {
-        let Some(c) = find(f, cx) else { break };
+        let Some(c) = find(f, cx, am) else { break };
         apply(f, c);
-        super::mem2reg::run(f, cx);
+        // Exit edges were split.
+        am.invalidate(Preserved::none());
+        crate::rewrite::ssa::promote_allocas(f, am);
         promoted += 1;
         changed = true;
     }
-    changed
+    Preserved::unless(changed)
 }

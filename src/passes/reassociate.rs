@@ -10,7 +10,8 @@
 //! treated as leaves). `instcombine` afterwards turns multiplications by powers of two into
 //! shifts. Needs: nothing. Cost: O(instructions * MAX_TERMS).
 
-use super::depend::Linear;
+use crate::analysis::depend::Linear;
+use crate::analysis::{FuncAnalyses, Preserved};
 use crate::ir::{mk, Function, Inst, ModuleCx, Opcode, Type, Value};
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -181,7 +182,7 @@ fn build(f: &mut Function, at: Inst, l: &Linear) -> Value {
     }
 }
 
-pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
+pub fn run(f: &mut Function, _cx: &ModuleCx, _am: &mut FuncAnalyses) -> Preserved {
     let mut forms = Forms {
         memo: FxHashMap::default(),
     };
@@ -213,5 +214,5 @@ pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
         f.replace_all_uses(r, v);
         changed = true;
     }
-    changed
+    Preserved::cfg_kept(changed)
 }

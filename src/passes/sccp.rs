@@ -7,7 +7,8 @@
 //! a constant at the top of their block, and branches on constants are left for `simplify_cfg`
 //! (their condition is now an `iconst`). Cost: O(instructions + uses) times lattice height (3).
 
-use super::fold::{fold, Const};
+use crate::analysis::{FuncAnalyses, Preserved};
+use crate::ir::fold::{fold, Const};
 use crate::ir::{Block, Function, IdSet, IdVec, Inst, ModuleCx, Opcode, Value, ValueDef};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -161,7 +162,7 @@ impl Solver<'_> {
     }
 }
 
-pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
+pub fn run(f: &mut Function, _cx: &ModuleCx, _am: &mut FuncAnalyses) -> Preserved {
     let cells = {
         let n = f.num_blocks();
         let mut s = Solver {
@@ -244,5 +245,5 @@ pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
             }
         }
     }
-    changed
+    Preserved::cfg_kept(changed)
 }

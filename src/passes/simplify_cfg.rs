@@ -8,21 +8,34 @@
 //! 4. a block holding only a `jump` is bypassed: each predecessor branches straight to the
 //!    jump's target, with the block's parameters substituted in the forwarded arguments.
 //!
-//! Needs: CFG (recomputed per round). Cost: O(blocks + instructions) per round; a chain of jump
+//! Needs: CFG (recomputed after each step that changed something). Cost: O(blocks +
+//! instructions) per round; a chain of jump
 //! blocks collapses in one round (see `bypass_order`).
 
-use crate::analysis::Cfg;
-use crate::ir::{mk, Block, Function, Inst, ModuleCx, Opcode, Value};
+use crate::analysis::{Cfg, FuncAnalyses, Preserved};
+use crate::ir::{mk, Block, Function, IdVec, ModuleCx, Opcode, Value};
+use crate::rewrite::blocks::remove_unreachable;
 
-pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
+pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved {
     let mut changed = false;
     loop {
         let mut round = fold_branches(f);
-        round |= remove_unreachable(f);
-        round |= merge_into_pred(f);
-        round |= bypass_jump_blocks(f);
+        if round {
+            am.invalidate(Preserved::none());
+        }
+        round |= remove_unreachable(f, am);
+        let cfg = am.cfg(f);
+        if merge_into_pred(f, cfg) {
+            am.invalidate(Preserved::none());
+            round = true;
+        }
+        let preds = am.cfg(f).preds.clone();
+        if bypass_jump_blocks(f, preds) {
+            am.invalidate(Preserved::none());
+            round = true;
+        }
         if !round {
-            return changed;
+            return Preserved::unless(changed);
         }
         changed = true;
     }
@@ -56,33 +69,8 @@ fn fold_branches(f: &mut Function) -> bool {
     changed
 }
 
-/// Deletes the blocks unreachable from the entry (they may use each other's values).
-pub fn remove_unreachable(f: &mut Function) -> bool {
-    let cfg = Cfg::compute(f);
-    let dead: Vec<Block> = f
-        .layout()
-        .blocks()
-        .filter(|&b| !cfg.is_reachable(b))
-        .collect();
-    if dead.is_empty() {
-        return false;
-    }
-    // Unlink every instruction first: dead blocks may use each other's values.
-    for &b in &dead {
-        let insts: Vec<Inst> = f.layout().block_insts(b).collect();
-        for i in insts {
-            f.remove_inst(i);
-        }
-    }
-    for &b in &dead {
-        f.remove_block(b);
-    }
-    true
-}
-
-fn merge_into_pred(f: &mut Function) -> bool {
+fn merge_into_pred(f: &mut Function, cfg: &Cfg) -> bool {
     let mut changed = false;
-    let cfg = Cfg::compute(f);
     let entry = f.entry();
     // A merged block's successors now hang off the block it was merged into.
     let mut merged_into: Vec<Option<Block>> = vec![None; f.num_blocks()];
@@ -124,9 +112,9 @@ fn merge_into_pred(f: &mut Function) -> bool {
     changed
 }
 
-fn bypass_jump_blocks(f: &mut Function) -> bool {
+/// `preds`: the CFG's predecessor lists, kept up to date here as edges move.
+fn bypass_jump_blocks(f: &mut Function, mut preds: IdVec<Block, Vec<Block>>) -> bool {
     let mut changed = false;
-    let mut preds = Cfg::compute(f).preds;
     let entry = f.entry();
     for b in bypass_order(f) {
         if b == entry || !f.layout().is_block_inserted(b) {

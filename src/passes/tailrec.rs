@@ -8,6 +8,7 @@
 //! handed a pointer into the caller's frame, which the loop would reuse.
 //! Cost: O(instructions).
 
+use crate::analysis::{FuncAnalyses, Preserved};
 use crate::ir::{mk, Block, Function, Inst, ModuleCx, Opcode, Value};
 
 /// Self-calls in tail position: (call, ret).
@@ -36,17 +37,17 @@ fn tail_calls(f: &Function) -> Vec<(Inst, Inst)> {
     out
 }
 
-pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
+pub fn run(f: &mut Function, _cx: &ModuleCx, _am: &mut FuncAnalyses) -> Preserved {
     let sites = tail_calls(f);
     if sites.is_empty() {
-        return false;
+        return Preserved::all();
     }
     let has_alloca = f
         .layout()
         .blocks()
         .any(|b| f.layout().block_insts(b).any(|i| f.op(i) == Opcode::Alloca));
     if has_alloca {
-        return false;
+        return Preserved::all();
     }
     let entry = f.entry();
     let params: Vec<Value> = f.params().to_vec();
@@ -70,5 +71,5 @@ pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
         f.remove_inst(ret);
         f.remove_inst(call);
     }
-    true
+    Preserved::none()
 }

@@ -16,11 +16,10 @@
 //! Requirements: every value of `B` used outside is passed to `E` as a next value (so it can come
 //! from `R`'s parameters), and the body is small. Copies of the per-iteration compare and
 //! index arithmetic become dead or fold (`offset` chains, `(i+1)+1`) in the cleanups after.
-//! Needs: CFG, dominator tree, loop forest (computed here).
+//! Needs: loop-simplified form, CFG, dominator tree, loop forest.
 
-use super::licm::ensure_preheaders;
-use super::loop_shape::{exit_test, ExitTest};
-use crate::analysis::{Cfg, DomTree, LoopForest};
+use crate::analysis::loop_shape::{exit_test, ExitTest};
+use crate::analysis::{FuncAnalyses, Preserved};
 use crate::ir::{mk, Block, Builder, CmpCond, Function, Inst, ModuleCx, Opcode, Type, Value};
 use rustc_hash::FxHashMap;
 
@@ -96,24 +95,22 @@ fn factor(body: usize) -> usize {
     }
 }
 
-pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
-    let mut changed = ensure_preheaders(f);
-    let cfg = Cfg::compute(f);
-    let dt = DomTree::compute(f, &cfg);
-    let forest = LoopForest::compute(&cfg, &dt);
+pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved {
+    let mut changed = false;
+    let (cfg, _, forest) = am.all(f);
     let mut candidates = Vec::new();
     for (l, data) in forest.loops.iter() {
         if data.blocks.len() != 1 {
             continue;
         }
-        if let Some(pre) = forest.preheader(l, &cfg) {
+        if let Some(pre) = forest.preheader(l, cfg) {
             candidates.push((data.header, pre));
         }
     }
     for (b, pre) in candidates {
         changed |= unroll(f, b, pre);
     }
-    changed
+    Preserved::unless(changed)
 }
 
 fn unroll(f: &mut Function, b: Block, pre: Block) -> bool {

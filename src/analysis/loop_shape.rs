@@ -1,5 +1,6 @@
 //! Shapes of counted loops shared by the loop passes (`indvars`, `unroll`).
 
+use super::{Cfg, DomTree, FuncAnalyses, LoopForest};
 use crate::ir::{CmpCond, Function, Inst, Opcode, Value};
 
 /// A latch's exit test read as "the loop goes on while `next cond bound`".
@@ -100,37 +101,35 @@ pub fn latch_counter(
     })
 }
 
-/// The analyses the loop passes start from.
-pub struct LoopInfo {
-    pub cfg: crate::analysis::Cfg,
-    pub dt: crate::analysis::DomTree,
-    pub forest: crate::analysis::LoopForest,
+/// The analyses the loop passes start from, borrowed from the analysis manager.
+pub struct LoopInfo<'a> {
+    pub cfg: &'a Cfg,
+    pub dt: &'a DomTree,
+    pub forest: &'a LoopForest,
 }
 
 /// A loop with one latch and a preheader.
 #[derive(Clone, Copy)]
 pub struct SimpleLoop {
-    pub id: crate::analysis::loops::Loop,
+    pub id: super::Loop,
     pub header: crate::ir::Block,
     pub pre: crate::ir::Block,
     pub latch: crate::ir::Block,
 }
 
-impl LoopInfo {
-    pub fn compute(f: &Function) -> LoopInfo {
-        let cfg = crate::analysis::Cfg::compute(f);
-        let dt = crate::analysis::DomTree::compute(f, &cfg);
-        let forest = crate::analysis::LoopForest::compute(&cfg, &dt);
+impl<'a> LoopInfo<'a> {
+    pub fn new(am: &'a mut FuncAnalyses, f: &Function) -> LoopInfo<'a> {
+        let (cfg, dt, forest) = am.all(f);
         LoopInfo { cfg, dt, forest }
     }
 
-    /// The loops with one latch and a preheader (give every loop a preheader first with
-    /// `licm::ensure_preheaders`).
+    /// The loops with one latch and a preheader (in loop-simplified form, every loop entered
+    /// from outside has a preheader).
     pub fn simple_loops(&self) -> Vec<SimpleLoop> {
         let mut out = Vec::new();
         for (id, data) in self.forest.loops.iter() {
             let [latch] = data.latches[..] else { continue };
-            let Some(pre) = self.forest.preheader(id, &self.cfg) else {
+            let Some(pre) = self.forest.preheader(id, self.cfg) else {
                 continue;
             };
             out.push(SimpleLoop {
@@ -152,7 +151,7 @@ impl LoopInfo {
     }
 
     /// Whether `v` is defined inside loop `l`.
-    pub fn defined_in(&self, f: &Function, l: crate::analysis::loops::Loop, v: Value) -> bool {
+    pub fn defined_in(&self, f: &Function, l: super::Loop, v: Value) -> bool {
         f.def_block(v).is_some_and(|b| self.forest.contains(l, b))
     }
 }

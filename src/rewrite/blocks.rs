@@ -1,0 +1,61 @@
+//! Block-level edits shared by several passes: deleting unreachable blocks, dropping block
+//! parameters together with the matching arguments on every incoming edge.
+
+use crate::analysis::{Cfg, FuncAnalyses, Preserved};
+use crate::ir::{Block, Function, Inst, Value};
+
+/// Deletes the blocks unreachable from the entry (they may use each other's values). Invalidates
+/// the analyses when it deletes anything.
+pub fn remove_unreachable(f: &mut Function, am: &mut FuncAnalyses) -> bool {
+    let cfg = am.cfg(f);
+    let dead: Vec<Block> = f
+        .layout()
+        .blocks()
+        .filter(|&b| !cfg.is_reachable(b))
+        .collect();
+    if dead.is_empty() {
+        return false;
+    }
+    // Unlink every instruction first: dead blocks may use each other's values.
+    for &b in &dead {
+        let insts: Vec<Inst> = f.layout().block_insts(b).collect();
+        for i in insts {
+            f.remove_inst(i);
+        }
+    }
+    for &b in &dead {
+        f.remove_block(b);
+    }
+    am.invalidate(Preserved::none());
+    true
+}
+
+/// Removes parameters `dead` (ascending indices) of `b` and the matching arguments on every edge
+/// into `b`. The parameters must be unused.
+pub fn remove_params(f: &mut Function, cfg: &Cfg, b: Block, dead: &[usize]) {
+    let mut preds = cfg.preds[b].clone();
+    preds.sort();
+    preds.dedup();
+    for p in preds {
+        let Some(t) = f.terminator(p) else { continue };
+        let targets: Vec<(Block, Vec<Value>)> = f
+            .branch_targets(t)
+            .iter()
+            .map(|c| (c.block, c.args.to_vec()))
+            .collect();
+        for (k, (tb, args)) in targets.iter().enumerate() {
+            if *tb == b {
+                let kept: Vec<Value> = args
+                    .iter()
+                    .enumerate()
+                    .filter(|(n, _)| !dead.contains(n))
+                    .map(|(_, &v)| v)
+                    .collect();
+                f.set_branch_target(t, k, b, &kept);
+            }
+        }
+    }
+    for &n in dead.iter().rev() {
+        f.remove_block_param(b, n);
+    }
+}
