@@ -16,3 +16,4 @@ pub mod ir;
 pub mod passes;
 pub mod rewrite;
 pub mod suite;
+pub mod timing;

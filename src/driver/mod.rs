@@ -8,6 +8,8 @@
 use crate::backend::{llvm, riscv};
 use crate::ir::{print, verify};
 use crate::passes::{self, PassOptions};
+use crate::timing::Timings;
+use std::time::Instant;
 
 /// What `compile` produces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,7 +33,8 @@ pub struct CompileOptions {
     pub verify_each: bool,
     /// Print the IR after these passes (stderr).
     pub print_after: Vec<String>,
-    /// Per-pass timing on stderr.
+    /// Time every phase of the compile (frontend stages, each pass, each backend phase) and
+    /// print the table and the peak memory on stderr.
     pub time_passes: bool,
     /// Stop after this many pass applications.
     pub opt_bisect: Option<u64>,
@@ -56,12 +59,27 @@ impl Default for CompileOptions {
 /// Compiles one SysY source to text. `Err` holds rendered diagnostics
 /// (`file:line:col: error: ...`, the source line and a caret), ready for stderr.
 pub fn compile(source: &[u8], file_name: &str, opts: &CompileOptions) -> Result<String, String> {
-    let m = optimized_ir(source, file_name, opts)?;
-    Ok(match opts.emit {
+    let t = Timings::new(opts.time_passes);
+    let start = Instant::now();
+    let m = optimized_ir(source, file_name, opts, &t)?;
+    let optimized = start.elapsed();
+    let text = match opts.emit {
         Emit::Ir => print::module(&m),
         Emit::Llvm => llvm::emit_module(&m),
-        Emit::Asm => riscv::compile_module(&m, &riscv_options(opts)),
-    })
+        Emit::Asm => riscv::compile_module_timed(&m, &riscv_options(opts), &t),
+    };
+    let generated = start.elapsed();
+    t.time("drop IR", || drop(m));
+    if t.is_on() {
+        let wall = start.elapsed();
+        let stages = [
+            ("frontend and passes", optimized),
+            ("code generation", generated - optimized),
+            ("drop IR", wall - generated),
+        ];
+        eprint!("{}", t.report(&stages, wall));
+    }
+    Ok(text)
 }
 
 /// The static counts of the RISC-V code `compile` would produce (spill code, moves, frames,
@@ -71,7 +89,7 @@ pub fn backend_stats(
     file_name: &str,
     opts: &CompileOptions,
 ) -> Result<Vec<riscv::FuncStats>, String> {
-    let m = optimized_ir(source, file_name, opts)?;
+    let m = optimized_ir(source, file_name, opts, &Timings::off())?;
     Ok(riscv::stats(&m, &riscv_options(opts)))
 }
 
@@ -88,21 +106,23 @@ fn optimized_ir(
     source: &[u8],
     file_name: &str,
     opts: &CompileOptions,
+    t: &Timings,
 ) -> Result<crate::ir::Module, String> {
-    let mut m = crate::frontend::compile_to_ir(source, file_name)?;
+    let mut m = crate::frontend::compile_to_ir_timed(source, file_name, t)?;
     if opts.verify_each {
-        if let Err(e) = verify::module(&m) {
-            panic!("IR broken after lowering:\n{e}");
-        }
+        t.time("verify lowered IR", || {
+            if let Err(e) = verify::module(&m) {
+                panic!("IR broken after lowering:\n{e}");
+            }
+        });
     }
     let popts = PassOptions {
         opt_level: opts.opt_level,
         verify_each: opts.verify_each,
         print_after: opts.print_after.clone(),
-        time_passes: opts.time_passes,
         opt_bisect: opts.opt_bisect,
     };
-    passes::optimize(&mut m, &popts);
+    passes::pipeline::optimize_timed(&mut m, &popts, t);
     Ok(m)
 }
 

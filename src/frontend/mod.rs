@@ -18,6 +18,8 @@ pub mod parser;
 pub mod sema;
 pub mod ssa;
 
+use crate::timing::Timings;
+
 #[cfg(test)]
 mod tests;
 
@@ -29,17 +31,25 @@ pub const STACK_SIZE: usize = 512 << 20;
 /// Lexes, parses and checks `source`. `Err` holds the rendered diagnostics
 /// (`file:line:col: error: ...` with source line and caret), ready for stderr.
 pub fn check(source: &[u8], file_name: &str) -> Result<hir::Program, String> {
+    check_timed(source, file_name, &Timings::off())
+}
+
+/// `check`, timing lexing, parsing and semantic analysis into `t`.
+pub fn check_timed(source: &[u8], file_name: &str, t: &Timings) -> Result<hir::Program, String> {
     let mut diags = diag::Diags::default();
     let mut interner = lexer::Interner::default();
-    let toks = lexer::lex(source, &mut interner, &mut diags);
+    let toks = t.time("lex", || lexer::lex(source, &mut interner, &mut diags));
     if !diags.is_empty() {
         return Err(diags.render(source, file_name));
     }
-    let Some(ast) = parser::parse(&toks, &interner, &mut diags) else {
+    let Some(ast) = t.time("parse", || parser::parse(&toks, &interner, &mut diags)) else {
         return Err(diags.render(source, file_name));
     };
     drop(toks);
-    let program = sema::check(&ast, &mut interner, source, &mut diags);
+    let program = t.time("sema", || {
+        sema::check(&ast, &mut interner, source, &mut diags)
+    });
+    t.time("drop syntax tree", || drop(ast));
     if !diags.is_empty() {
         return Err(diags.render(source, file_name));
     }
@@ -58,6 +68,17 @@ pub fn with_big_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static)
 
 /// Parses, checks and lowers one SysY source file. `Err` holds rendered diagnostics.
 pub fn compile_to_ir(source: &[u8], file_name: &str) -> Result<crate::ir::Module, String> {
-    let program = check(source, file_name)?;
-    Ok(lower::lower_program(&program))
+    compile_to_ir_timed(source, file_name, &Timings::off())
+}
+
+/// `compile_to_ir`, timing each stage into `t`.
+pub fn compile_to_ir_timed(
+    source: &[u8],
+    file_name: &str,
+    t: &Timings,
+) -> Result<crate::ir::Module, String> {
+    let program = check_timed(source, file_name, t)?;
+    let m = t.time("lower", || lower::lower_program(&program));
+    t.time("drop checked program", || drop(program));
+    Ok(m)
 }

@@ -84,6 +84,22 @@ pub struct ModulePass {
 pub enum Step {
     Func(Pass),
     Module(ModulePass),
+    /// A named sequence of steps, used by name wherever it is needed.
+    Group(&'static Group),
+}
+
+/// A named sequence of steps.
+pub struct Group {
+    pub name: &'static str,
+    pub steps: &'static [Step],
+    /// Repeat the sequence on each function until a whole round changes nothing (at most
+    /// `MAX_ROUNDS` rounds, a guard against passes that undo each other). Only function passes.
+    pub until_unchanged: bool,
+}
+
+impl Group {
+    /// Rounds of a fixed-point group at most.
+    pub const MAX_ROUNDS: usize = 16;
 }
 
 impl Step {
@@ -91,6 +107,25 @@ impl Step {
         match self {
             Step::Func(p) => p.name,
             Step::Module(p) => p.name,
+            Step::Group(g) => g.name,
+        }
+    }
+
+    /// Whether the step runs on each function alone (a function pass, or a group of them).
+    pub fn is_per_function(&self) -> bool {
+        match self {
+            Step::Func(_) => true,
+            Step::Module(_) => false,
+            Step::Group(g) => g.steps.iter().all(Step::is_per_function),
+        }
+    }
+
+    /// Every function pass of the step, groups expanded.
+    pub fn func_passes(&self, out: &mut Vec<Pass>) {
+        match self {
+            Step::Func(p) => out.push(*p),
+            Step::Module(_) => {}
+            Step::Group(g) => g.steps.iter().for_each(|s| s.func_passes(out)),
         }
     }
 }
@@ -140,10 +175,9 @@ pub fn by_name(name: &str) -> Option<Pass> {
             needs_loop_simplified: false,
         });
     }
-    pipeline::O2.iter().find_map(|s| match s {
-        Step::Func(p) if p.name == name => Some(*p),
-        _ => None,
-    })
+    let mut all = Vec::new();
+    pipeline::O2.iter().for_each(|s| s.func_passes(&mut all));
+    all.into_iter().find(|p| p.name == name)
 }
 
 pub use pipeline::{optimize, PassOptions};

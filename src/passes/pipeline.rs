@@ -1,7 +1,10 @@
 //! Pipelines and the pass runner.
 //!
-//! Consecutive function passes form a group; each function runs the whole group on one rayon
-//! worker (functions in parallel, module context read-only), so the result does not depend on the
+//! A pipeline is a list of steps: function passes (`pass!`, `loop_pass!` for those that need
+//! loop-simplified form), module passes (`module_pass!`) and named groups (`CLEANUP`, used
+//! wherever its passes are needed, never pasted; a group may repeat until nothing changes).
+//! Consecutive per-function steps form a segment; each function runs the whole segment on one
+//! rayon worker (functions in parallel, module context read-only), so the result does not depend on the
 //! thread count. Module passes run alone between groups. A function's analyses (`FuncAnalyses`)
 //! live while its group runs: each pass returns what it preserved and the runner invalidates the
 //! rest. After every pass the verifier runs when `verify_each` is set, and so does a comparison of
@@ -10,16 +13,31 @@
 //! `opt_bisect = N` allows only the first N pass applications, counted per function in
 //! pipeline order (the run is sequential then, so the count is deterministic).
 
-use super::{Pass, Step};
+use super::{Group, Pass, Step};
 use crate::analysis::FuncAnalyses;
 use crate::ir::{verify, Function, Module, ModuleCx};
+use crate::timing::Timings;
 use crate::{loop_pass, module_pass, pass};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-/// `-O1`: cheap scalar cleanups.
+/// After a pass that leaves redundant or dead arithmetic behind: fold, deduplicate, delete.
+const CLEANUP: Step = Step::Group(&Group {
+    name: "cleanup",
+    steps: &[pass!(instcombine), pass!(gvn), pass!(dce)],
+    until_unchanged: false,
+});
+
+/// After a pass that decides branches or empties blocks: fold and merge them, then delete the
+/// compares and values nothing uses any more.
+const CFG_CLEANUP: Step = Step::Group(&Group {
+    name: "cfg_cleanup",
+    steps: &[pass!(simplify_cfg), pass!(dce)],
+    until_unchanged: false,
+});
+
+/// `-Og` (light): cheap scalar cleanups.
 pub const O1: &[Step] = &[
     module_pass!(effects), // summaries first: dce and gvn consult callee purity
     pass!(simplify_cfg),
@@ -34,9 +52,7 @@ pub const O2: &[Step] = &[
     module_pass!(effects), // summaries first: dce, gvn and licm consult callee purity
     pass!(simplify_cfg),
     pass!(sccp),
-    pass!(instcombine),
-    pass!(gvn),
-    pass!(dce),              // callees shrink before inlining judges their size
+    CLEANUP,                 // callees shrink before inlining judges their size
     pass!(tailrec),          // self tail calls become loops (which inlining may then copy)
     module_pass!(inline),    // callees first (post-order), small or single-site ones
     module_pass!(deadret),   // results no caller reads (after inlining removed the readers)
@@ -65,26 +81,20 @@ pub const O2: &[Step] = &[
     loop_pass!(licm),       // after gvn, so hoisted code is already deduplicated
     loop_pass!(promote),    // after licm hoisted the invariant addresses it needs
     loop_pass!(indvars),    // after licm: step values and bounds must be defined outside the loop
-    pass!(instcombine),
-    pass!(gvn),
-    pass!(dce),
+    CLEANUP,
     loop_pass!(lsr),    // late: addresses are final, invariant bases already hoisted
-    pass!(instcombine), // fold the new constant-index geps and offset chains
-    pass!(gvn),
-    pass!(dce),         // the index arithmetic lsr made dead
+    CLEANUP,            // the new constant-index geps and offset chains; dead index arithmetic
     loop_pass!(unroll), // after lsr: copies share one pointer and fold into offsets
     pass!(instcombine), // merge the copies' offset chains and counter increments
     pass!(gvn),
-    pass!(memopt),       // copies re-load words the previous copy loaded or stored
-    pass!(instcombine),  // fold what forwarding made constant (fully unrolled recurrences)
-    pass!(simplify_cfg), // drop loops that full unrolling left unreachable; empty preheaders
-    pass!(dce),
+    pass!(memopt),            // copies re-load words the previous copy loaded or stored
+    pass!(instcombine),       // fold what forwarding made constant (fully unrolled recurrences)
+    CFG_CLEANUP,              // drop loops that full unrolling left unreachable; empty preheaders
     module_pass!(constlocal), // local tables now filled with constants become globals
     module_pass!(memo),       // last: callers have used the purity its cache must not disturb
     loop_pass!(lftr),         // after unroll, which reads counters; dce below drops them
     loop_pass!(dead_loop),    // loops whose results inlining left unused (dce emptied them)
-    pass!(simplify_cfg),
-    pass!(dce), // conditions folded by simplify_cfg leave dead compares
+    CFG_CLEANUP,
 ];
 
 /// Pass-manager switches.
@@ -95,28 +105,8 @@ pub struct PassOptions {
     pub verify_each: bool,
     /// Print the IR (to stderr) after each pass with one of these names.
     pub print_after: Vec<String>,
-    /// Report per-pass wall time and IR size on stderr.
-    pub time_passes: bool,
     /// Run only the first N pass applications.
     pub opt_bisect: Option<u64>,
-}
-
-/// Per-pass timing, summed over functions.
-struct Timing {
-    rows: Mutex<Vec<(&'static str, Duration, usize)>>,
-}
-
-impl Timing {
-    fn add(&self, name: &'static str, d: Duration, size: usize) {
-        let mut rows = self.rows.lock().unwrap();
-        match rows.iter_mut().find(|r| r.0 == name) {
-            Some(r) => {
-                r.1 += d;
-                r.2 += size;
-            }
-            None => rows.push((name, d, size)),
-        }
-    }
 }
 
 fn live_insts(f: &Function) -> usize {
@@ -126,131 +116,194 @@ fn live_insts(f: &Function) -> usize {
         .sum()
 }
 
-/// Runs the pipeline for `opts.opt_level` on `m`.
-pub fn optimize(m: &mut Module, opts: &PassOptions) {
-    let steps: &[Step] = match opts.opt_level {
+/// The steps of `opt_level`.
+pub fn steps(opt_level: u8) -> &'static [Step] {
+    match opt_level {
         0 => &[],
         1 => O1,
         _ => O2,
-    };
-    run_steps(m, steps, opts);
+    }
+}
+
+/// Runs the pipeline for `opts.opt_level` on `m`.
+pub fn optimize(m: &mut Module, opts: &PassOptions) {
+    optimize_timed(m, opts, &Timings::off());
+}
+
+/// Runs the pipeline for `opts.opt_level` on `m`, timing each pass into `t`.
+pub fn optimize_timed(m: &mut Module, opts: &PassOptions, t: &Timings) {
+    run_steps_timed(m, steps(opts.opt_level), opts, t);
 }
 
 /// Runs `steps` on `m`.
 pub fn run_steps(m: &mut Module, steps: &[Step], opts: &PassOptions) {
-    let timing = Timing {
-        rows: Mutex::new(Vec::new()),
+    run_steps_timed(m, steps, opts, &Timings::off());
+}
+
+/// Runs `steps` on `m`, timing each pass into `t`.
+pub fn run_steps_timed(m: &mut Module, steps: &[Step], opts: &PassOptions, t: &Timings) {
+    let runner = Runner {
+        opts,
+        timings: t,
+        budget: AtomicI64::new(opts.opt_bisect.map_or(i64::MAX, |n| n as i64)),
     };
-    let budget = AtomicI64::new(opts.opt_bisect.map_or(i64::MAX, |n| n as i64));
-    let mut k = 0;
-    while k < steps.len() {
-        match steps[k] {
-            Step::Module(p) => {
-                if budget.fetch_sub(1, Ordering::SeqCst) <= 0 {
-                    return;
-                }
-                let t = Instant::now();
-                (p.run)(m);
-                let size: usize = m
-                    .defined_funcs()
-                    .iter()
-                    .map(|&id| live_insts(&m.funcs[id]))
-                    .sum();
-                timing.add(p.name, t.elapsed(), size);
-                after_pass(m, p.name, opts);
-                k += 1;
-            }
-            Step::Func(_) => {
-                let mut end = k;
-                while end < steps.len() && matches!(steps[end], Step::Func(_)) {
-                    end += 1;
-                }
-                let group: Vec<Pass> = steps[k..end]
-                    .iter()
-                    .map(|s| match s {
-                        Step::Func(p) => *p,
-                        Step::Module(_) => unreachable!(),
-                    })
-                    .collect();
-                let run_one = |f: &mut Function, cx: &ModuleCx| {
-                    // The analyses of `f` live while the group runs on it: module passes
-                    // between groups may change any function.
-                    let mut am = FuncAnalyses::new();
-                    for p in &group {
-                        if budget.fetch_sub(1, Ordering::SeqCst) <= 0 {
-                            return;
+    runner.run(m, steps);
+}
+
+struct Runner<'a> {
+    opts: &'a PassOptions,
+    timings: &'a Timings,
+    /// Pass applications left (`--opt-bisect`).
+    budget: AtomicI64,
+}
+
+impl Runner<'_> {
+    /// Whether one more pass may run.
+    fn take_budget(&self) -> bool {
+        self.budget.fetch_sub(1, Ordering::SeqCst) > 0
+    }
+
+    /// Runs `steps` on the module: a run of per-function steps on every function (in parallel),
+    /// module passes alone. Returns false once the bisect budget is spent.
+    fn run(&self, m: &mut Module, steps: &[Step]) -> bool {
+        let mut k = 0;
+        while k < steps.len() {
+            if !steps[k].is_per_function() {
+                match steps[k] {
+                    Step::Module(p) => {
+                        if !self.take_budget() {
+                            return false;
                         }
                         let t = Instant::now();
-                        let kept = p.apply(f, cx, &mut am);
-                        am.invalidate(kept);
+                        (p.run)(m);
                         let dt = t.elapsed();
-                        if opts.time_passes {
-                            timing.add(p.name, dt, live_insts(f));
+                        if self.timings.is_on() {
+                            let size: usize = m
+                                .defined_funcs()
+                                .iter()
+                                .map(|&id| live_insts(&m.funcs[id]))
+                                .sum();
+                            self.timings.add(p.name, dt, Some(size));
                         }
-                        if opts.verify_each {
-                            if let Err(e) = verify::function(f, cx) {
-                                panic!(
-                                    "IR broken after pass `{}` in function @{}:\n{}",
-                                    p.name,
-                                    f.name,
-                                    e.render(f, cx)
-                                );
-                            }
-                            if let Err(e) = am.check(f) {
-                                panic!(
-                                    "pass `{}` claims to preserve an analysis it changed, in \
-                                     function @{}: {e}",
-                                    p.name, f.name
-                                );
-                            }
-                        }
-                        if opts.print_after.iter().any(|n| n == p.name || n == "all") {
-                            eprintln!(
-                                "; IR after {} on @{}\n{}",
-                                p.name,
-                                f.name,
-                                crate::ir::print::function(f, cx)
-                            );
+                        after_pass(m, p.name, self.opts);
+                    }
+                    Step::Group(g) => {
+                        if !self.run(m, g.steps) {
+                            return false;
                         }
                     }
-                };
-                if opts.opt_bisect.is_some() || !opts.print_after.is_empty() {
-                    // Sequential, in FuncId order: deterministic counting and printing.
-                    let Module { cx, funcs } = m;
-                    for (id, f) in funcs.iter_mut() {
-                        if cx.decls[id].defined {
-                            run_one(f, cx);
-                        }
-                    }
-                } else {
-                    let Module { cx, funcs } = m;
-                    let cx = &*cx;
-                    funcs
-                        .par_iter_mut()
-                        .filter(|(id, _)| cx.decls[*id].defined)
-                        .for_each(|(_, f)| run_one(f, cx));
+                    Step::Func(_) => unreachable!("a function pass is per function"),
                 }
-                k = end;
+                k += 1;
+                continue;
+            }
+            let mut end = k;
+            while end < steps.len() && steps[end].is_per_function() {
+                end += 1;
+            }
+            let segment = &steps[k..end];
+            let run_one = |f: &mut Function, cx: &ModuleCx| {
+                // The analyses of `f` live while the segment runs on it: module passes
+                // between segments may change any function.
+                let mut am = FuncAnalyses::new();
+                self.run_func(f, cx, &mut am, segment);
+            };
+            let Module { cx, funcs } = m;
+            let cx = &*cx;
+            if self.opts.opt_bisect.is_some() || !self.opts.print_after.is_empty() {
+                // Sequential, in FuncId order: deterministic counting and printing.
+                for (id, f) in funcs.iter_mut() {
+                    if cx.decls[id].defined {
+                        run_one(f, cx);
+                    }
+                }
+            } else {
+                funcs
+                    .par_iter_mut()
+                    .filter(|(id, _)| cx.decls[*id].defined)
+                    .for_each(|(_, f)| run_one(f, cx));
+            }
+            k = end;
+        }
+        self.budget.load(Ordering::SeqCst) > 0 || self.opts.opt_bisect.is_none()
+    }
+
+    /// Runs per-function `steps` on `f`; `Some(changed)`, or `None` once the bisect budget is
+    /// spent.
+    fn run_func(
+        &self,
+        f: &mut Function,
+        cx: &ModuleCx,
+        am: &mut FuncAnalyses,
+        steps: &[Step],
+    ) -> Option<bool> {
+        let mut changed = false;
+        for step in steps {
+            match step {
+                Step::Func(p) => changed |= self.run_pass(f, cx, am, p)?,
+                Step::Group(g) if g.until_unchanged => {
+                    for _ in 0..Group::MAX_ROUNDS {
+                        if !self.run_func(f, cx, am, g.steps)? {
+                            break;
+                        }
+                        changed = true;
+                    }
+                }
+                Step::Group(g) => changed |= self.run_func(f, cx, am, g.steps)?,
+                Step::Module(_) => unreachable!("a module pass is not per function"),
             }
         }
+        Some(changed)
     }
-    if opts.time_passes {
-        let rows = timing.rows.into_inner().unwrap();
-        let total: Duration = rows.iter().map(|r| r.1).sum();
-        eprintln!(
-            "{:<24} {:>12} {:>8} {:>12}",
-            "pass", "time (ms)", "%", "insts after"
-        );
-        for (name, d, size) in &rows {
+
+    /// Runs one pass on `f`, invalidates what it did not preserve, verifies and prints as asked.
+    fn run_pass(
+        &self,
+        f: &mut Function,
+        cx: &ModuleCx,
+        am: &mut FuncAnalyses,
+        p: &Pass,
+    ) -> Option<bool> {
+        if !self.take_budget() {
+            return None;
+        }
+        let t = Instant::now();
+        let kept = p.apply(f, cx, am);
+        am.invalidate(kept);
+        let dt = t.elapsed();
+        if self.timings.is_on() {
+            self.timings.add(p.name, dt, Some(live_insts(f)));
+        }
+        if self.opts.verify_each {
+            if let Err(e) = verify::function(f, cx) {
+                panic!(
+                    "IR broken after pass `{}` in function @{}:\n{}",
+                    p.name,
+                    f.name,
+                    e.render(f, cx)
+                );
+            }
+            if let Err(e) = am.check(f) {
+                panic!(
+                    "pass `{}` claims to preserve an analysis it changed, in function @{}: {e}",
+                    p.name, f.name
+                );
+            }
+        }
+        if self
+            .opts
+            .print_after
+            .iter()
+            .any(|n| n == p.name || n == "all")
+        {
             eprintln!(
-                "{:<24} {:>12.3} {:>7.1}% {:>12}",
-                name,
-                d.as_secs_f64() * 1e3,
-                100.0 * d.as_secs_f64() / total.as_secs_f64().max(1e-12),
-                size
+                "; IR after {} on @{}\n{}",
+                p.name,
+                f.name,
+                crate::ir::print::function(f, cx)
             );
         }
-        eprintln!("{:<24} {:>12.3}", "total", total.as_secs_f64() * 1e3);
+        Some(!kept.is_unchanged())
     }
 }
 
@@ -262,5 +315,59 @@ fn after_pass(m: &Module, name: &str, opts: &PassOptions) {
     }
     if opts.print_after.iter().any(|n| n == name || n == "all") {
         eprintln!("; IR after {name}\n{}", crate::ir::print::module(m));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fixed-point group repeats until a round changes nothing: one more application of any
+    /// of its passes then changes nothing either.
+    #[test]
+    fn fixed_point_group_stops_when_nothing_changes() {
+        const FOLD: Step = Step::Group(&Group {
+            name: "fold",
+            steps: &[
+                pass!(sccp),
+                pass!(instcombine),
+                pass!(simplify_cfg),
+                pass!(dce),
+            ],
+            until_unchanged: true,
+        });
+        let text = "func @f() -> i32 {
+bb0:
+    v0 = iconst.i32 1
+    v1 = iconst.i32 2
+    v2 = icmp.lt v0, v1
+    brif v2, bb1, bb2
+bb1:
+    v3 = add.i32 v0, v1
+    v4 = icmp.lt v3, v1
+    brif v4, bb2, bb3
+bb2:
+    ret v0
+bb3:
+    ret v3
+}
+";
+        let mut m = crate::ir::parse::module(text).unwrap();
+        let opts = PassOptions {
+            opt_level: 2,
+            verify_each: true,
+            ..Default::default()
+        };
+        run_steps(&mut m, &[FOLD], &opts);
+        let mut passes = Vec::new();
+        FOLD.func_passes(&mut passes);
+        let Module { cx, funcs } = &mut m;
+        for (_, f) in funcs.iter_mut() {
+            for p in &passes {
+                assert!(!p.apply_alone(f, cx), "`{}` still changes", p.name);
+            }
+            let printed = crate::ir::print::function(f, cx);
+            assert!(!printed.contains("brif"), "{printed}");
+        }
     }
 }

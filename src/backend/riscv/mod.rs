@@ -30,6 +30,7 @@ pub mod regalloc;
 mod tests;
 
 use crate::ir::{Function, Module, ModuleCx};
+use crate::timing::{Lap, Timings};
 use minst::{MInst, MOp};
 use rayon::prelude::*;
 
@@ -86,10 +87,20 @@ struct Compiled {
     stats: FuncStats,
 }
 
-fn compile_function(f: &Function, cx: &ModuleCx, opts: &RiscvOptions, s: &mut Scratch) -> Compiled {
+fn compile_function(
+    f: &Function,
+    cx: &ModuleCx,
+    opts: &RiscvOptions,
+    s: &mut Scratch,
+    t: &Timings,
+) -> Compiled {
+    let mut lap = Lap::start(t);
     let mut mf = isel::select(f, cx);
+    lap.done("instruction selection");
     layout::run(&mut mf);
+    lap.done("block layout");
     let mut iv = liveness::compute(&mf);
+    lap.done("liveness");
     // Copy propagation coalesces what the allocator cannot; the simple baseline goes without.
     if opts.opt_level > 0
         && opts.regalloc == regalloc::Allocator::LinearScan
@@ -97,6 +108,7 @@ fn compile_function(f: &Function, cx: &ModuleCx, opts: &RiscvOptions, s: &mut Sc
     {
         iv = liveness::compute(&mf);
     }
+    lap.done("copy propagation");
     let mut alloc = match opts.regalloc {
         regalloc::Allocator::LinearScan => regalloc::linear_scan::allocate(&mf, &iv),
         regalloc::Allocator::Simple => regalloc::simple::allocate(&mf),
@@ -116,20 +128,25 @@ fn compile_function(f: &Function, cx: &ModuleCx, opts: &RiscvOptions, s: &mut Sc
             }
         }
     }
+    lap.done("register allocation");
     if opts.check_regalloc {
         if let Err(e) = regalloc::checker::check(&mf, &alloc) {
             panic!("register allocation checker failed in `{}`: {e}", f.name);
         }
     }
+    lap.done("allocation checker");
     let frame = frame::Frame::compute(&mf, &alloc);
     emit::rewrite(&mf, &alloc, &frame, &mut s.code);
     let spill_lo = frame.spill_base as i64;
     let spill_hi = spill_lo + 8 * alloc.num_slots as i64;
     // The simple allocator is the unoptimized baseline: its spill code stays as emitted.
     let slots = (opts.regalloc != regalloc::Allocator::Simple).then_some(spill_lo..spill_hi);
+    lap.done("frame and rewrite");
     peephole::run(&mut s.code, slots);
+    lap.done("peephole");
     let mut text = String::new();
     emit::print(&mf, &s.code, &mut text);
+    lap.done("emission");
     let is_spill = |m: &MInst| {
         (m.op.is_load() || m.op.is_store())
             && m.rs1 == minst::Reg::SP
@@ -179,34 +196,43 @@ fn compile_function(f: &Function, cx: &ModuleCx, opts: &RiscvOptions, s: &mut Sc
         spilled_vregs: alloc.slot.iter().filter(|&&x| x != u32::MAX).count(),
         loops,
     };
+    lap.done("backend statistics");
     Compiled { text, stats }
 }
 
-fn compile_all(m: &Module, opts: &RiscvOptions) -> Vec<Option<Compiled>> {
+fn compile_all(m: &Module, opts: &RiscvOptions, t: &Timings) -> Vec<Option<Compiled>> {
     let cx = &m.cx;
     m.funcs
         .par_iter()
         .map_init(Scratch::default, |s, (id, f)| {
             cx.decls[id]
                 .defined
-                .then(|| compile_function(f, cx, opts, s))
+                .then(|| compile_function(f, cx, opts, s, t))
         })
         .collect()
 }
 
 /// Compiles a whole module to one assembly file.
 pub fn compile_module(m: &Module, opts: &RiscvOptions) -> String {
+    compile_module_timed(m, opts, &Timings::off())
+}
+
+/// `compile_module`, timing each backend phase into `t`.
+pub fn compile_module_timed(m: &Module, opts: &RiscvOptions, t: &Timings) -> String {
+    let compiled = compile_all(m, opts, t);
+    let mut lap = Lap::start(t);
     let mut out = String::new();
-    for c in compile_all(m, opts).into_iter().flatten() {
+    for c in compiled.into_iter().flatten() {
         out.push_str(&c.text);
     }
     emit::data(&m.cx, &mut out);
+    lap.done("emission");
     out
 }
 
 /// Static counts per defined function (compiles the module).
 pub fn stats(m: &Module, opts: &RiscvOptions) -> Vec<FuncStats> {
-    compile_all(m, opts)
+    compile_all(m, opts, &Timings::off())
         .into_iter()
         .flatten()
         .map(|c| c.stats)

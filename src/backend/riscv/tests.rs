@@ -499,7 +499,6 @@ fn stats_report() {
             opt_level: 2,
             verify_each: false,
             print_after: Vec::new(),
-            time_passes: false,
             opt_bisect: None,
         };
         crate::passes::optimize(&mut m, &popts);
