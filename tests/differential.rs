@@ -76,7 +76,7 @@ fn run_seeds(
                 let Some(&seed) = seeds.get(i) else { return };
                 let result = diff::check_seed(seed, &modes);
                 let ran = report.ran.fetch_add(1, Ordering::Relaxed) + 1;
-                if ran % 50 == 0 {
+                if ran.is_multiple_of(50) {
                     let failing = report.failures.lock().unwrap().len();
                     eprintln!(
                         "differential: {ran} of {} seeds checked, {failing} failing",

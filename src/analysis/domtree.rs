@@ -305,8 +305,8 @@ mod tests {
             let reachable = reach_without(None);
             let without: Vec<Vec<bool>> = (0..n).map(|d| reach_without(Some(d))).collect();
             let dominates = |d: usize, b: usize| reachable[b] && !without[d][b];
-            for b in 0..n {
-                let expect = if b == 0 || !reachable[b] {
+            for (b, &reach) in reachable.iter().enumerate() {
+                let expect = if b == 0 || !reach {
                     None
                 } else {
                     let strict: Vec<usize> =

@@ -25,22 +25,22 @@ struct Local {
 fn local_facts(m: &Module, id: FuncId) -> Local {
     let f = &m.funcs[id];
     let mut l = Local {
-        pointer_params: m.cx.decls[id].sig.params.iter().any(|&t| t == Type::Ptr),
+        pointer_params: m.cx.decls[id].sig.params.contains(&Type::Ptr),
         ..Default::default()
     };
     let cfg = Cfg::compute(f);
     for b in f.layout().blocks() {
         for i in f.layout().block_insts(b) {
             match f.op(i) {
-                Opcode::Load => {
-                    if !matches!(super::alias::base_of(f, &cfg, f.arg(i, 0)), Base::Alloca(_)) {
-                        l.reads = true;
-                    }
+                Opcode::Load
+                    if !matches!(super::alias::base_of(f, &cfg, f.arg(i, 0)), Base::Alloca(_)) =>
+                {
+                    l.reads = true;
                 }
-                Opcode::Store => {
-                    if !matches!(super::alias::base_of(f, &cfg, f.arg(i, 1)), Base::Alloca(_)) {
-                        l.writes = true;
-                    }
+                Opcode::Store
+                    if !matches!(super::alias::base_of(f, &cfg, f.arg(i, 1)), Base::Alloca(_)) =>
+                {
+                    l.writes = true;
                 }
                 Opcode::Call => {
                     let c = f.callee(i);

@@ -128,6 +128,7 @@ fn iv_range(
 /// Whether `i0 cond n` (`cond` read with `i0` on the left when `up`, else `n cond i0`) holds
 /// on entry to the loop: both constants, or a dominating branch edge above the preheader tested
 /// it (the same compare, swapped, or inverted on the false edge).
+#[allow(clippy::too_many_arguments)] // the loop's parts, read once by the caller
 fn guarded(
     f: &Function,
     cfg: &Cfg,

@@ -800,7 +800,7 @@ impl Gen {
             return false;
         }
         if self.cx.pure_ {
-            return !v.global && !(v.param && !v.dims.is_empty());
+            return !v.global && (!v.param || v.dims.is_empty());
         }
         true
     }
@@ -1102,9 +1102,8 @@ impl Gen {
                 let f = &self.funcs[i];
                 let ok_ty = f.ret == Some(ty) || (ty == Ty::Float && f.ret == Some(Ty::Int));
                 let ok_eff = f.pure_ || allow_eff;
-                let ok_args = f.pure_ && r.restricted && f.params.iter().all(|p| p.dims.is_empty())
-                    || !r.restricted
-                    || !f.pure_;
+                let ok_args =
+                    !r.restricted || !f.pure_ || f.params.iter().all(|p| p.dims.is_empty());
                 let cost = f.cost * self.cx.mult;
                 let ar = Region {
                     eff_left: false,
@@ -1138,10 +1137,9 @@ impl Gen {
         let _ = depth;
         let mut args = Vec::new();
         for (k, p) in f.params.iter().enumerate() {
-            if k == 0 && f.max_depth.is_some() {
-                args.push(self.rng.range(0, f.max_depth.unwrap()).to_string());
-            } else {
-                args.push(self.arg_for(p, &mut ar));
+            match f.max_depth {
+                Some(d) if k == 0 => args.push(self.rng.range(0, d).to_string()),
+                _ => args.push(self.arg_for(p, &mut ar)),
             }
         }
         let bound = match f.ret {
@@ -1498,10 +1496,9 @@ impl Gen {
         self.cx.cost += f.cost * self.cx.mult;
         let mut args = Vec::new();
         for (k, p) in f.params.iter().enumerate() {
-            if k == 0 && f.max_depth.is_some() {
-                args.push(self.rng.range(0, f.max_depth.unwrap()).to_string());
-            } else {
-                args.push(self.arg_for(p, &mut FREE.clone()));
+            match f.max_depth {
+                Some(d) if k == 0 => args.push(self.rng.range(0, d).to_string()),
+                _ => args.push(self.arg_for(p, &mut FREE.clone())),
             }
         }
         self.line(&format!("{}({});", f.name, args.join(", ")));

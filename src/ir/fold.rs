@@ -165,7 +165,7 @@ pub fn fold(d: &InstData, args: &[Const]) -> Option<Const> {
         Sitofp if ty == Type::F32 => Some(Const::f32(args[0].as_int()? as f32)),
         Fptosi if ty == Type::I32 => {
             let x = args[0].as_f32()?;
-            if x.is_nan() || x >= 2147483648.0 || x < -2147483648.0 {
+            if x.is_nan() || !(-2147483648.0..2147483648.0).contains(&x) {
                 return None;
             }
             Some(Const::int(ty, x.trunc() as i64))

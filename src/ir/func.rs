@@ -604,8 +604,10 @@ impl Function {
     /// Compacts the use table: drops unlinked slots and renumbers operand ranges. Values,
     /// instructions and blocks keep their ids.
     pub fn compact_uses(&mut self) {
-        let mut new = Uses::default();
-        new.first = IdVec::filled(self.values.ty.len(), None);
+        let new = Uses {
+            first: IdVec::filled(self.values.ty.len(), None),
+            ..Default::default()
+        };
         let old = std::mem::take(&mut self.uses);
         self.uses = new;
         let blocks: Vec<Block> = self.layout.blocks().collect();

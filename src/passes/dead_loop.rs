@@ -40,7 +40,7 @@ pub fn run(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved 
                     f.uses_of(v).any(|u| {
                         f.layout()
                             .inst_block(f.uses().user[u])
-                            .map_or(true, |ub| !inside(ub))
+                            .is_none_or(|ub| !inside(ub))
                     })
                 };
                 if effect || f.result(i).is_some_and(used_outside) {
@@ -52,7 +52,7 @@ pub fn run(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved 
                 f.uses_of(p).any(|u| {
                     f.layout()
                         .inst_block(f.uses().user[u])
-                        .map_or(true, |ub| !inside(ub))
+                        .is_none_or(|ub| !inside(ub))
                 })
             }) {
                 ok = false;
@@ -91,7 +91,7 @@ pub fn run(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved 
             }
         }
         let args = exit_args.unwrap_or_default();
-        if !ok || args.iter().any(|&a| f.def_block(a).map_or(true, inside)) {
+        if !ok || args.iter().any(|&a| f.def_block(a).is_none_or(inside)) {
             continue;
         }
         let pt = f.terminator(pre).unwrap();

@@ -6,6 +6,7 @@
 //! 2. A scalar global used by `main` only (and `main` never called) lives in `main`'s frame
 //!    instead: an alloca initialised in the entry block, which `mem2reg` then turns into SSA
 //!    values, so loops in `main` keep it in a register.
+//!
 //! Cost: O(instructions).
 
 use crate::ir::{mk, FuncId, GlobalId, Module, Opcode, Type, Value, ValueDef};

@@ -35,7 +35,7 @@ fn self_contained(f: &Function, b: Block, insts: &[Inst]) -> bool {
             .all(|u| f.layout().inst_block(f.uses().user[u]) == Some(b))
     };
     f.blocks.params[b].iter().all(|&p| local(p))
-        && insts.iter().all(|&i| f.result(i).map_or(true, local))
+        && insts.iter().all(|&i| f.result(i).is_none_or(local))
 }
 
 pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved {

@@ -30,8 +30,7 @@ pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved
     for sl in info.simple_loops() {
         let inside = |f: &Function, v: Value| info.defined_in(f, sl.id, v);
         let blocks = &info.forest.loops[sl.id].blocks;
-        changed |=
-            replace_test(f, &info.dt, sl.header, sl.pre, sl.latch, blocks, &inside).is_some();
+        changed |= replace_test(f, info.dt, sl.header, sl.pre, sl.latch, blocks, &inside).is_some();
     }
     Preserved::cfg_kept(changed)
 }
@@ -123,6 +122,7 @@ fn replace_test(
 /// The best pointer induction variable: `q_next = offset q, c` with `c` a multiple of the
 /// counter's step `s`, dereferenced (directly or at a constant offset) in a block that runs on
 /// every iteration. Smallest `|c / s|` first, powers of two preferred.
+#[allow(clippy::too_many_arguments)] // the loop's parts, read once by the caller
 fn pointer_iv(
     f: &Function,
     dt: &DomTree,
@@ -156,7 +156,7 @@ fn pointer_iv(
             let key = |r: i64| (!r.unsigned_abs().is_power_of_two(), r.unsigned_abs());
             key(r) < key(old.r)
         };
-        if best.as_ref().map_or(true, better) {
+        if best.as_ref().is_none_or(better) {
             best = Some(PtrIv { n, r });
         }
     }

@@ -306,6 +306,9 @@ pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved
     Preserved::cfg_kept(changed)
 }
 
+/// A group of geps with one base pointer variable, index and stride.
+type GepKey = (Value, Value, i64);
+
 /// `gep p, x, stride` (or `gep (offset p, k), x, stride`) with `p` a pointer induction variable
 /// of the loop (`p_next = offset p, c`) and `x` invariant is itself a pointer induction variable with the same step: a column walk
 /// `a[k][j]` over `k` (inner `gep` made a pointer by the groups above) then needs no add per
@@ -339,7 +342,7 @@ fn derive_pointer_ivs(
             }
         }
         // Uses: (gep, constant offset of its base from the pointer variable).
-        let mut groups: Vec<((Value, Value, i64), Vec<(Inst, i64)>)> = Vec::new();
+        let mut groups: Vec<(GepKey, Vec<(Inst, i64)>)> = Vec::new();
         for &b in blocks {
             for i in f.layout().block_insts(b) {
                 if f.op(i) != Opcode::Gep {

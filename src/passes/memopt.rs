@@ -30,10 +30,7 @@ struct Addr {
 fn addr_of(f: &Function, cfg: &Cfg, ptr: Value) -> Addr {
     let mut root = ptr;
     let mut off = 0i64;
-    loop {
-        let ValueDef::Result(i) = f.values.def[root] else {
-            break;
-        };
+    while let ValueDef::Result(i) = f.values.def[root] {
         match f.op(i) {
             Opcode::Offset => {
                 off = off.wrapping_add(f.data(i).imm);
@@ -134,23 +131,21 @@ fn forward(f: &mut Function, cx: &ModuleCx, cfg: &Cfg) -> bool {
                         value: v,
                     });
                 }
-                Opcode::Call => {
-                    if call_writes(f, cx, i) {
-                        table.retain(|e| match e.addr.base {
-                            Base::Alloca(al) => {
-                                let esc = match escape_cache.iter().find(|x| x.0 == al) {
-                                    Some(x) => x.1,
-                                    None => {
-                                        let x = escapes(f, al);
-                                        escape_cache.push((al, x));
-                                        x
-                                    }
-                                };
-                                !esc
-                            }
-                            _ => false,
-                        });
-                    }
+                Opcode::Call if call_writes(f, cx, i) => {
+                    table.retain(|e| match e.addr.base {
+                        Base::Alloca(al) => {
+                            let esc = match escape_cache.iter().find(|x| x.0 == al) {
+                                Some(x) => x.1,
+                                None => {
+                                    let x = escapes(f, al);
+                                    escape_cache.push((al, x));
+                                    x
+                                }
+                            };
+                            !esc
+                        }
+                        _ => false,
+                    });
                 }
                 _ => {}
             }
@@ -194,10 +189,8 @@ fn dead_stores_local(f: &mut Function, cx: &ModuleCx, cfg: &Cfg) -> bool {
                     let a = addr_of(f, cfg, f.arg(i, 0));
                     pending.retain(|(_, pa, ps)| !may_overlap(pa, *ps, &a, size));
                 }
-                Opcode::Call => {
-                    if call_reads(f, cx, i) {
-                        pending.clear();
-                    }
+                Opcode::Call if call_reads(f, cx, i) => {
+                    pending.clear();
                 }
                 _ => {}
             }

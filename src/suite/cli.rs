@@ -173,7 +173,7 @@ pub fn run_build(args: &BuildArgs) -> i32 {
         }
     }
     let mut slowest: Vec<_> = results.iter().filter(|r| r.1.is_ok()).collect();
-    slowest.sort_by(|a, b| b.2.cmp(&a.2));
+    slowest.sort_by_key(|r| std::cmp::Reverse(r.2));
     println!(
         "built {} files, {} lines, {} error(s) in {:.2}s: {:.0} lines/s (-O{}, {})",
         results.len(),

@@ -42,11 +42,7 @@ impl Progress {
                 let _ = writeln!(err, "\r\x1b[2K\x1b[31mFAIL\x1b[0m {name} ({note})");
             }
             let width = 30;
-            let filled = if self.total == 0 {
-                width
-            } else {
-                st.0 * width / self.total
-            };
+            let filled = (st.0 * width).checked_div(self.total).unwrap_or(width);
             let _ = write!(
                 err,
                 "\r\x1b[2K[{}{}] {}/{} failed {} {:.1}s {}",

@@ -415,9 +415,8 @@ pub fn sysy_as_c(src: &[u8]) -> Vec<u8> {
             while i < src.len() {
                 let d = src[i];
                 let exp = if hex { b"pP" } else { b"eE" };
-                if (d == b'+' || d == b'-') && exp.contains(&src[i - 1]) {
-                    i += 1;
-                } else if is_ident(d) || d == b'.' {
+                let sign_of_exponent = (d == b'+' || d == b'-') && exp.contains(&src[i - 1]);
+                if sign_of_exponent || is_ident(d) || d == b'.' {
                     i += 1;
                 } else {
                     break;

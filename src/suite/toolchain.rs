@@ -139,7 +139,7 @@ fn build_runtime(arch: Arch) -> Result<Runtime, String> {
         Arch::Riscv64 => (rv_cc(), "riscv64"),
         Arch::Host => (host_cc(), "host"),
     };
-    require_tools(&[cc.clone()])?;
+    require_tools(std::slice::from_ref(&cc))?;
     let dir = target_dir().join("sysy-runtime").join(sub);
     let rt = Runtime {
         lib: dir.join("libsysy.a"),
@@ -193,7 +193,7 @@ pub fn insn_count_plugin() -> Result<PathBuf, String> {
 
 fn build_plugin() -> Result<PathBuf, String> {
     let cc = host_cc();
-    require_tools(&[cc.clone()])?;
+    require_tools(std::slice::from_ref(&cc))?;
     let dir = target_dir().join("qemu-plugin");
     let so = dir.join("insn_count.so");
     let cflags = ["-O2", "-Wall", "-shared", "-fPIC"];

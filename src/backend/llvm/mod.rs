@@ -131,7 +131,8 @@ fn hex_double(x: f64) -> String {
 
 /// The LLVM type and initializer of a global.
 fn global_init(g: &GlobalData) -> (String, String) {
-    let words = g.elem != Type::I1 && g.size % 4 == 0 && !matches!(g.init, GlobalInit::Bytes(_));
+    let words =
+        g.elem != Type::I1 && g.size.is_multiple_of(4) && !matches!(g.init, GlobalInit::Bytes(_));
     if !words {
         let mut bytes = match &g.init {
             GlobalInit::Zero => Vec::new(),

@@ -18,6 +18,7 @@ pub fn run(mf: &mut MFunc, iv: &Intervals) -> bool {
     for &b in &mf.order {
         let blk = &mf.blocks[b as usize];
         let (s, e) = (blk.start as usize, blk.end as usize);
+        #[allow(clippy::needless_range_loop)] // the body rewrites `mf.insts[k..]`
         for k in s..e {
             let mi = mf.insts[k];
             let (x, y) = (mi.rd, mi.rs1);
@@ -54,10 +55,13 @@ pub fn run(mf: &mut MFunc, iv: &Intervals) -> bool {
     for &b in &mf.order {
         let blk = &mut mf.blocks[b as usize];
         let start = insts.len() as u32;
-        for k in blk.start as usize..blk.end as usize {
-            if !dead[k] {
-                insts.push(mf.insts[k]);
-            }
+        let range = blk.start as usize..blk.end as usize;
+        for (mi, _) in mf.insts[range.clone()]
+            .iter()
+            .zip(&dead[range])
+            .filter(|(_, &d)| !d)
+        {
+            insts.push(*mi);
         }
         blk.start = start;
         blk.end = insts.len() as u32;

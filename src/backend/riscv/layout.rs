@@ -39,7 +39,7 @@ fn pass(mf: &mut MFunc) -> bool {
             .then(|| mf.insts[blk.start as usize].imm as usize)
     };
     let mut forward: Vec<u32> = (0..nb as u32).collect();
-    for b in 0..nb {
+    for (b, fw) in forward.iter_mut().enumerate() {
         let mut t = b;
         for _ in 0..8 {
             match lone_jump(t) {
@@ -47,7 +47,7 @@ fn pass(mf: &mut MFunc) -> bool {
                 _ => break,
             }
         }
-        forward[b] = t as u32;
+        *fw = t as u32;
     }
     let mut threaded = false;
     for &b in &mf.order {

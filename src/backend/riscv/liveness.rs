@@ -276,10 +276,10 @@ pub fn compute(mf: &MFunc) -> Intervals {
                 }
             });
         }
-        for r in 0..64 {
-            if live_end[r] != u32::MAX {
-                iv.fixed[r].push((2 * blk.start, live_end[r]));
-                live_end[r] = u32::MAX;
+        for (r, end) in live_end.iter_mut().enumerate() {
+            if *end != u32::MAX {
+                iv.fixed[r].push((2 * blk.start, *end));
+                *end = u32::MAX;
             }
         }
     }

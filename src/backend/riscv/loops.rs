@@ -168,8 +168,8 @@ pub fn innermost(mf: &MFunc, iv: &Intervals) -> Vec<InnerLoop> {
             l.has_call |= mf.insts[blk.start as usize..blk.end as usize]
                 .iter()
                 .any(|mi| mi.op == MOp::Call);
-            for p in 2 * blk.start as usize..2 * blk.end as usize {
-                let (i, f) = (live[0][p], live[1][p]);
+            let range = 2 * blk.start as usize..2 * blk.end as usize;
+            for (&i, &f) in live[0][range.clone()].iter().zip(&live[1][range]) {
                 l.pressure = l.pressure.max(i + f);
                 l.pressure_int = l.pressure_int.max(i);
                 l.pressure_float = l.pressure_float.max(f);

@@ -198,9 +198,9 @@ pub fn is_allocatable(r: Reg) -> bool {
     r.is_phys() && {
         let n = r.0 % 32;
         if r.0 < 32 {
-            !(n <= 7)
+            n > 7
         } else {
-            !(n <= 2)
+            n > 2
         }
     }
 }
