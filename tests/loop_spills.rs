@@ -1,4 +1,4 @@
-//! The backend's loop criterion (issue 4): no spill instruction remains inside the innermost
+//! The backend's loop criterion: no spill instruction remains inside the innermost
 //! loop of any case whose loop needs fewer than 20 simultaneously live values.
 //!
 //! Compiles `fixtures/sysy/**/*.sy` and the performance suites (`$SYSY_SUITES/performance` and

@@ -3,7 +3,7 @@
 //! A loop that stores nothing, calls only pure functions, and defines no value used after it
 //! computes nothing observable: the preheader jumps straight to its single exit instead. (C and
 //! SysY let a loop without side effects be assumed to terminate.) Inlining leaves such loops
-//! behind when a pure callee's result was discarded (`swap` calling a pure helper in median).
+//! behind when a pure callee's result was discarded (a swap routine calling a pure helper).
 //! `indvars` deletes counted ones; this takes any shape. Needs: CFG, dominator tree, loop
 //! forest, loop-simplified form. Cost: O(loop sizes).
 

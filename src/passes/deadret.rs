@@ -1,8 +1,8 @@
 //! Dead return values (a module pass): a function whose result no caller reads returns a
 //! constant instead, so `dce` can delete what only computed it.
 //!
-//! `median` in a quickselect counts moves in `xx` and returns it; `main` ignores the result, and
-//! the recursive calls only pass it on (`return median(...)`). Condition: every call of the
+//! A recursive selection routine that counts its moves and returns the count: `main`
+//! ignores the result, and the recursive calls only pass it on (`return f(...)`). Condition: every call of the
 //! function is unused, or used only by `ret` in the function itself; `main` is left alone (its
 //! result is the exit code). Then each `ret v` becomes `ret 0` (of the return type).
 //! Cost: O(module size).

@@ -208,8 +208,8 @@ fn hoistable_loop(
 /// of the parent: `outer_pre -> [guard] -> m -> X -> outer header`, and the parent's entry into
 /// `m` (its preheader or guard) jumps straight to `m`'s exit block with `X`'s parameters (`m`'s
 /// exit values, or the guard's). `m` then runs once per entry into its parent instead of once
-/// per iteration (h-2: a dot product of two arrays filled before the loop, re-computed on each
-/// of 500000 iterations).
+/// per iteration (a dot product of two arrays filled before the loop, otherwise recomputed on
+/// every iteration of the loop around it).
 fn hoist_loops(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> bool {
     let mut changed = false;
     // Each hoist changes the loop forest: recompute, a bounded number of times.
