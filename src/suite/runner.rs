@@ -498,31 +498,47 @@ fn build_reference(
     }
 }
 
+/// The environment a measured program starts with: fixed and small, whatever the caller's,
+/// so the program's stack (and so what it executes) does not depend on who runs it.
+pub const PROGRAM_ENV: &[(&str, &str)] = &[("PATH", "/usr/bin:/bin"), ("LC_ALL", "C")];
+
 /// Runs a built executable with the case's input. `plugin` is an extra `-plugin` argument for
-/// qemu (RISC-V only).
+/// qemu (RISC-V only). The program starts in its own directory as `./exe` (a fixed argv and
+/// auxiliary vector) with [`PROGRAM_ENV`] as its whole environment.
 pub fn execute(
     built: &Built,
     case: &Case,
     cfg: &RunConfig,
     plugin: Option<&str>,
 ) -> Result<exec::Output, String> {
+    let dir = built.exe.parent().unwrap_or(Path::new("."));
+    let exe_name = built.exe.file_name().unwrap_or_default().to_string_lossy();
+    let argv0 = format!("./{exe_name}");
     let mut cmd = match cfg.compiler.arch() {
         Arch::Riscv64 => {
-            let mut c = Command::new(toolchain::qemu());
+            let qemu = toolchain::qemu();
+            // Found before the environment is replaced (and absolute: the directory changes).
+            let path = toolchain::find_in_path(&qemu)
+                .and_then(|p| std::path::absolute(p).ok())
+                .unwrap_or_else(|| qemu.into());
+            let mut c = Command::new(path);
             if let Some(p) = plugin {
                 c.arg("-plugin").arg(p);
             }
-            c.arg(&built.exe);
+            c.arg(&argv0);
             c
         }
         Arch::Host => {
             // Native code gets the generous stack an emulated one has by default.
-            let mut c = Command::new("sh");
+            let mut c = Command::new("/bin/sh");
             c.args(["-c", "ulimit -s 1048576 2>/dev/null; exec \"$0\""])
-                .arg(&built.exe);
+                .arg(&argv0);
             c
         }
     };
+    cmd.current_dir(dir)
+        .env_clear()
+        .envs(PROGRAM_ENV.iter().copied());
     exec::run(&mut cmd, case.input.as_deref(), Some(cfg.timeout))
 }
 
@@ -556,7 +572,7 @@ pub fn judge(case: &Case, out: &exec::Output) -> Outcome {
     if compare::matches(&expected, &actual) {
         Outcome::Pass
     } else {
-        Outcome::WrongOutput(compare::diff(&expected, &actual, 2, 12))
+        Outcome::WrongOutput(compare::diff(&expected, &actual, 3, 40))
     }
 }
 
