@@ -503,17 +503,16 @@ fn build_reference(
 pub const PROGRAM_ENV: &[(&str, &str)] = &[("PATH", "/usr/bin:/bin"), ("LC_ALL", "C")];
 
 /// Runs a built executable with the case's input. `plugin` is an extra `-plugin` argument for
-/// qemu (RISC-V only). The program starts in its own directory as `./exe` (a fixed argv and
-/// auxiliary vector) with [`PROGRAM_ENV`] as its whole environment.
+/// qemu (RISC-V only). The program sees the same start whoever runs it and from wherever:
+/// argv `["./exe"]`, [`PROGRAM_ENV`] as its whole environment, and an executable path of fixed
+/// length ([`ExecDir`]), which is also its working directory.
 pub fn execute(
     built: &Built,
     case: &Case,
     cfg: &RunConfig,
     plugin: Option<&str>,
 ) -> Result<exec::Output, String> {
-    let dir = built.exe.parent().unwrap_or(Path::new("."));
-    let exe_name = built.exe.file_name().unwrap_or_default().to_string_lossy();
-    let argv0 = format!("./{exe_name}");
+    let dir = ExecDir::new(&built.exe)?;
     let mut cmd = match cfg.compiler.arch() {
         Arch::Riscv64 => {
             let qemu = toolchain::qemu();
@@ -525,21 +524,61 @@ pub fn execute(
             if let Some(p) = plugin {
                 c.arg("-plugin").arg(p);
             }
-            c.arg(&argv0);
+            c.arg("./exe");
             c
         }
         Arch::Host => {
             // Native code gets the generous stack an emulated one has by default.
             let mut c = Command::new("/bin/sh");
             c.args(["-c", "ulimit -s 1048576 2>/dev/null; exec \"$0\""])
-                .arg(&argv0);
+                .arg("./exe");
             c
         }
     };
-    cmd.current_dir(dir)
+    cmd.current_dir(&dir.path)
         .env_clear()
         .envs(PROGRAM_ENV.iter().copied());
     exec::run(&mut cmd, case.input.as_deref(), Some(cfg.timeout))
+}
+
+/// A private directory of a fixed-length path, `/tmp/sysyc-run-PPPPPPPP-NNNNNNNN/`, holding
+/// the executable to run as `exe`; removed on drop.
+///
+/// qemu-user and the C library put the real path of the executable on the guest's stack and
+/// copy its directory at startup (`AT_EXECFN`, `/proc/self/exe`), so its length moves stack
+/// addresses and changes what the program executes. `/tmp` is used rather than `$TMPDIR`,
+/// which differs between callers.
+struct ExecDir {
+    path: PathBuf,
+}
+
+impl ExecDir {
+    fn new(exe: &Path) -> Result<ExecDir, String> {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        static COUNTER: AtomicU32 = AtomicU32::new(0);
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let base = Path::new("/tmp");
+        let base = if base.is_dir() {
+            base.to_path_buf()
+        } else {
+            std::env::temp_dir()
+        };
+        let path = base.join(format!("sysyc-run-{:08x}-{n:08x}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path).map_err(|e| format!("creating {}: {e}", path.display()))?;
+        let dir = ExecDir { path };
+        let link = dir.path.join("exe");
+        std::fs::hard_link(exe, &link)
+            .or_else(|_| std::fs::copy(exe, &link).map(|_| ()))
+            .map_err(|e| format!("placing {} in {}: {e}", exe.display(), dir.path.display()))?;
+        Ok(dir)
+    }
+}
+
+impl Drop for ExecDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
 }
 
 /// Judges a finished run against the case's `.out`.
