@@ -137,7 +137,7 @@ pub fn resolve(
 pub fn from_args_or_env(flag: Option<Shard>, tool: &str) -> Result<Option<Shard>, String> {
     let found = resolve(flag, &|v| std::env::var(v).ok())?;
     if let Some((s, from)) = found {
-        if s.total > 1 {
+        if s.total > 1 && from != "--shard" {
             eprintln!("{tool}: shard {s} (from {from})");
         }
     }
