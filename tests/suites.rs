@@ -3,13 +3,15 @@
 //! `--emit-llvm` + clang natively; plus a determinism test (1 vs 8 threads) and a check of
 //! the harness itself with gcc as the compiler.
 //!
-//! The suites live in `$SYSY_SUITES` (default `<repo>/../shared/suites`); without them the
-//! suite tests pass with a loud notice. One test per (suite, mode) runs all its cases in parallel
-//! and fails listing every failing case with its diff. `SYSY_KEEP=1` keeps failing work dirs.
+//! The suites live in `$SYSY_SUITES` (default `<repo>/../shared/suites`). Missing suites or
+//! tools (qemu, the cross gcc, clang) fail the test in CI (`SYSY_REQUIRE_SUITES=1`, which
+//! `.ci/run` sets, or `CI=true`) and skip with a loud notice elsewhere (`suite::require`). One
+//! test per (suite, mode) runs all its cases in parallel and fails listing every failing case
+//! with its diff. `SYSY_KEEP=1` keeps failing work dirs.
 
 use std::path::PathBuf;
 use sysyc::driver::{CompileOptions, Emit};
-use sysyc::suite::{self, runner, toolchain, Compiler, RunConfig};
+use sysyc::suite::{self, require, runner, toolchain, Compiler, RunConfig};
 
 fn suites_root() -> PathBuf {
     match std::env::var_os("SYSY_SUITES") {
@@ -18,12 +20,23 @@ fn suites_root() -> PathBuf {
     }
 }
 
-fn loud_skip(what: &str, dir: &std::path::Path) {
-    eprintln!(
-        "\n{bar}\n!!! SKIPPED {what}: {} not found.\n!!! Set SYSY_SUITES to the suites folder (default ../shared/suites).\n{bar}\n",
-        dir.display(),
-        bar = "!".repeat(78)
+/// A missing suite directory: fails in CI, skips loudly elsewhere.
+fn missing_suite(what: &str, dir: &std::path::Path) {
+    require::missing(
+        &format!("the test suites for {what}: {} not found", dir.display()),
+        "Put the shared suites there or set SYSY_SUITES to the suites folder (default ../shared/suites).",
     );
+}
+
+/// `true` if the tools `compiler` needs are installed; otherwise fails in CI or skips loudly.
+fn have_tools(compiler: &Compiler) -> bool {
+    match toolchain::require_tools(&compiler.tools()) {
+        Ok(()) => true,
+        Err(e) => {
+            require::missing(&format!("tools for {}", compiler.label()), &e);
+            false
+        }
+    }
 }
 
 fn sysyc(opt_level: u8, emit: Emit) -> Compiler {
@@ -38,7 +51,7 @@ fn sysyc(opt_level: u8, emit: Emit) -> Compiler {
 /// Runs every case under `dir` with `compiler`; panics listing all failures.
 fn check_dir(dir: PathBuf, compiler: Compiler) {
     if !dir.is_dir() {
-        return loud_skip(&format!("{} ({})", dir.display(), compiler.label()), &dir);
+        return missing_suite(&compiler.label(), &dir);
     }
     check_dirs(&[dir], compiler)
 }
@@ -62,8 +75,10 @@ fn check_dirs(dirs: &[PathBuf], compiler: Compiler) {
         eprintln!("note: no cases under {dir}");
         return;
     }
-    // The runtime and tools must exist before anything runs: fail once, clearly, if not.
-    toolchain::require_tools(&compiler.tools()).unwrap_or_else(|e| panic!("{e}"));
+    // The tools and runtime must exist before anything runs: fail (or skip) once, clearly.
+    if !have_tools(&compiler) {
+        return;
+    }
     toolchain::runtime(compiler.arch()).unwrap_or_else(|e| panic!("{e}"));
     let mut cfg = RunConfig::new(compiler);
     // Emulated floating point is slow (hidden_functional/38_light2d takes ~25 s under qemu even
@@ -161,7 +176,7 @@ fn harness_with_gcc_reference() {
 fn deterministic_across_thread_counts() {
     let root = suites_root();
     if !root.is_dir() {
-        return loud_skip("determinism test", &root);
+        return missing_suite("the determinism test", &root);
     }
     // A handful of varied programs: many functions, floats, big arrays, long sources.
     let picks = [
@@ -236,7 +251,9 @@ fn deterministic_across_thread_counts() {
 /// per iteration, and counting stops at the runtime's exit marker (before the timer report).
 #[test]
 fn insn_count_plugin_counts_linearly() {
-    toolchain::require_tools(&Compiler::Gcc.tools()).unwrap_or_else(|e| panic!("{e}"));
+    if !have_tools(&Compiler::Gcc) {
+        return;
+    }
     let plugin = toolchain::insn_count_plugin().unwrap_or_else(|e| panic!("{e}"));
     let dir = runner::WorkDir::new("plugin-test").unwrap();
     let sy = dir.path.join("loop.sy");

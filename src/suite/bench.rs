@@ -4,23 +4,31 @@
 //! `riscv64-linux-gnu-gcc -O2`): build, run once under qemu with our instruction-count plugin
 //! (perf/qemu-plugin; counts up to the runtime's exit marker, so the timer report is not
 //! counted) checking the output, then `--runs` more times without the plugin for the program's
-//! own timer total (the `TOTAL:` line the runtime prints to stderr) and wall time; medians are
-//! kept. Executed instructions are the stable figure (identical run to run); timers are noisy
-//! on a shared machine.
+//! own timer total (the `TOTAL:` line the runtime prints to stderr) and wall time, kept as
+//! min / median / max with a 95 % confidence interval ([`Spread`]). Executed instructions are
+//! exact (the program runs with a fixed environment and argv, see `runner::execute`); timers
+//! are noisy on a shared machine, so a timer counts as changed only beyond its noise.
 //!
-//! Output: a table on stdout, optional JSON (`--save`), a self-contained HTML report with an
-//! inline SVG chart (`--html`), and with `--baseline` a comparison against an earlier JSON that
-//! exits 1 when a case got more than `--threshold` percent more instructions (or broke).
+//! Output: a table on stdout, optional JSON (`--save`, [`BenchReport`]), JUnit XML
+//! (`--junit`), a self-contained HTML report (`--html`, see `report`), and with `--baseline` a
+//! comparison against an earlier JSON that exits 1 when a case broke or a metric grew by more
+//! than `--threshold` percent (and, for timers, beyond the noise of both runs). `conclude` does
+//! all of that from a report, so `sysyc merge` gives sharded runs the same outputs.
 
-use super::cases::{discover, Case};
-use super::json::Json;
+use super::cases::Case;
+use super::cli::select_cases;
+use super::junit;
 use super::progress::Progress;
+use super::report;
+use super::results::{self, BenchReport, BenchRow, Measure, Metric, SCHEMA_VERSION};
 use super::runner::{self, Compiler, Outcome, RunConfig, WorkDir};
+use super::shard::Shard;
+use super::stats::{above_noise, geomean, Spread};
 use super::toolchain;
 use crate::backend::riscv::regalloc::Allocator;
 use crate::driver::{CompileOptions, Emit};
 use argh::FromArgs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Measure executed instructions (qemu plugin) and timer totals of benchmark cases.
@@ -30,7 +38,8 @@ pub struct BenchArgs {
     /// directories (searched recursively) or .sy files
     #[argh(positional)]
     pub dirs: Vec<PathBuf>,
-    /// timed runs per case (median kept; default 3); instructions are counted in one extra run
+    /// timed runs per case (min, median, max and a 95% confidence interval are kept; default
+    /// 3); instructions are counted in one extra run
     #[argh(option, default = "3")]
     pub runs: usize,
     /// write the results as JSON to this file
@@ -42,12 +51,20 @@ pub struct BenchArgs {
     /// also measure a reference compiler: `gcc` (riscv64-linux-gnu-gcc -O2 on the source as C)
     #[argh(option)]
     pub reference: Option<String>,
-    /// percent more instructions than the baseline that counts as a regression (default 2)
+    /// percent growth over the baseline that counts as a regression (default 2); timers must
+    /// also grow beyond the noise of both runs
     #[argh(option, default = "2.0")]
     pub threshold: f64,
-    /// write a self-contained HTML report with a chart to this file
+    /// write a self-contained HTML report with charts to this file
     #[argh(option)]
     pub html: Option<PathBuf>,
+    /// write per-case results as JUnit XML to this file (a broken case or a regression fails)
+    #[argh(option)]
+    pub junit: Option<PathBuf>,
+    /// a directory of results saved by --save: the HTML report gets a trend view of every
+    /// metric across them (with no DIRS, only the trend view is made)
+    #[argh(option)]
+    pub history: Option<PathBuf>,
     /// optimization level of sysyc (default 2)
     #[argh(option, short = 'O', default = "2")]
     pub opt_level: u8,
@@ -57,6 +74,10 @@ pub struct BenchArgs {
     /// only cases whose name contains one of these comma-separated substrings
     #[argh(option)]
     pub filter: Option<String>,
+    /// run only shard K of N (K/N, K from 1); default from the CI or batch scheduler, as for
+    /// `sysyc test`
+    #[argh(option)]
+    pub shard: Option<Shard>,
     /// seconds one run may take (default 600)
     #[argh(option, default = "600.0")]
     pub timeout: f64,
@@ -70,109 +91,31 @@ pub struct BenchArgs {
     pub reference_from: Option<PathBuf>,
 }
 
-/// The measurements of one case with one compiler.
-#[derive(Clone, Debug, Default)]
-pub struct Measure {
-    /// `ok`, or the outcome kind that stopped the measurement (`wrong output`, ...).
-    pub status: String,
-    pub detail: String,
-    /// Executed guest instructions up to the exit marker.
-    pub insns: Option<u64>,
-    /// Median of the program's own timer total, microseconds.
-    pub timer_us: Option<u64>,
-    /// Median wall time of a run (qemu included), milliseconds.
-    pub wall_ms: Option<f64>,
-    /// Instructions in the generated assembly.
-    pub static_insns: Option<u64>,
-    /// For the reference: which C compiler built it (`gcc`, or `clang` when gcc rejects the file).
-    pub built_by: Option<String>,
-    /// sysyc only, from the backend's own statistics (summed over functions): spill loads and
-    /// stores, register moves, and stack frame bytes.
-    pub spill_loads: Option<u64>,
-    pub spill_stores: Option<u64>,
-    pub moves: Option<u64>,
-    pub frame_bytes: Option<u64>,
+/// Fills the static counts from the backend's statistics of our own compile (a second
+/// compile of the case; left empty if it fails, which the build step already reports).
+fn add_static_counts(m: &mut Measure, case: &Case, opts: &CompileOptions) {
+    let Ok(source) = std::fs::read(&case.sy) else {
+        return;
+    };
+    let (name, opts) = (case.sy.to_string_lossy().into_owned(), opts.clone());
+    let Ok(Ok(stats)) =
+        crate::driver::with_big_stack(move || crate::driver::backend_stats(&source, &name, &opts))
+    else {
+        return;
+    };
+    let sum = |f: fn(&crate::backend::riscv::FuncStats) -> u64| Some(stats.iter().map(f).sum());
+    m.spill_loads = sum(|s| s.spill_loads as u64);
+    m.spill_stores = sum(|s| s.spill_stores as u64);
+    m.moves = sum(|s| s.moves as u64);
+    m.frame_bytes = sum(|s| s.frame_size);
 }
 
-impl Measure {
-    fn ok(&self) -> bool {
-        self.status == "ok"
+fn failed(outcome: &Outcome) -> Measure {
+    Measure {
+        status: outcome.kind().to_string(),
+        detail: runner::truncate(outcome.detail(), 2000),
+        ..Measure::default()
     }
-
-    /// Fills the static counts from the backend's statistics of our own compile (a second
-    /// compile of the case; left empty if it fails, which the build step already reports).
-    fn add_static_counts(&mut self, case: &Case, opts: &CompileOptions) {
-        let Ok(source) = std::fs::read(&case.sy) else {
-            return;
-        };
-        let (name, opts) = (case.sy.to_string_lossy().into_owned(), opts.clone());
-        let Ok(Ok(stats)) = crate::driver::with_big_stack(move || {
-            crate::driver::backend_stats(&source, &name, &opts)
-        }) else {
-            return;
-        };
-        let sum = |f: fn(&crate::backend::riscv::FuncStats) -> u64| Some(stats.iter().map(f).sum());
-        self.spill_loads = sum(|s| s.spill_loads as u64);
-        self.spill_stores = sum(|s| s.spill_stores as u64);
-        self.moves = sum(|s| s.moves as u64);
-        self.frame_bytes = sum(|s| s.frame_size);
-    }
-
-    fn failed(outcome: &Outcome) -> Measure {
-        Measure {
-            status: outcome.kind().to_string(),
-            detail: runner::truncate(outcome.detail(), 2000),
-            ..Measure::default()
-        }
-    }
-
-    fn to_json(&self) -> Json {
-        Json::obj([
-            ("status", Json::from(self.status.as_str())),
-            ("insns", Json::from(self.insns)),
-            ("timer_us", Json::from(self.timer_us)),
-            ("wall_ms", Json::from(self.wall_ms)),
-            ("static_insns", Json::from(self.static_insns)),
-            ("built_by", Json::from(self.built_by.clone())),
-            ("spill_loads", Json::from(self.spill_loads)),
-            ("spill_stores", Json::from(self.spill_stores)),
-            ("moves", Json::from(self.moves)),
-            ("frame_bytes", Json::from(self.frame_bytes)),
-            ("detail", Json::from(self.detail.as_str())),
-        ])
-    }
-
-    fn from_json(j: &Json) -> Measure {
-        let num = |k: &str| j.get(k).and_then(Json::as_f64);
-        Measure {
-            status: j
-                .get("status")
-                .and_then(Json::as_str)
-                .unwrap_or("?")
-                .to_string(),
-            detail: String::new(),
-            insns: num("insns").map(|n| n as u64),
-            timer_us: num("timer_us").map(|n| n as u64),
-            wall_ms: num("wall_ms"),
-            static_insns: num("static_insns").map(|n| n as u64),
-            built_by: j.get("built_by").and_then(Json::as_str).map(str::to_string),
-            // Absent in files saved before these columns existed.
-            spill_loads: num("spill_loads").map(|n| n as u64),
-            spill_stores: num("spill_stores").map(|n| n as u64),
-            moves: num("moves").map(|n| n as u64),
-            frame_bytes: num("frame_bytes").map(|n| n as u64),
-        }
-    }
-}
-
-/// One row of the report.
-#[derive(Clone, Debug)]
-pub struct BenchRow {
-    pub name: String,
-    /// Fingerprint of the case's files (see [`case_fingerprint`]); `None` when unreadable.
-    pub fingerprint: Option<String>,
-    pub sysyc: Measure,
-    pub reference: Option<Measure>,
 }
 
 /// A hash of a case's source, input and expected output (FNV-1a, 64 bits, hex). A saved
@@ -200,33 +143,14 @@ pub fn case_fingerprint(case: &Case) -> Option<String> {
 
 /// Reference measurements saved by `--save`, by case name and fingerprint (rows saved without a
 /// fingerprint, or whose reference failed, are not reused).
-fn saved_references(doc: &Json) -> Vec<(String, String, Measure)> {
-    let mut out = Vec::new();
-    for c in doc.get("cases").and_then(Json::as_array).unwrap_or(&[]) {
-        let name = c.get("name").and_then(Json::as_str);
-        let fp = c.get("fingerprint").and_then(Json::as_str);
-        let m = c
-            .get("reference")
-            .filter(|r| !matches!(r, Json::Null))
-            .map(Measure::from_json);
-        if let (Some(name), Some(fp), Some(m)) = (name, fp, m) {
-            if m.ok() {
-                out.push((name.to_string(), fp.to_string(), m));
-            }
-        }
-    }
-    out
-}
-
-impl BenchRow {
-    /// sysyc instructions / reference instructions.
-    pub fn ratio(&self) -> Option<f64> {
-        let r = self.reference.as_ref()?;
-        if !(self.sysyc.ok() && r.ok()) {
-            return None;
-        }
-        Some(self.sysyc.insns? as f64 / r.insns?.max(1) as f64)
-    }
+fn saved_references(doc: &BenchReport) -> Vec<(String, String, Measure)> {
+    doc.cases
+        .iter()
+        .filter_map(|c| {
+            let m = c.reference.as_ref().filter(|m| m.ok())?;
+            Some((c.name.clone(), c.fingerprint.clone()?, m.clone()))
+        })
+        .collect()
 }
 
 /// Counts instructions in assembly text: lines that are not empty, labels, directives or comments.
@@ -260,29 +184,19 @@ pub fn parse_timer_total(stderr: &[u8]) -> Option<u64> {
     Some(((h * 60 + m) * 60 + s) * 1_000_000 + us)
 }
 
-fn median_u64(mut v: Vec<u64>) -> Option<u64> {
-    v.sort_unstable();
-    v.get(v.len() / 2).copied()
-}
-
-fn median_f64(mut v: Vec<f64>) -> Option<f64> {
-    v.sort_by(f64::total_cmp);
-    v.get(v.len() / 2).copied()
-}
-
 /// Measures one case with one compiler.
 pub fn measure(case: &Case, cfg: &RunConfig, runs: usize) -> Measure {
     let plugin = match toolchain::insn_count_plugin() {
         Ok(p) => p,
-        Err(e) => return Measure::failed(&Outcome::HarnessError(e)),
+        Err(e) => return failed(&Outcome::HarnessError(e)),
     };
     let dir = match WorkDir::new(&case.name) {
         Ok(d) => d,
-        Err(e) => return Measure::failed(&Outcome::HarnessError(e)),
+        Err(e) => return failed(&Outcome::HarnessError(e)),
     };
     let built = match runner::build_case(case, cfg, &dir.path) {
         Ok(b) => b,
-        Err(o) => return Measure::failed(&o),
+        Err(o) => return failed(&o),
     };
     let mut m = Measure {
         built_by: built.reference.map(str::to_string),
@@ -294,22 +208,18 @@ pub fn measure(case: &Case, cfg: &RunConfig, runs: usize) -> Measure {
     };
     if let Compiler::Sysyc(opts) = &cfg.compiler {
         if opts.emit == Emit::Asm {
-            m.add_static_counts(case, opts);
+            add_static_counts(&mut m, case, opts);
         }
     }
     let counts = dir.path.join("insns.txt");
     let plugin_arg = format!("{},outfile={}", plugin.display(), counts.display());
     let out = match runner::execute(&built, case, cfg, Some(&plugin_arg)) {
         Ok(o) => o,
-        Err(e) => {
-            return Measure {
-                ..Measure::failed(&Outcome::HarnessError(e))
-            }
-        }
+        Err(e) => return failed(&Outcome::HarnessError(e)),
     };
     let verdict = runner::judge(case, &out);
     if !verdict.is_pass() {
-        let f = Measure::failed(&verdict);
+        let f = failed(&verdict);
         return Measure {
             status: f.status,
             detail: f.detail,
@@ -324,7 +234,7 @@ pub fn measure(case: &Case, cfg: &RunConfig, runs: usize) -> Measure {
     for _ in 0..runs {
         match runner::execute(&built, case, cfg, None) {
             Ok(o) if matches!(o.status, super::exec::Status::Exited(_)) => {
-                timers.extend(parse_timer_total(&o.stderr));
+                timers.extend(parse_timer_total(&o.stderr).map(|us| us as f64));
                 walls.push(o.elapsed.as_secs_f64() * 1e3);
             }
             Ok(o) => {
@@ -334,11 +244,13 @@ pub fn measure(case: &Case, cfg: &RunConfig, runs: usize) -> Measure {
                     ..m
                 };
             }
-            Err(e) => return Measure::failed(&Outcome::HarnessError(e)),
+            Err(e) => return failed(&Outcome::HarnessError(e)),
         }
     }
-    m.timer_us = median_u64(timers);
-    m.wall_ms = median_f64(walls);
+    m.timer = Spread::of(&timers);
+    m.timer_us = m.timer.as_ref().map(|t| t.median.round() as u64);
+    m.wall = Spread::of(&walls);
+    m.wall_ms = m.wall.as_ref().map(|w| w.median);
     m.status = "ok".into();
     m
 }
@@ -359,64 +271,68 @@ fn reference_static_count(dir: &std::path::Path) -> Option<u64> {
     Some(count_asm_insns(&std::fs::read_to_string(s).ok()?))
 }
 
-fn geomean(xs: impl Iterator<Item = f64>) -> Option<f64> {
-    let (mut sum, mut n) = (0.0, 0usize);
-    for x in xs.filter(|x| *x > 0.0) {
-        sum += x.ln();
-        n += 1;
-    }
-    (n > 0).then(|| (sum / n as f64).exp())
-}
-
 fn fmt_opt<T: std::fmt::Display>(v: Option<T>) -> String {
     v.map_or("-".into(), |v| v.to_string())
 }
 
-/// `sysyc bench`: returns the exit code (1 on a regression against the baseline or a broken case).
+/// `sysyc bench`: returns the exit code (1 on a regression against the baseline or a broken
+/// case, 2 on bad usage).
 pub fn run_bench(args: &BenchArgs) -> i32 {
-    let cases = match discover(&args.dirs, args.filter.as_deref()) {
-        Ok(c) if !c.is_empty() => c,
-        Ok(_) => {
-            eprintln!("sysyc bench: no cases found");
-            return 2;
-        }
+    let fail = |e: String| {
+        eprintln!("sysyc bench: {e}");
+        2
+    };
+    let history = match &args.history {
+        None => Vec::new(),
+        Some(dir) => match load_history(dir) {
+            Ok(h) => h,
+            Err(e) => return fail(e),
+        },
+    };
+    if args.dirs.is_empty() {
+        return match (&args.history, &args.html) {
+            (Some(_), Some(html)) => {
+                print!("{}", report::trend_table(&history));
+                match std::fs::write(html, report::html(None, None, &history)) {
+                    Ok(()) => 0,
+                    Err(e) => fail(format!("writing {}: {e}", html.display())),
+                }
+            }
+            (Some(_), None) => {
+                fail("--history without DIRS draws a trend: give --html FILE".into())
+            }
+            _ => fail("no directories given".into()),
+        };
+    }
+    let (cases, shard) = match select_cases(
+        &args.dirs,
+        args.filter.as_deref(),
+        args.shard,
+        "sysyc bench",
+    ) {
+        Ok(c) => c,
         Err(e) => {
-            eprintln!("sysyc bench: {e}");
+            eprintln!("{e}");
             return 2;
         }
     };
     let with_ref = match args.reference.as_deref() {
         None => args.reference_from.is_some(),
         Some("gcc") => true,
-        Some(o) => {
-            eprintln!("sysyc bench: unknown reference `{o}` (try gcc)");
-            return 2;
-        }
+        Some(o) => return fail(format!("unknown reference `{o}` (try gcc)")),
     };
     let baseline = match &args.baseline {
         None => None,
-        Some(p) => match std::fs::read_to_string(p)
-            .map_err(|e| e.to_string())
-            .and_then(|t| Json::parse(&t))
-        {
-            Ok(j) => Some(j),
-            Err(e) => {
-                eprintln!("sysyc bench: baseline {}: {e}", p.display());
-                return 2;
-            }
+        Some(p) => match results::read_bench(p) {
+            Ok(b) => Some(b),
+            Err(e) => return fail(format!("baseline {e}")),
         },
     };
     let saved = match &args.reference_from {
         None => Vec::new(),
-        Some(p) => match std::fs::read_to_string(p)
-            .map_err(|e| e.to_string())
-            .and_then(|t| Json::parse(&t))
-        {
+        Some(p) => match results::read_bench(p) {
             Ok(j) => saved_references(&j),
-            Err(e) => {
-                eprintln!("sysyc bench: reference file {}: {e}", p.display());
-                return 2;
-            }
+            Err(e) => return fail(format!("reference file {e}")),
         },
     };
     let timeout = Duration::from_secs_f64(args.timeout.max(0.001));
@@ -442,7 +358,7 @@ pub fn run_bench(args: &BenchArgs) -> i32 {
                 let reused = saved
                     .iter()
                     .find(|(n, fp, _)| *n == case.name && Some(fp) == fingerprint.as_ref());
-                let row = BenchRow {
+                let mut row = BenchRow {
                     name: case.name.clone(),
                     sysyc: measure(case, &ours, args.runs),
                     reference: with_ref.then(|| match reused {
@@ -450,8 +366,10 @@ pub fn run_bench(args: &BenchArgs) -> i32 {
                         None => measure(case, &reference, args.runs),
                     }),
                     fingerprint,
+                    ratio: None,
                 };
-                let note = match (row.sysyc.ok(), row.ratio()) {
+                row.ratio = row.ratio();
+                let note = match (row.sysyc.ok(), row.ratio) {
                     (true, Some(r)) => format!("{:.3}x gcc", r),
                     (true, None) => format!("{} insns", fmt_opt(row.sysyc.insns)),
                     (false, _) => row.sysyc.status.clone(),
@@ -469,11 +387,55 @@ pub fn run_bench(args: &BenchArgs) -> i32 {
         Err(_) => work(),
     };
     progress.finish();
+    let report = BenchReport {
+        schema_version: SCHEMA_VERSION,
+        tool: "sysyc bench".into(),
+        unix_time: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+        commit: current_commit(),
+        opt_level: args.opt_level,
+        runs: args.runs,
+        regalloc: Some(args.regalloc.name().into()),
+        reference: with_ref.then(|| "gcc".into()),
+        geomean_ratio: geomean(rows.iter().filter_map(BenchRow::ratio)),
+        shard,
+        cases: rows,
+    };
+    conclude(
+        &report,
+        &Outputs {
+            save: args.save.clone(),
+            html: args.html.clone(),
+            junit: args.junit.clone(),
+            baseline,
+            threshold: args.threshold,
+            history,
+        },
+    )
+}
 
-    let geo = geomean(rows.iter().filter_map(BenchRow::ratio));
-    print!("{}", table(&rows, with_ref));
-    if let Some(g) = geo {
-        println!("geomean sysyc/gcc executed instructions: {g:.3}");
+/// What to do with a finished (or merged) benchmark report.
+pub struct Outputs {
+    pub save: Option<PathBuf>,
+    pub html: Option<PathBuf>,
+    pub junit: Option<PathBuf>,
+    pub baseline: Option<BenchReport>,
+    pub threshold: f64,
+    /// Earlier runs for the trend view (the report itself is added as the last point).
+    pub history: Vec<BenchReport>,
+}
+
+/// Prints the table, broken cases and the baseline comparison, and writes the requested
+/// files. Returns the exit code: 1 if a case broke or regressed, 2 if a file could not be
+/// written.
+pub fn conclude(report: &BenchReport, out: &Outputs) -> i32 {
+    let rows = &report.cases;
+    print!("{}", table(rows, report.reference.is_some()));
+    for m in Metric::ALL {
+        if let Some(g) = geomean(rows.iter().filter_map(|r| r.ratio_of(m))) {
+            println!("geomean sysyc/gcc {}: {g:.3}", m.key());
+        }
     }
     let broken: Vec<&BenchRow> = rows.iter().filter(|r| !r.sysyc.ok()).collect();
     for r in &broken {
@@ -485,57 +447,131 @@ pub fn run_bench(args: &BenchArgs) -> i32 {
         );
     }
     let mut code = i32::from(!broken.is_empty());
-
-    let comparison = baseline
+    let comparison = out
+        .baseline
         .as_ref()
-        .map(|b| compare_baseline(&rows, b, args.threshold));
+        .map(|b| compare_baseline(rows, b, out.threshold));
     if let Some(cmp) = &comparison {
         print!("{}", cmp.text);
-        if cmp.regressions > 0 {
+        if !cmp.regressions.is_empty() {
             code = 1;
         }
     }
-    let doc = to_json(&rows, args, geo);
-    if let Some(p) = &args.save {
-        if let Some(dir) = p.parent() {
-            let _ = std::fs::create_dir_all(dir);
+    let mut write = |path: &Option<PathBuf>, text: &dyn Fn() -> String| {
+        if let Some(p) = path {
+            if let Err(e) = std::fs::write(p, text()) {
+                eprintln!("sysyc bench: writing {}: {e}", p.display());
+                code = 2;
+            }
         }
-        if let Err(e) = std::fs::write(p, doc.pretty()) {
-            eprintln!("sysyc bench: writing {}: {e}", p.display());
-            code = 2;
-        }
-    }
-    if let Some(p) = &args.html {
-        let base_ratios = comparison
-            .as_ref()
-            .map(|c| c.ratios.clone())
-            .unwrap_or_default();
-        if let Err(e) = std::fs::write(p, html(&rows, geo, &base_ratios, args)) {
-            eprintln!("sysyc bench: writing {}: {e}", p.display());
+    };
+    write(&out.junit, &|| {
+        let regressions = comparison.as_ref().map_or(&[][..], |c| &c.regressions);
+        junit::bench_xml(report, regressions)
+    });
+    write(&out.html, &|| {
+        let mut history = out.history.clone();
+        history.push(report.clone());
+        report::html(Some(report), comparison.as_ref(), &history)
+    });
+    if let Some(p) = &out.save {
+        if let Err(e) = results::write(p, report) {
+            eprintln!("sysyc bench: {e}");
             code = 2;
         }
     }
     code
 }
 
+/// The benchmark results saved in `dir` (every `*.json` that is one), oldest first. Other JSON
+/// files are passed over with a note; a file of a newer schema is an error.
+pub fn load_history(dir: &Path) -> Result<Vec<BenchReport>, String> {
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    paths.sort();
+    let mut runs = Vec::new();
+    for p in paths {
+        match results::read(&p) {
+            Ok(results::Report::Bench(b)) => runs.push(b),
+            Ok(results::Report::Test(_)) => {}
+            Err(e) if e.contains("newer sysyc") => return Err(e),
+            Err(e) => eprintln!("sysyc bench: --history: skipping {e}"),
+        }
+    }
+    runs.sort_by_key(|r| r.unix_time);
+    Ok(runs)
+}
+
+/// The commit being measured: `$SYSY_COMMIT`, the CI's commit variable, else `git describe`
+/// of the tree this binary was built from.
+fn current_commit() -> Option<String> {
+    for var in ["SYSY_COMMIT", "CI_COMMIT_SHORT_SHA", "GITHUB_SHA"] {
+        if let Ok(c) = std::env::var(var) {
+            if !c.is_empty() {
+                return Some(c.chars().take(12).collect());
+            }
+        }
+    }
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(toolchain::repo_root())
+        .args(["describe", "--always", "--dirty", "--abbrev=10"])
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let s = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    (out.status.success() && !s.is_empty()).then_some(s)
+}
+
+/// A timer as `median ms (min-max, ±noise%)`.
+fn show_timer(m: &Measure) -> String {
+    match (&m.timer, m.timer_us) {
+        (Some(t), _) => {
+            let mut s = format!("{:.1}", t.median / 1e3);
+            if t.n > 1 {
+                s += &format!(" ({:.1}-{:.1}", t.min / 1e3, t.max / 1e3);
+                if let Some(p) = t.noise_pct() {
+                    s += &format!(", ±{p:.1}%");
+                }
+                s.push(')');
+            }
+            s
+        }
+        (None, Some(us)) => format!("{:.1}", us as f64 / 1e3),
+        _ => "-".into(),
+    }
+}
+
 fn table(rows: &[BenchRow], with_ref: bool) -> String {
     let w = rows.iter().map(|r| r.name.len()).max().unwrap_or(4).max(4);
-    let mut s = format!(
-        "{:<w$} {:>14} {:>12} {:>9} {:>7} {:>7} {:>6} {:>8}",
-        "case", "sysyc insns", "timer ms", "static", "spill-l", "spill-s", "moves", "frame"
+    let has_cycles = rows.iter().any(|r| r.sysyc.cycles.is_some());
+    let tw = rows
+        .iter()
+        .flat_map(|r| std::iter::once(&r.sysyc).chain(&r.reference))
+        .map(|m| show_timer(m).len())
+        .max()
+        .unwrap_or(8)
+        .max(8);
+    let mut s = format!("{:<w$} {:>14}", "case", "sysyc insns");
+    if has_cycles {
+        s += &format!(" {:>14}", "sysyc cycles");
+    }
+    s += &format!(
+        " {:>tw$} {:>9} {:>7} {:>7} {:>6} {:>8}",
+        "timer ms", "static", "spill-l", "spill-s", "moves", "frame"
     );
     if with_ref {
-        s += &format!(
-            " {:>14} {:>12} {:>9} {:>7}",
-            "gcc insns", "gcc timer", "static", "ratio"
-        );
+        s += &format!(" {:>14}", "gcc insns");
+        if has_cycles {
+            s += &format!(" {:>14}", "gcc cycles");
+        }
+        s += &format!(" {:>tw$} {:>9} {:>7}", "gcc timer", "static", "ratio");
     }
     s.push('\n');
     for r in rows {
-        let ms = |m: &Measure| {
-            m.timer_us
-                .map_or("-".into(), |us| format!("{:.1}", us as f64 / 1e3))
-        };
         let status = |m: &Measure| {
             if m.ok() {
                 String::new()
@@ -543,11 +579,13 @@ fn table(rows: &[BenchRow], with_ref: bool) -> String {
                 format!("  [{}]", m.status)
             }
         };
+        s += &format!("{:<w$} {:>14}", r.name, fmt_opt(r.sysyc.insns));
+        if has_cycles {
+            s += &format!(" {:>14}", fmt_opt(r.sysyc.cycles));
+        }
         s += &format!(
-            "{:<w$} {:>14} {:>12} {:>9} {:>7} {:>7} {:>6} {:>8}",
-            r.name,
-            fmt_opt(r.sysyc.insns),
-            ms(&r.sysyc),
+            " {:>tw$} {:>9} {:>7} {:>7} {:>6} {:>8}",
+            show_timer(&r.sysyc),
             fmt_opt(r.sysyc.static_insns),
             fmt_opt(r.sysyc.spill_loads),
             fmt_opt(r.sysyc.spill_stores),
@@ -555,10 +593,13 @@ fn table(rows: &[BenchRow], with_ref: bool) -> String {
             fmt_opt(r.sysyc.frame_bytes)
         );
         if let Some(g) = &r.reference {
+            s += &format!(" {:>14}", fmt_opt(g.insns));
+            if has_cycles {
+                s += &format!(" {:>14}", fmt_opt(g.cycles));
+            }
             s += &format!(
-                " {:>14} {:>12} {:>9} {:>7}",
-                fmt_opt(g.insns),
-                ms(g),
+                " {:>tw$} {:>9} {:>7}",
+                show_timer(g),
                 fmt_opt(g.static_insns),
                 r.ratio().map_or("-".into(), |x| format!("{x:.3}"))
             );
@@ -574,106 +615,93 @@ fn table(rows: &[BenchRow], with_ref: bool) -> String {
     s
 }
 
-fn to_json(rows: &[BenchRow], args: &BenchArgs, geo: Option<f64>) -> Json {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    Json::obj([
-        ("tool", Json::from("sysyc bench")),
-        ("unix_time", Json::from(now)),
-        ("opt_level", Json::from(args.opt_level as u64)),
-        ("runs", Json::from(args.runs)),
-        ("regalloc", Json::from(args.regalloc.name())),
-        ("reference", Json::from(args.reference.clone())),
-        ("geomean_ratio", Json::from(geo)),
-        (
-            "cases",
-            Json::Arr(
-                rows.iter()
-                    .map(|r| {
-                        Json::obj([
-                            ("name", Json::from(r.name.as_str())),
-                            ("fingerprint", Json::from(r.fingerprint.clone())),
-                            ("sysyc", r.sysyc.to_json()),
-                            (
-                                "reference",
-                                r.reference.as_ref().map_or(Json::Null, Measure::to_json),
-                            ),
-                            ("ratio", Json::from(r.ratio())),
-                        ])
-                    })
-                    .collect(),
-            ),
-        ),
-    ])
-}
-
 /// The result of comparing with a baseline.
 pub struct Comparison {
     pub text: String,
-    pub regressions: usize,
-    /// Per case: current / baseline instructions.
-    pub ratios: Vec<(String, f64)>,
+    /// Cases that broke or regressed, with why.
+    pub regressions: Vec<(String, String)>,
+    /// Per metric, per case: current / baseline.
+    pub ratios: Vec<(Metric, Vec<(String, f64)>)>,
 }
 
-/// Compares sysyc's figures with a baseline JSON written by `--save`.
-pub fn compare_baseline(rows: &[BenchRow], baseline: &Json, threshold: f64) -> Comparison {
-    let mut base = Vec::new();
-    for c in baseline
-        .get("cases")
-        .and_then(Json::as_array)
-        .unwrap_or(&[])
-    {
-        if let (Some(name), Some(m)) = (c.get("name").and_then(Json::as_str), c.get("sysyc")) {
-            base.push((name.to_string(), Measure::from_json(m)));
-        }
-    }
+/// Compares sysyc's figures with a baseline written by `--save` (or `sysyc merge`). A case
+/// regresses when it broke, or when a metric grew by more than `threshold` percent; a timer
+/// must also have grown beyond the noise of both runs (disjoint 95 % intervals), so a timer
+/// measured once is never flagged.
+pub fn compare_baseline(rows: &[BenchRow], baseline: &BenchReport, threshold: f64) -> Comparison {
     let mut text = format!(
-        "\nagainst the baseline (regression: > {threshold}% more instructions, or broken):\n"
+        "\nagainst the baseline (regression: broken, or > {threshold}% more of a count, or of a \
+         timer beyond its noise):\n"
     );
-    let (mut regressions, mut better, mut ratios) = (0, 0, Vec::new());
+    let mut regressions = Vec::new();
+    let mut ratios: Vec<(Metric, Vec<(String, f64)>)> =
+        Metric::ALL.iter().map(|&m| (m, Vec::new())).collect();
+    let (mut compared, mut better) = (0, 0);
     for r in rows {
-        let Some((_, b)) = base.iter().find(|(n, _)| *n == r.name) else {
+        let Some(b) = baseline.cases.iter().find(|c| c.name == r.name) else {
             continue;
         };
+        let b = &b.sysyc;
+        compared += 1;
         if b.ok() && !r.sysyc.ok() {
-            regressions += 1;
-            text += &format!("  REGRESSION {}: now {}\n", r.name, r.sysyc.status);
+            let why = format!("now {}", r.sysyc.status);
+            text += &format!("  REGRESSION {}: {why}\n", r.name);
+            regressions.push((r.name.clone(), why));
             continue;
         }
-        let (Some(now), Some(then)) = (r.sysyc.insns, b.insns) else {
-            continue;
-        };
-        let ratio = now as f64 / then.max(1) as f64;
-        ratios.push((r.name.clone(), ratio));
-        let pct = (ratio - 1.0) * 100.0;
-        let timer = match (r.sysyc.timer_us, b.timer_us) {
-            (Some(a), Some(b)) if b > 0 => {
-                format!(", timer {:+.1}%", (a as f64 / b as f64 - 1.0) * 100.0)
+        let mut why = Vec::new();
+        for (metric, list) in &mut ratios {
+            let (Some(now), Some(then)) = (metric.value(&r.sysyc), metric.value(b)) else {
+                continue;
+            };
+            if then <= 0.0 {
+                continue;
             }
-            _ => String::new(),
-        };
-        if pct > threshold {
-            regressions += 1;
-            text += &format!(
-                "  REGRESSION {}: {} -> {} insns ({pct:+.2}%{timer})\n",
-                r.name, then, now
+            let ratio = now / then;
+            list.push((r.name.clone(), ratio));
+            let pct = (ratio - 1.0) * 100.0;
+            let change = format!(
+                "{} {} -> {} ({pct:+.2}%)",
+                metric.key(),
+                metric.show(then),
+                metric.show(now)
             );
-        } else if pct < -threshold {
-            better += 1;
-            text += &format!(
-                "  improved   {}: {} -> {} insns ({pct:+.2}%{timer})\n",
-                r.name, then, now
-            );
+            let spreads = (metric.spread(&r.sysyc), metric.spread(b));
+            let beyond_noise = |up: bool| {
+                metric.is_exact()
+                    || match spreads {
+                        (Some(n), Some(t)) if up => above_noise(n, t),
+                        (Some(n), Some(t)) => above_noise(t, n),
+                        _ => false,
+                    }
+            };
+            if pct > threshold {
+                if beyond_noise(true) {
+                    why.push(change);
+                } else {
+                    text += &format!("  within noise {}: {change}\n", r.name);
+                }
+            } else if pct < -threshold && beyond_noise(false) {
+                better += 1;
+                text += &format!("  improved   {}: {change}\n", r.name);
+            }
+        }
+        if !why.is_empty() {
+            let why = why.join(", ");
+            text += &format!("  REGRESSION {}: {why}\n", r.name);
+            regressions.push((r.name.clone(), why));
         }
     }
-    if let Some(g) = geomean(ratios.iter().map(|r| r.1)) {
-        text += &format!("  geomean now/baseline: {g:.4}\n");
+    for (metric, list) in &ratios {
+        if let Some(g) = geomean(list.iter().map(|r| r.1)) {
+            text += &format!("  geomean now/baseline {}: {g:.4}\n", metric.key());
+        }
     }
     text += &format!(
-        "  {} compared, {regressions} regressed, {better} improved\n",
-        ratios.len()
+        "  {compared} compared, {} regressed, {better} improved\n",
+        regressions.len()
     );
+    ratios.retain(|(_, l)| !l.is_empty());
     Comparison {
         text,
         regressions,
@@ -681,136 +709,8 @@ pub fn compare_baseline(rows: &[BenchRow], baseline: &Json, threshold: f64) -> C
     }
 }
 
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-/// A self-contained HTML page: an SVG bar chart of per-case ratios (against gcc, or else against
-/// the baseline) with the geometric mean, then the full table.
-pub fn html(
-    rows: &[BenchRow],
-    geo: Option<f64>,
-    base_ratios: &[(String, f64)],
-    args: &BenchArgs,
-) -> String {
-    let (title, bars): (&str, Vec<(String, f64)>) = if args.reference.is_some() {
-        (
-            "executed instructions, sysyc / gcc -O2 (lower is better)",
-            rows.iter()
-                .filter_map(|r| Some((r.name.clone(), r.ratio()?)))
-                .collect(),
-        )
-    } else {
-        (
-            "executed instructions, now / baseline (lower is better)",
-            base_ratios.to_vec(),
-        )
-    };
-    let geo_line = if args.reference.is_some() {
-        geo
-    } else {
-        geomean(bars.iter().map(|b| b.1))
-    };
-    let mut svg = String::new();
-    if !bars.is_empty() {
-        let (label_w, bar_w, row_h, top) = (300.0, 560.0, 16.0, 30.0);
-        let max = bars.iter().map(|b| b.1).fold(1.0f64, f64::max) * 1.05;
-        let x = |v: f64| label_w + v / max * bar_w;
-        let height = top + row_h * bars.len() as f64 + 30.0;
-        svg += &format!(
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{height}\" font-family=\"sans-serif\" font-size=\"11\">\n",
-            label_w + bar_w + 80.0
-        );
-        svg += &format!(
-            "<text x=\"{label_w}\" y=\"16\" font-size=\"13\">{}</text>\n",
-            esc(title)
-        );
-        for (i, (name, v)) in bars.iter().enumerate() {
-            let y = top + row_h * i as f64;
-            let color = if *v <= 1.0 {
-                "#4a9a4a"
-            } else if *v <= 1.5 {
-                "#d99a2b"
-            } else {
-                "#c0392b"
-            };
-            svg += &format!(
-                "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text><rect x=\"{label_w}\" y=\"{}\" width=\"{:.1}\" height=\"{}\" fill=\"{color}\"><title>{}: {v:.3}</title></rect><text x=\"{:.1}\" y=\"{}\">{v:.3}</text>\n",
-                label_w - 6.0,
-                y + 11.0,
-                esc(name),
-                y + 2.0,
-                x(*v) - label_w,
-                row_h - 4.0,
-                esc(name),
-                x(*v) + 4.0,
-                y + 11.0
-            );
-        }
-        let bottom = top + row_h * bars.len() as f64;
-        svg += &format!(
-            "<line x1=\"{0:.1}\" x2=\"{0:.1}\" y1=\"{top}\" y2=\"{bottom}\" stroke=\"#333\"/><text x=\"{0:.1}\" y=\"{1}\" text-anchor=\"middle\">1.0</text>\n",
-            x(1.0),
-            bottom + 14.0
-        );
-        if let Some(g) = geo_line {
-            svg += &format!(
-                "<line x1=\"{0:.1}\" x2=\"{0:.1}\" y1=\"{top}\" y2=\"{bottom}\" stroke=\"#1f5fbf\" stroke-dasharray=\"5,3\" stroke-width=\"2\"/><text x=\"{0:.1}\" y=\"{1}\" text-anchor=\"middle\" fill=\"#1f5fbf\">geomean {g:.3}</text>\n",
-                x(g),
-                bottom + 26.0
-            );
-        }
-        svg += "</svg>\n";
-    } else {
-        svg += "<p>No ratios to chart (use --reference gcc or --baseline).</p>\n";
-    }
-    let mut t = String::from(
-        "<table><tr><th>case</th><th>sysyc insns</th><th>timer ms</th><th>static</th><th>spill loads</th><th>spill stores</th><th>moves</th><th>frame bytes</th><th>gcc insns</th><th>gcc timer ms</th><th>gcc static</th><th>ratio</th><th>status</th></tr>\n",
-    );
-    for r in rows {
-        let g = r.reference.clone().unwrap_or_default();
-        let ms = |m: &Measure| {
-            m.timer_us
-                .map_or("-".into(), |us| format!("{:.1}", us as f64 / 1e3))
-        };
-        let status = if r.sysyc.ok() {
-            String::new()
-        } else {
-            r.sysyc.status.clone()
-        };
-        t += &format!(
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
-            esc(&r.name),
-            fmt_opt(r.sysyc.insns),
-            ms(&r.sysyc),
-            fmt_opt(r.sysyc.static_insns),
-            fmt_opt(r.sysyc.spill_loads),
-            fmt_opt(r.sysyc.spill_stores),
-            fmt_opt(r.sysyc.moves),
-            fmt_opt(r.sysyc.frame_bytes),
-            fmt_opt(g.insns),
-            ms(&g),
-            fmt_opt(g.static_insns),
-            r.ratio().map_or("-".into(), |x| format!("{x:.3}")),
-            esc(&status)
-        );
-    }
-    t += "</table>\n";
-    format!(
-        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>sysyc bench</title>\n<style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse;font-size:12px}}td,th{{border:1px solid #ccc;padding:2px 6px;text-align:right}}td:first-child{{text-align:left}}</style></head><body>\n<h1>sysyc bench</h1>\n<p>sysyc -O{} (register allocator: {}), {} case(s), {} timed run(s) each{}.</p>\n{svg}{t}</body></html>\n",
-        args.opt_level,
-        args.regalloc.name(),
-        rows.len(),
-        args.runs,
-        geo.map_or(String::new(), |g| format!("; geomean sysyc/gcc instructions {g:.3}"))
-    )
-}
-
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -824,95 +724,91 @@ mod tests {
     }
 
     #[test]
-    fn measures_saved_before_the_static_columns_still_load() {
-        let old = Json::parse(r#"{"status": "ok", "insns": 42, "static_insns": 7}"#).unwrap();
-        let m = Measure::from_json(&old);
-        assert_eq!(
-            (m.insns, m.static_insns, m.spill_loads, m.frame_bytes),
-            (Some(42), Some(7), None, None)
-        );
-        let new = Measure {
-            spill_loads: Some(3),
-            spill_stores: Some(2),
-            moves: Some(5),
-            frame_bytes: Some(64),
-            ..m
-        };
-        let back = Measure::from_json(&Json::parse(&new.to_json().pretty()).unwrap());
-        assert_eq!(
-            (
-                back.spill_loads,
-                back.spill_stores,
-                back.moves,
-                back.frame_bytes
-            ),
-            (Some(3), Some(2), Some(5), Some(64))
-        );
-    }
-
-    #[test]
     fn asm_counts_only_instructions() {
         let s =
             "\t.text\n\t.globl main\nmain:\n\taddi sp, sp, -16 # frame\n.Lbb1: li a0, 0\n\n\tret\n";
         assert_eq!(count_asm_insns(s), 3);
     }
 
-    #[test]
-    fn html_report_has_a_bar_per_ratio_and_the_geomean() {
-        let m = |insns| Measure {
+    /// A report of three cases against gcc, for the comparison and report tests.
+    pub(crate) fn sample_report() -> BenchReport {
+        let m = |insns, timer: &[f64]| Measure {
             status: "ok".into(),
             insns: Some(insns),
+            timer: Spread::of(timer),
             ..Measure::default()
         };
-        let rows: Vec<BenchRow> = [(120, 100), (80, 100), (300, 100)]
+        let cases = [(120, 100), (80, 100), (300, 100)]
             .iter()
             .enumerate()
-            .map(|(i, &(a, b))| BenchRow {
-                name: format!("perf/case<{i}>"),
-                fingerprint: Some(format!("{i:016x}")),
-                sysyc: m(a),
-                reference: Some(m(b)),
+            .map(|(i, &(a, b))| {
+                let mut row = BenchRow {
+                    name: format!("perf/case<{i}>"),
+                    fingerprint: Some(format!("{i:016x}")),
+                    sysyc: m(a, &[1000.0, 1010.0, 990.0]),
+                    reference: Some(Measure {
+                        built_by: Some(if i == 2 { "clang" } else { "gcc" }.into()),
+                        ..m(b, &[2000.0, 2100.0, 1900.0])
+                    }),
+                    ratio: None,
+                };
+                row.ratio = row.ratio();
+                row
             })
             .collect();
-        let args = BenchArgs {
-            dirs: vec![],
-            runs: 1,
-            save: None,
-            baseline: None,
-            reference: Some("gcc".into()),
-            threshold: 2.0,
-            html: None,
+        BenchReport {
+            schema_version: SCHEMA_VERSION,
+            tool: "sysyc bench".into(),
+            unix_time: 1_700_000_000,
+            commit: Some("abc123".into()),
             opt_level: 2,
-            jobs: 1,
-            filter: None,
-            timeout: 1.0,
-            regalloc: Allocator::LinearScan,
-            reference_from: None,
-        };
-        let geo = geomean(rows.iter().filter_map(BenchRow::ratio));
-        assert!((geo.unwrap() - (1.2f64 * 0.8 * 3.0).powf(1.0 / 3.0)).abs() < 1e-9);
-        let page = html(&rows, geo, &[], &args);
-        assert_eq!(page.matches("<rect").count(), 3);
-        assert!(
-            page.contains("geomean 1.423") && page.contains("perf/case&lt;0&gt;"),
-            "{page}"
-        );
-        if let Some(p) = std::env::var_os("SYSY_BENCH_HTML_SAMPLE") {
-            std::fs::write(p, &page).unwrap();
+            runs: 3,
+            regalloc: Some("linear-scan".into()),
+            reference: Some("gcc".into()),
+            geomean_ratio: None,
+            shard: None,
+            cases,
         }
-        // A baseline comparison flags the case that got more than 2% worse.
-        let base = to_json(&rows, &args, geo);
-        let mut now = rows.clone();
-        now[1].sysyc.insns = Some(90);
+    }
+
+    #[test]
+    fn baseline_comparison_flags_counts_beyond_threshold_and_timers_beyond_noise() {
+        let base = sample_report();
+        let mut now = base.cases.clone();
+        now[1].sysyc.insns = Some(90); // +12.5% instructions
+        now[0].sysyc.timer = Spread::of(&[1300.0, 1310.0, 1290.0]); // slower, clearly
+        now[2].sysyc.timer = Spread::of(&[1100.0, 1600.0, 600.0]); // slower median, but noisy
         let cmp = compare_baseline(&now, &base, 2.0);
-        assert_eq!(cmp.regressions, 1, "{}", cmp.text);
-        // Saved reference rows come back by name and fingerprint.
-        let saved = saved_references(&Json::parse(&base.pretty()).unwrap());
+        let names: Vec<&str> = cmp.regressions.iter().map(|r| r.0.as_str()).collect();
+        assert_eq!(names, ["perf/case<0>", "perf/case<1>"], "{}", cmp.text);
+        assert!(
+            cmp.text.contains("within noise perf/case<2>: timer"),
+            "{}",
+            cmp.text
+        );
+        // A broken case regresses whatever its numbers.
+        now[2].sysyc.status = "crash".into();
+        let cmp = compare_baseline(&now, &base, 50.0);
+        assert_eq!(cmp.regressions.len(), 1, "{}", cmp.text);
+        assert_eq!(cmp.regressions[0].1, "now crash");
+        // Saved reference rows come back by name and fingerprint, through the file format.
+        let text = serde_json::to_string(&base).unwrap();
+        let results::Report::Bench(back) = results::parse(&text).unwrap() else {
+            panic!()
+        };
+        let saved = saved_references(&back);
         assert_eq!(saved.len(), 3);
         assert_eq!(
             (saved[2].0.as_str(), saved[2].1.as_str(), saved[2].2.insns),
             ("perf/case<2>", "0000000000000002", Some(100))
         );
+    }
+
+    #[test]
+    fn table_shows_the_timer_spread_and_the_stand_in_reference() {
+        let t = table(&sample_report().cases, true);
+        assert!(t.contains("1.0 (1.0-1.0, ±2.5%)"), "{t}");
+        assert!(t.contains("(reference: clang -O2)"), "{t}");
     }
 
     #[test]

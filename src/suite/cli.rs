@@ -1,9 +1,11 @@
 //! The `sysyc build` and `sysyc test` subcommands: argument structs (argh) and their drivers.
 
-use super::cases::{count_lines, discover};
-use super::json::Json;
+use super::cases::{count_lines, discover, Case};
+use super::junit;
 use super::progress::Progress;
+use super::results::{self, TestRecord, TestReport, SCHEMA_VERSION};
 use super::runner::{self, CaseResult, Compiler, RunConfig};
+use super::shard::{self, Shard};
 use crate::backend::riscv::regalloc::Allocator;
 use crate::driver::{CompileOptions, Emit};
 use argh::FromArgs;
@@ -41,6 +43,11 @@ pub struct BuildArgs {
     /// only cases whose name contains one of these comma-separated substrings
     #[argh(option)]
     pub filter: Option<String>,
+    /// run only shard K of N (K/N, K from 1; cases split by a hash of their name); default
+    /// from the CI or batch scheduler (CI_NODE_INDEX/CI_NODE_TOTAL, JOB_COMPLETION_INDEX with
+    /// SYSY_SHARD_TOTAL, SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT, SYSY_SHARD)
+    #[argh(option)]
+    pub shard: Option<Shard>,
 }
 
 /// Compile, run and check test cases: NAME.sy with optional NAME.in (stdin) and NAME.out.
@@ -65,6 +72,14 @@ pub struct TestArgs {
     /// write per-case results as JSON to this file
     #[argh(option)]
     pub json: Option<PathBuf>,
+    /// write per-case results as JUnit XML to this file
+    #[argh(option)]
+    pub junit: Option<PathBuf>,
+    /// run only shard K of N (K/N, K from 1; cases split by a hash of their name); default
+    /// from the CI or batch scheduler (CI_NODE_INDEX/CI_NODE_TOTAL, JOB_COMPLETION_INDEX with
+    /// SYSY_SHARD_TOTAL, SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT, SYSY_SHARD)
+    #[argh(option)]
+    pub shard: Option<Shard>,
     /// emit LLVM IR, build it with clang and run it natively instead of RISC-V under qemu
     #[argh(switch)]
     pub emit_llvm: bool,
@@ -100,14 +115,15 @@ fn compile_options(opt: u8, emit: Emit, verify: bool, regalloc: Allocator) -> Co
 
 /// `sysyc build`: returns the exit code (1 if any file failed to compile).
 pub fn run_build(args: &BuildArgs) -> i32 {
-    let cases = match discover(&args.dirs, args.filter.as_deref()) {
-        Ok(c) if !c.is_empty() => c,
-        Ok(_) => {
-            eprintln!("sysyc build: no .sy files found");
-            return 2;
-        }
+    let (cases, _) = match select_cases(
+        &args.dirs,
+        args.filter.as_deref(),
+        args.shard,
+        "sysyc build",
+    ) {
+        Ok(c) => c,
         Err(e) => {
-            eprintln!("sysyc build: {e}");
+            eprintln!("{e}");
             return 2;
         }
     };
@@ -214,17 +230,14 @@ pub fn test_config(args: &TestArgs) -> Result<RunConfig, String> {
 
 /// `sysyc test`: returns the exit code (1 if any case failed, 2 on bad usage).
 pub fn run_test(args: &TestArgs) -> i32 {
-    let cases = match discover(&args.dirs, args.filter.as_deref()) {
-        Ok(c) if !c.is_empty() => c,
-        Ok(_) => {
-            eprintln!("sysyc test: no cases found");
-            return 2;
-        }
-        Err(e) => {
-            eprintln!("sysyc test: {e}");
-            return 2;
-        }
-    };
+    let (cases, shard) =
+        match select_cases(&args.dirs, args.filter.as_deref(), args.shard, "sysyc test") {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("{e}");
+                return 2;
+            }
+        };
     let cfg = match test_config(args) {
         Ok(c) => c,
         Err(e) => {
@@ -259,9 +272,15 @@ pub fn run_test(args: &TestArgs) -> i32 {
         failed,
         progress.elapsed_secs()
     );
+    let report = test_report(&results, &cfg, shard);
     if let Some(path) = &args.json {
-        let doc = results_json(&results, &cfg);
-        if let Err(e) = std::fs::write(path, doc.pretty()) {
+        if let Err(e) = results::write(path, &report) {
+            eprintln!("sysyc test: {e}");
+            return 2;
+        }
+    }
+    if let Some(path) = &args.junit {
+        if let Err(e) = std::fs::write(path, junit::test_xml(&report)) {
             eprintln!("sysyc test: writing {}: {e}", path.display());
             return 2;
         }
@@ -337,30 +356,50 @@ pub fn summary_table(results: &[CaseResult]) -> String {
     s
 }
 
-/// Per-case results as JSON.
-pub fn results_json(results: &[CaseResult], cfg: &RunConfig) -> Json {
+/// Per-case results as a report (for `--json` and `--junit`).
+pub fn test_report(results: &[CaseResult], cfg: &RunConfig, shard: Option<Shard>) -> TestReport {
     let ms = |d: Duration| (d.as_secs_f64() * 1e6).round() / 1e3;
-    let cases = results
+    let cases: Vec<TestRecord> = results
         .iter()
-        .map(|r| {
-            Json::obj([
-                ("name", Json::from(r.name.as_str())),
-                ("outcome", Json::from(r.outcome.kind())),
-                ("compile_ms", Json::from(ms(r.compile_time))),
-                ("run_ms", Json::from(r.run_time.map(ms))),
-                ("timer_us", Json::from(r.timer_us)),
-                (
-                    "detail",
-                    Json::from(runner::truncate(r.outcome.detail(), 4000)),
-                ),
-            ])
+        .map(|r| TestRecord {
+            name: r.name.clone(),
+            outcome: r.outcome.kind().into(),
+            compile_ms: ms(r.compile_time),
+            run_ms: r.run_time.map(ms),
+            timer_us: r.timer_us,
+            detail: runner::truncate(r.outcome.detail(), 4000),
         })
         .collect();
-    let failed = results.iter().filter(|r| !r.outcome.is_pass()).count();
-    Json::obj([
-        ("compiler", Json::from(cfg.compiler.label())),
-        ("passed", Json::from(results.len() - failed)),
-        ("failed", Json::from(failed)),
-        ("cases", Json::Arr(cases)),
-    ])
+    let failed = cases.iter().filter(|c| !c.is_pass()).count();
+    TestReport {
+        schema_version: SCHEMA_VERSION,
+        tool: "sysyc test".into(),
+        compiler: cfg.compiler.label(),
+        shard,
+        passed: cases.len() - failed,
+        failed,
+        cases,
+    }
+}
+
+/// The cases under `dirs` matching `filter`, narrowed to the shard given by `flag` or the
+/// environment. No case at all is an error; an empty shard is not (a small suite split many
+/// ways).
+pub fn select_cases(
+    dirs: &[PathBuf],
+    filter: Option<&str>,
+    flag: Option<Shard>,
+    tool: &str,
+) -> Result<(Vec<Case>, Option<Shard>), String> {
+    let mut cases = discover(dirs, filter).map_err(|e| format!("{tool}: {e}"))?;
+    if cases.is_empty() {
+        return Err(format!("{tool}: no cases found"));
+    }
+    let shard = shard::from_args_or_env(flag, tool).map_err(|e| format!("{tool}: {e}"))?;
+    if let Some(s) = shard {
+        let all = cases.len();
+        cases.retain(|c| s.contains(&c.name));
+        eprintln!("{tool}: shard {s}: {} of {all} cases", cases.len());
+    }
+    Ok((cases, shard))
 }

@@ -1,8 +1,8 @@
 //! The comparison rule of the suites (shared/suites/README.md): the expected text is the
 //! program's stdout, plus `\n` if it is non-empty and does not end in one, plus the exit code and
 //! `\n`; both sides are compared after turning CRLF into LF and stripping trailing whitespace
-//! from every line and from the end. On a mismatch, `diff` renders the differing region with a
-//! little context, truncated so a runaway output stays readable.
+//! from every line and from the end. On a mismatch, `diff` renders a unified diff with context,
+//! truncated so a runaway output stays readable.
 
 /// The `.out` text a run corresponds to.
 pub fn actual_text(stdout: &[u8], exit_code: i32) -> Vec<u8> {
@@ -38,69 +38,69 @@ pub fn matches(expected: &[u8], actual: &[u8]) -> bool {
     normalize(expected) == normalize(actual)
 }
 
-/// A unified-style rendering of where normalized `expected` and `actual` differ: the region
-/// between the common prefix and the common suffix of lines, with `context` lines around it and
-/// at most `max_lines` lines per side. Long lines are cut at 160 characters.
+/// A unified diff (`similar`) from normalized `expected` to `actual`: `-` lines expected, `+`
+/// lines got, `context` unchanged lines around each change, at most `max_lines` changed lines in
+/// all (a runaway output stays readable). Long lines are cut to a window of 160 characters that
+/// starts a little before the first column where the first changed pair of a hunk differs.
 pub fn diff(expected: &[u8], actual: &[u8], context: usize, max_lines: usize) -> String {
-    let (e, a) = (normalize(expected), normalize(actual));
-    let el: Vec<&[u8]> = e.split(|&b| b == b'\n').collect();
-    let al: Vec<&[u8]> = a.split(|&b| b == b'\n').collect();
-    let prefix = el.iter().zip(&al).take_while(|(x, y)| x == y).count();
-    let max_suffix = el.len().min(al.len()) - prefix;
-    let suffix = el
-        .iter()
-        .rev()
-        .zip(al.iter().rev())
-        .take(max_suffix)
-        .take_while(|(x, y)| x == y)
-        .count();
-    let (e_end, a_end) = (el.len() - suffix, al.len() - suffix);
-    let from = prefix.saturating_sub(context);
+    use similar::ChangeTag;
+    let (mut e, mut a) = (normalize(expected), normalize(actual));
+    // Both end in a newline, so a last line is never reported as "no newline at end of file".
+    e.push(b'\n');
+    a.push(b'\n');
+    let (e, a) = (String::from_utf8_lossy(&e), String::from_utf8_lossy(&a));
+    let d = similar::TextDiff::configure()
+        .timeout(std::time::Duration::from_secs(2))
+        .diff_lines(e.as_ref(), a.as_ref());
     let mut s = format!(
-        "@@ -{},{} +{},{} @@ (expected {} lines, got {})\n",
-        prefix + 1,
-        e_end - prefix,
-        prefix + 1,
-        a_end - prefix,
-        el.len(),
-        al.len()
+        "--- expected ({} lines)\n+++ got ({} lines)\n",
+        e.lines().count(),
+        a.lines().count()
     );
-    // Long lines are shown from a little before the first differing column.
-    let col = match (el.get(prefix), al.get(prefix)) {
-        (Some(x), Some(y)) => x.iter().zip(y.iter()).take_while(|(p, q)| p == q).count(),
-        _ => 0,
-    };
-    let skip = col.saturating_sub(60);
-    let show = |s: &mut String, sign: char, line: &[u8]| {
-        let text = String::from_utf8_lossy(line.get(skip..).unwrap_or(&[]));
-        let cut: String = text.chars().take(160).collect();
-        let more = if cut.len() < text.len() { " [...]" } else { "" };
-        let less = if skip > 0 && line.len() > skip {
-            "[...] "
-        } else {
-            ""
+    let mut shown = 0;
+    let mut hidden = 0;
+    for hunk in d.unified_diff().context_radius(context).iter_hunks() {
+        if shown >= max_lines {
+            hidden += hunk
+                .iter_changes()
+                .filter(|c| c.tag() != ChangeTag::Equal)
+                .count();
+            continue;
+        }
+        s.push_str(&format!("{}\n", hunk.header()));
+        let changes: Vec<_> = hunk.iter_changes().collect();
+        let first = |tag| changes.iter().find(|c| c.tag() == tag).map(|c| c.value());
+        let skip = match (first(ChangeTag::Delete), first(ChangeTag::Insert)) {
+            (Some(x), Some(y)) => {
+                let col = x.chars().zip(y.chars()).take_while(|(p, q)| p == q).count();
+                col.saturating_sub(60)
+            }
+            _ => 0,
         };
-        s.push_str(&format!("{sign}{less}{cut}{more}\n"));
-    };
-    if skip > 0 {
-        s.push_str(&format!("(lines shown from column {})\n", skip + 1));
-    }
-    for line in &el[from..prefix] {
-        show(&mut s, ' ', line);
-    }
-    for (sign, lines) in [('-', &el[prefix..e_end]), ('+', &al[prefix..a_end])] {
-        for line in lines.iter().take(max_lines) {
-            show(&mut s, sign, line);
+        for c in changes {
+            let sign = match c.tag() {
+                ChangeTag::Equal => ' ',
+                ChangeTag::Delete => '-',
+                ChangeTag::Insert => '+',
+            };
+            if sign != ' ' {
+                if shown >= max_lines {
+                    hidden += 1;
+                    continue;
+                }
+                shown += 1;
+            }
+            let line = c.value().trim_end_matches('\n');
+            let count = line.chars().count();
+            let from = if sign == ' ' { 0 } else { skip.min(count) };
+            let cut: String = line.chars().skip(from).take(160).collect();
+            let less = if from > 0 { "[...] " } else { "" };
+            let more = if from + 160 < count { " [...]" } else { "" };
+            s.push_str(&format!("{sign}{less}{cut}{more}\n"));
         }
-        if lines.len() > max_lines {
-            s.push_str(&format!(
-                "{sign}... {} more lines\n",
-                lines.len() - max_lines
-            ));
-        }
     }
-    for line in el[e_end..].iter().take(context) {
-        show(&mut s, ' ', line);
+    if hidden > 0 {
+        s.push_str(&format!("... {hidden} more changed lines\n"));
     }
     s
 }
@@ -126,10 +126,23 @@ mod tests {
     }
 
     #[test]
-    fn diff_shows_the_differing_region() {
+    fn diff_is_unified_from_expected_to_got() {
         let d = diff(b"1\n2\n3\n4\n0\n", b"1\n2\nX\n4\n0\n", 1, 10);
-        assert!(d.contains("-3\n+X\n"), "{d}");
-        assert!(d.starts_with("@@ -3,1 +3,1 @@"), "{d}");
+        assert_eq!(
+            d,
+            "--- expected (5 lines)\n+++ got (5 lines)\n@@ -2,3 +2,3 @@\n 2\n-3\n+X\n 4\n"
+        );
+        // Two separate changes make two hunks; the cap counts changed lines only.
+        let many: String = (0..100).map(|i| format!("{i}\n")).collect();
+        let other = many.replace("10\n", "ten\n").replace("90\n", "ninety\n");
+        let d = diff(many.as_bytes(), other.as_bytes(), 2, 10);
+        assert_eq!(d.matches("@@ ").count(), 2, "{d}");
+        assert!(d.contains(" 8\n 9\n-10\n+ten\n 11\n 12\n"), "{d}");
+        let d = diff(many.as_bytes(), other.as_bytes(), 2, 2);
+        assert!(
+            d.contains("+ten\n") && d.ends_with("... 2 more changed lines\n"),
+            "{d}"
+        );
         let long = format!("{}1\n0\n", "x ".repeat(200));
         let long2 = format!("{}2\n0\n", "x ".repeat(200));
         let d = diff(long.as_bytes(), long2.as_bytes(), 1, 10);

@@ -5,24 +5,34 @@
 //! - `toolchain`: tool names, the runtime library and the qemu plugin, built on first use;
 //! - `cases`: finding `NAME.sy` / `.in` / `.out` triples;
 //! - `exec`: child processes with stdin, captured output and a timeout;
-//! - `compare`: the whitespace-normalised comparison rule and diffs;
+//! - `compare`: the whitespace-normalised comparison rule and unified diffs;
 //! - `runner`: one case end to end, many in parallel;
-//! - `progress`, `json`: reporting;
-//! - `cli` (`build`, `test`) and `bench`: the subcommands.
+//! - `shard`: splitting a suite over processes and machines;
+//! - `results` (JSON files, schema-checked), `junit`, `report` (HTML), `stats`, `progress`:
+//!   recording and reporting;
+//! - `require`: the rule for missing suites and tools (fail in CI, skip loudly elsewhere);
+//! - `cli` (`build`, `test`), `bench` and `merge`: the subcommands.
 
 pub mod bench;
 pub mod cases;
 pub mod cli;
 pub mod compare;
 pub mod exec;
-pub mod json;
+pub mod junit;
+pub mod merge;
 pub mod progress;
+pub mod report;
+pub mod require;
+pub mod results;
 pub mod runner;
+pub mod shard;
+pub mod stats;
 pub mod toolchain;
 
 pub use bench::{run_bench, BenchArgs};
 pub use cases::{discover, Case};
 pub use cli::{run_build, run_test, BuildArgs, TestArgs};
+pub use merge::{run_merge, MergeArgs};
 pub use runner::{run_case, run_cases, CaseResult, Compiler, Outcome, RunConfig};
 
 use argh::FromArgs;
@@ -34,15 +44,16 @@ pub enum SuiteCommand {
     Build(BuildArgs),
     Test(TestArgs),
     Bench(BenchArgs),
+    Merge(MergeArgs),
 }
 
-/// Runs `sysyc build|test|bench ARGS...` when `args` starts with one of those words and
+/// Runs `sysyc build|test|bench|merge ARGS...` when `args` starts with one of those words and
 /// returns the exit code; `None` for anything else. `cmd` is the program name for usage text.
 /// `-O2` is `--opt-level 2`.
 pub fn dispatch(cmd: &str, args: &[String]) -> Option<i32> {
     if !matches!(
         args.first().map(String::as_str),
-        Some("build" | "test" | "bench")
+        Some("build" | "test" | "bench" | "merge")
     ) {
         return None;
     }
@@ -58,6 +69,7 @@ pub fn dispatch(cmd: &str, args: &[String]) -> Option<i32> {
             SuiteCommand::Build(a) => run_build(a),
             SuiteCommand::Test(a) => run_test(a),
             SuiteCommand::Bench(a) => run_bench(a),
+            SuiteCommand::Merge(a) => run_merge(a),
         },
         Err(argh::EarlyExit { output, status }) => {
             if status.is_ok() {

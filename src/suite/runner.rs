@@ -497,32 +497,87 @@ fn build_reference(
     }
 }
 
+/// The environment a measured program starts with: fixed and small, whatever the caller's,
+/// so the program's stack (and so what it executes) does not depend on who runs it.
+pub const PROGRAM_ENV: &[(&str, &str)] = &[("PATH", "/usr/bin:/bin"), ("LC_ALL", "C")];
+
 /// Runs a built executable with the case's input. `plugin` is an extra `-plugin` argument for
-/// qemu (RISC-V only).
+/// qemu (RISC-V only). The program sees the same start whoever runs it and from wherever:
+/// argv `["./exe"]`, [`PROGRAM_ENV`] as its whole environment, and an executable path of fixed
+/// length ([`ExecDir`]), which is also its working directory.
 pub fn execute(
     built: &Built,
     case: &Case,
     cfg: &RunConfig,
     plugin: Option<&str>,
 ) -> Result<exec::Output, String> {
+    let dir = ExecDir::new(&built.exe)?;
     let mut cmd = match cfg.compiler.arch() {
         Arch::Riscv64 => {
-            let mut c = Command::new(toolchain::qemu());
+            let qemu = toolchain::qemu();
+            // Found before the environment is replaced (and absolute: the directory changes).
+            let path = toolchain::find_in_path(&qemu)
+                .and_then(|p| std::path::absolute(p).ok())
+                .unwrap_or_else(|| qemu.into());
+            let mut c = Command::new(path);
             if let Some(p) = plugin {
                 c.arg("-plugin").arg(p);
             }
-            c.arg(&built.exe);
+            c.arg("./exe");
             c
         }
         Arch::Host => {
             // Native code gets the generous stack an emulated one has by default.
-            let mut c = Command::new("sh");
+            let mut c = Command::new("/bin/sh");
             c.args(["-c", "ulimit -s 1048576 2>/dev/null; exec \"$0\""])
-                .arg(&built.exe);
+                .arg("./exe");
             c
         }
     };
+    cmd.current_dir(&dir.path)
+        .env_clear()
+        .envs(PROGRAM_ENV.iter().copied());
     exec::run(&mut cmd, case.input.as_deref(), Some(cfg.timeout))
+}
+
+/// A private directory of a fixed-length path, `/tmp/sysyc-run-PPPPPPPP-NNNNNNNN/`, holding
+/// the executable to run as `exe`; removed on drop.
+///
+/// qemu-user and the C library put the real path of the executable on the guest's stack and
+/// copy its directory at startup (`AT_EXECFN`, `/proc/self/exe`), so its length moves stack
+/// addresses and changes what the program executes. `/tmp` is used rather than `$TMPDIR`,
+/// which differs between callers.
+struct ExecDir {
+    path: PathBuf,
+}
+
+impl ExecDir {
+    fn new(exe: &Path) -> Result<ExecDir, String> {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        static COUNTER: AtomicU32 = AtomicU32::new(0);
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let base = Path::new("/tmp");
+        let base = if base.is_dir() {
+            base.to_path_buf()
+        } else {
+            std::env::temp_dir()
+        };
+        let path = base.join(format!("sysyc-run-{:08x}-{n:08x}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path).map_err(|e| format!("creating {}: {e}", path.display()))?;
+        let dir = ExecDir { path };
+        let link = dir.path.join("exe");
+        std::fs::hard_link(exe, &link)
+            .or_else(|_| std::fs::copy(exe, &link).map(|_| ()))
+            .map_err(|e| format!("placing {} in {}: {e}", exe.display(), dir.path.display()))?;
+        Ok(dir)
+    }
+}
+
+impl Drop for ExecDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
 }
 
 /// Judges a finished run against the case's `.out`.
@@ -555,7 +610,7 @@ pub fn judge(case: &Case, out: &exec::Output) -> Outcome {
     if compare::matches(&expected, &actual) {
         Outcome::Pass
     } else {
-        Outcome::WrongOutput(compare::diff(&expected, &actual, 2, 12))
+        Outcome::WrongOutput(compare::diff(&expected, &actual, 3, 40))
     }
 }
 
