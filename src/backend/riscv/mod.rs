@@ -25,6 +25,7 @@ pub mod model;
 pub mod peephole;
 pub mod phi;
 pub mod regalloc;
+pub mod sched;
 
 #[cfg(test)]
 mod tests;
@@ -89,6 +90,10 @@ struct Compiled {
 fn compile_function(f: &Function, cx: &ModuleCx, opts: &RiscvOptions, s: &mut Scratch) -> Compiled {
     let mut mf = isel::select(f, cx);
     layout::run(&mut mf);
+    if opts.opt_level > 0 {
+        let iv = liveness::compute(&mf);
+        sched::before_alloc(&mut mf, &iv);
+    }
     let mut iv = liveness::compute(&mf);
     // Copy propagation coalesces what the allocator cannot; the simple baseline goes without.
     if opts.opt_level > 0
@@ -128,6 +133,9 @@ fn compile_function(f: &Function, cx: &ModuleCx, opts: &RiscvOptions, s: &mut Sc
     // The simple allocator is the unoptimized baseline: its spill code stays as emitted.
     let slots = (opts.regalloc != regalloc::Allocator::Simple).then_some(spill_lo..spill_hi);
     peephole::run(&mut s.code, slots);
+    if opts.opt_level > 0 {
+        sched::after_alloc(&mut s.code, spill_hi);
+    }
     let mut text = String::new();
     emit::print(&mf, &s.code, &mut text);
     let is_spill = |m: &MInst| {
