@@ -451,11 +451,24 @@ pub fn before_alloc(mf: &mut MFunc, iv: &Intervals) {
             live_at[c][p] = acc as u32;
         }
     }
-    // Pairs of virtual registers joined by a copy (block arguments and their parameters).
+    // Pairs of virtual registers that should share a register: joined by a copy (block
+    // arguments and their parameters), and, walking back from a copied value, each step of the
+    // integer chain computing it (`p1 = p0 + a; p2 = p1 + b; p := p2`: the pointer walk of an
+    // unrolled loop), so each link dies where the next is born, as in source order.
     let mut copies: FxHashSet<(Reg, Reg)> = FxHashSet::default();
+    let mut chained: FxHashSet<Reg> = FxHashSet::default();
     for mi in &mf.insts {
         if mi.op.is_move() && mi.rd.is_virt() && mi.rs1.is_virt() {
             copies.insert((mi.rd.min(mi.rs1), mi.rd.max(mi.rs1)));
+            chained.insert(mi.rd);
+            chained.insert(mi.rs1);
+        }
+    }
+    for mi in mf.insts.iter().rev() {
+        let step = matches!(mi.op, MOp::Add | MOp::Addi | MOp::Addw | MOp::Addiw | MOp::Sub);
+        if step && mi.rd.is_virt() && mi.rs1.is_virt() && chained.contains(&mi.rd) {
+            copies.insert((mi.rd.min(mi.rs1), mi.rd.max(mi.rs1)));
+            chained.insert(mi.rs1);
         }
     }
     let tied = |a: Reg, b: Reg| copies.contains(&(a.min(b), a.max(b)));
