@@ -465,7 +465,10 @@ pub fn before_alloc(mf: &mut MFunc, iv: &Intervals) {
         }
     }
     for mi in mf.insts.iter().rev() {
-        let step = matches!(mi.op, MOp::Add | MOp::Addi | MOp::Addw | MOp::Addiw | MOp::Sub);
+        let step = matches!(
+            mi.op,
+            MOp::Add | MOp::Addi | MOp::Addw | MOp::Addiw | MOp::Sub
+        );
         if step && mi.rd.is_virt() && mi.rs1.is_virt() && chained.contains(&mi.rd) {
             copies.insert((mi.rd.min(mi.rs1), mi.rd.max(mi.rs1)));
             chained.insert(mi.rs1);
