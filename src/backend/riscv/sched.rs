@@ -20,9 +20,12 @@
 //! longest latency-weighted path to the region's end; ties keep source order), then a second one
 //! the model lets pair with it that does not depend on it. An unpipelined unit (divider) stays
 //! busy for its occupancy. Before allocation it also tracks live virtual registers per class:
-//! at the class's limit it issues in source order, and a block whose new order needs more
-//! registers at some point than the old one (beyond the limit) keeps its old order, so
-//! scheduling adds no spills. Cost: O(n^2) per region of n <= `WINDOW` instructions.
+//! at the class's limit (`PRESSURE_LIMIT`, higher inside loops) it issues in source order, and
+//! a block whose new order needs more registers at some point than the old one (beyond the
+//! limit), or spends more instructions beyond the limit, keeps its old order, so scheduling
+//! adds no spills. A loop update joined to its value by a copy (`i' = i + 1; i := i'`) stays
+//! after the value's other reads, so both keep one register (see `before_alloc`).
+//! Cost: O(n^2) per region of n <= `WINDOW` instructions.
 
 use super::liveness::Intervals;
 use super::minst::*;
