@@ -1,5 +1,6 @@
-//! Block layout clean-up on machine IR (before register allocation): jump threading and tail
-//! duplication of small branch blocks.
+//! Block layout on machine IR: before register allocation, jump threading and tail
+//! duplication of small branch blocks; after it, latches whose loop-staying edge goes through a
+//! back-edge block fall through to it (`latch_fallthrough`).
 //!
 //! Jump threading: a branch to a block holding only `j X` is retargeted to `X`.
 //!
@@ -148,4 +149,133 @@ fn pass(mf: &mut MFunc) -> bool {
     mf.blocks = new_blocks;
     mf.order = order;
     true
+}
+
+/// On allocated code (labels present): a latch that leaves through several branches, the first
+/// of them to the back-edge block laid out right after it (`bcc X; bcc2 Y; j Z; X: copies; j H`
+/// with `H` earlier), takes two taken branches per iteration (`bcc X`, `j H`). The first branch
+/// is inverted to an out-of-line block holding the rest (`b!cc N; X: ...` and, after the last
+/// block, `N: bcc2 Y; j Z`), so staying in the loop falls through to the back-edge block and the
+/// loop's exits pay the extra branch instead. Returns whether anything changed.
+pub fn latch_fallthrough(code: &mut Vec<MInst>) -> bool {
+    if !code.last().is_some_and(|mi| mi.op.is_terminator()) {
+        return false;
+    }
+    let mut label_at: rustc_hash::FxHashMap<i64, usize> = Default::default();
+    let mut next_label = 0;
+    for (k, mi) in code.iter().enumerate() {
+        if mi.op == MOp::Label {
+            label_at.insert(mi.imm, k);
+            next_label = next_label.max(mi.imm + 1);
+        }
+    }
+    let mut moved: Vec<MInst> = Vec::new();
+    let mut drop = vec![false; code.len()];
+    for k in 0..code.len().saturating_sub(4) {
+        let (b1, b2, j, x) = (code[k], code[k + 1], code[k + 2], code[k + 3]);
+        if !(b1.op.is_branch()
+            && b2.op.is_branch()
+            && j.op == MOp::J
+            && x.op == MOp::Label
+            && x.imm == b1.imm
+            && (k == 0 || !drop[k - 1]))
+        {
+            continue;
+        }
+        // The block after: straight-line code ending in a jump back to an earlier label.
+        let back_edge = code[k + 4..]
+            .iter()
+            .find(|mi| mi.op.is_branch() || mi.op.is_terminator() || mi.op == MOp::Label)
+            .is_some_and(|mi| mi.op == MOp::J && label_at.get(&mi.imm).is_some_and(|&h| h < k));
+        if !back_edge {
+            continue;
+        }
+        let n = next_label;
+        next_label += 1;
+        code[k].op = invert(b1.op);
+        code[k].imm = n;
+        drop[k + 1] = true;
+        drop[k + 2] = true;
+        moved.push(MInst::new(MOp::Label, Reg::NONE, Reg::NONE, Reg::NONE, n));
+        moved.push(b2);
+        moved.push(j);
+    }
+    if moved.is_empty() {
+        return false;
+    }
+    let mut it = drop.iter();
+    code.retain(|_| !*it.next().unwrap());
+    code.extend(moved);
+    true
+}
+
+fn invert(op: MOp) -> MOp {
+    match op {
+        MOp::Beq => MOp::Bne,
+        MOp::Bne => MOp::Beq,
+        MOp::Blt => MOp::Bge,
+        _ => MOp::Blt,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn label(b: i64) -> MInst {
+        MInst::new(MOp::Label, Reg::NONE, Reg::NONE, Reg::NONE, b)
+    }
+
+    #[test]
+    fn staying_in_the_loop_falls_through() {
+        let (a0, a1, a2) = (Reg::a(0), Reg::a(1), Reg::a(2));
+        let ret = MInst::new(MOp::Ret, Reg::NONE, Reg::NONE, Reg::NONE, 0);
+        let mut code = vec![
+            label(0),
+            MInst::i(MOp::Addi, a0, a0, 1),
+            MInst::branch(MOp::Blt, a0, a1, 3),
+            MInst::branch(MOp::Bne, a2, Reg::ZERO, 2),
+            MInst::jump(1),
+            label(3),
+            MInst::unary(MOp::Mv, a2, a0),
+            MInst::jump(0),
+            label(1),
+            ret,
+            label(2),
+            ret,
+        ];
+        assert!(latch_fallthrough(&mut code));
+        let want = vec![
+            label(0),
+            MInst::i(MOp::Addi, a0, a0, 1),
+            MInst::branch(MOp::Bge, a0, a1, 4),
+            label(3),
+            MInst::unary(MOp::Mv, a2, a0),
+            MInst::jump(0),
+            label(1),
+            ret,
+            label(2),
+            ret,
+            label(4),
+            MInst::branch(MOp::Bne, a2, Reg::ZERO, 2),
+            MInst::jump(1),
+        ];
+        assert_eq!(code, want);
+        // A forward jump after the branch target is no back edge: unchanged.
+        let mut code = vec![
+            label(0),
+            MInst::branch(MOp::Blt, a0, a1, 3),
+            MInst::branch(MOp::Bne, a2, Reg::ZERO, 2),
+            MInst::jump(1),
+            label(3),
+            MInst::jump(1),
+            label(1),
+            ret,
+            label(2),
+            ret,
+        ];
+        let before = code.clone();
+        assert!(!latch_fallthrough(&mut code));
+        assert_eq!(code, before);
+    }
 }

@@ -7,7 +7,9 @@
 //! -> `regalloc::split` (spilled values read in innermost loops get a register there; the
 //! function is allocated again and the cheaper allocation kept) -> [`regalloc::checker`] ->
 //! `frame` -> `emit::rewrite` (physical code with spill code, prologue, epilogues) ->
-//! `peephole` (with spill-slot forwarding and dead spill stores) -> `emit::print`.
+//! `peephole` (with spill-slot forwarding and dead spill stores) -> `sched::after_alloc` and
+//! `layout::latch_fallthrough` (-O1 and up) -> `emit::print`. At -O1 and up `sched::before_alloc`
+//! schedules each block between `layout` and `liveness`.
 //! `stats` reports static counts per function, including each innermost loop's spill code and
 //! register pressure (`loops`).
 //! Globals go to `.data`/`.bss`/`.rodata` after the code. Output is byte-identical for any
@@ -25,6 +27,7 @@ pub mod model;
 pub mod peephole;
 pub mod phi;
 pub mod regalloc;
+pub mod sched;
 
 #[cfg(test)]
 mod tests;
@@ -99,6 +102,11 @@ fn compile_function(
     lap.done("instruction selection");
     layout::run(&mut mf);
     lap.done("block layout");
+    if opts.opt_level > 0 {
+        let iv = liveness::compute(&mf);
+        sched::before_alloc(&mut mf, &iv);
+        lap.done("scheduling");
+    }
     let mut iv = liveness::compute(&mf);
     lap.done("liveness");
     // Copy propagation coalesces what the allocator cannot; the simple baseline goes without.
@@ -144,6 +152,11 @@ fn compile_function(
     lap.done("frame and rewrite");
     peephole::run(&mut s.code, slots);
     lap.done("peephole");
+    if opts.opt_level > 0 {
+        sched::after_alloc(&mut s.code, spill_hi);
+        layout::latch_fallthrough(&mut s.code);
+        lap.done("scheduling");
+    }
     let mut text = String::new();
     emit::print(&mf, &s.code, &mut text);
     lap.done("emission");
@@ -157,7 +170,11 @@ fn compile_function(
     let mut cur = 0usize;
     for m in &s.code {
         if m.op == MOp::Label {
-            cur = m.imm as usize;
+            // Labels past the blocks are out-of-line branch blocks (`layout`): counted with
+            // the block laid out before them.
+            if (m.imm as usize) < per_block.len() {
+                cur = m.imm as usize;
+            }
         } else {
             per_block[cur][0] += is_spill(m) as usize;
             per_block[cur][1] += m.op.is_move() as usize;
