@@ -8,14 +8,18 @@
 //! - `compare`: the whitespace-normalised comparison rule and diffs;
 //! - `runner`: one case end to end, many in parallel;
 //! - `progress`, `json`: reporting;
+//! - `profile`, `cycles`: the per-block profile of a run and its U74 cycle estimate (`cost`
+//!   costs assembly regions the same way);
 //! - `cli` (`build`, `test`) and `bench`: the subcommands.
 
 pub mod bench;
 pub mod cases;
 pub mod cli;
 pub mod compare;
+pub mod cycles;
 pub mod exec;
 pub mod json;
+pub mod profile;
 pub mod progress;
 pub mod runner;
 pub mod toolchain;
@@ -34,6 +38,7 @@ pub enum SuiteCommand {
     Build(BuildArgs),
     Test(TestArgs),
     Bench(BenchArgs),
+    Cost(cycles::CostArgs),
 }
 
 /// Runs `sysyc build|test|bench ARGS...` when `args` starts with one of those words and
@@ -42,7 +47,7 @@ pub enum SuiteCommand {
 pub fn dispatch(cmd: &str, args: &[String]) -> Option<i32> {
     if !matches!(
         args.first().map(String::as_str),
-        Some("build" | "test" | "bench")
+        Some("build" | "test" | "bench" | "cost")
     ) {
         return None;
     }
@@ -58,6 +63,7 @@ pub fn dispatch(cmd: &str, args: &[String]) -> Option<i32> {
             SuiteCommand::Build(a) => run_build(a),
             SuiteCommand::Test(a) => run_test(a),
             SuiteCommand::Bench(a) => run_bench(a),
+            SuiteCommand::Cost(a) => cycles::run_cost(a),
         },
         Err(argh::EarlyExit { output, status }) => {
             if status.is_ok() {
