@@ -13,6 +13,7 @@
 //! exits 1 when a case got more than `--threshold` percent more instructions (or broke).
 
 use super::cases::{discover, Case};
+use super::cycles::{self, Metric};
 use super::json::Json;
 use super::progress::Progress;
 use super::runner::{self, Compiler, Outcome, RunConfig, WorkDir};
@@ -63,6 +64,10 @@ pub struct BenchArgs {
     /// register allocator of sysyc: linear-scan (default) or simple (every value in a stack slot)
     #[argh(option, default = "Default::default()")]
     pub regalloc: Allocator,
+    /// what regressions and the summary compare: cycles (default: the U74 model's estimate),
+    /// cycles-mca, insns or timer
+    #[argh(option, default = "Metric::Cycles")]
+    pub metric: Metric,
     /// reuse the reference's measurements from a JSON saved by --save, for cases whose source,
     /// input and expected output are unchanged (the reference compiler does not change between
     /// runs of ours, and measuring it is often the slow half); implies --reference gcc
@@ -78,6 +83,10 @@ pub struct Measure {
     pub detail: String,
     /// Executed guest instructions up to the exit marker.
     pub insns: Option<u64>,
+    /// Estimated SiFive U74 cycles of the same run, by our model and by llvm-mca-14
+    /// (src/suite/cycles.rs).
+    pub cycles: Option<u64>,
+    pub cycles_mca: Option<u64>,
     /// Median of the program's own timer total, microseconds.
     pub timer_us: Option<u64>,
     /// Median wall time of a run (qemu included), milliseconds.
@@ -97,6 +106,16 @@ pub struct Measure {
 impl Measure {
     fn ok(&self) -> bool {
         self.status == "ok"
+    }
+
+    /// The figure a metric reads.
+    pub fn value(&self, metric: Metric) -> Option<u64> {
+        match metric {
+            Metric::Cycles => self.cycles,
+            Metric::CyclesMca => self.cycles_mca,
+            Metric::Insns => self.insns,
+            Metric::Timer => self.timer_us,
+        }
     }
 
     /// Fills the static counts from the backend's statistics of our own compile (a second
@@ -130,6 +149,8 @@ impl Measure {
         Json::obj([
             ("status", Json::from(self.status.as_str())),
             ("insns", Json::from(self.insns)),
+            ("cycles", Json::from(self.cycles)),
+            ("cycles_mca", Json::from(self.cycles_mca)),
             ("timer_us", Json::from(self.timer_us)),
             ("wall_ms", Json::from(self.wall_ms)),
             ("static_insns", Json::from(self.static_insns)),
@@ -152,6 +173,8 @@ impl Measure {
                 .to_string(),
             detail: String::new(),
             insns: num("insns").map(|n| n as u64),
+            cycles: num("cycles").map(|n| n as u64),
+            cycles_mca: num("cycles_mca").map(|n| n as u64),
             timer_us: num("timer_us").map(|n| n as u64),
             wall_ms: num("wall_ms"),
             static_insns: num("static_insns").map(|n| n as u64),
@@ -221,11 +244,16 @@ fn saved_references(doc: &Json) -> Vec<(String, String, Measure)> {
 impl BenchRow {
     /// sysyc instructions / reference instructions.
     pub fn ratio(&self) -> Option<f64> {
+        self.ratio_of(Metric::Insns)
+    }
+
+    /// sysyc / reference by a metric.
+    pub fn ratio_of(&self, metric: Metric) -> Option<f64> {
         let r = self.reference.as_ref()?;
         if !(self.sysyc.ok() && r.ok()) {
             return None;
         }
-        Some(self.sysyc.insns? as f64 / r.insns?.max(1) as f64)
+        Some(self.sysyc.value(metric)? as f64 / r.value(metric)?.max(1) as f64)
     }
 }
 
@@ -298,7 +326,13 @@ pub fn measure(case: &Case, cfg: &RunConfig, runs: usize) -> Measure {
         }
     }
     let counts = dir.path.join("insns.txt");
-    let plugin_arg = format!("{},outfile={}", plugin.display(), counts.display());
+    let profile = dir.path.join("profile.txt");
+    let plugin_arg = format!(
+        "{},outfile={},profile={}",
+        plugin.display(),
+        counts.display(),
+        profile.display()
+    );
     let out = match runner::execute(&built, case, cfg, Some(&plugin_arg)) {
         Ok(o) => o,
         Err(e) => {
@@ -320,6 +354,15 @@ pub fn measure(case: &Case, cfg: &RunConfig, runs: usize) -> Measure {
         t.lines()
             .find_map(|l| l.strip_prefix("insns:").and_then(|v| v.trim().parse().ok()))
     });
+    if let Some(insns) = m.insns {
+        match cycles::measure_run(&built.exe, &profile, insns) {
+            Ok(e) => {
+                m.cycles = Some(e.cycles.round() as u64);
+                m.cycles_mca = e.cycles_mca.map(|c| c.round() as u64);
+            }
+            Err(e) => m.detail = format!("cycles: {e}"),
+        }
+    }
     let (mut timers, mut walls) = (Vec::new(), Vec::new());
     for _ in 0..runs {
         match runner::execute(&built, case, cfg, None) {
@@ -451,9 +494,13 @@ pub fn run_bench(args: &BenchArgs) -> i32 {
                     }),
                     fingerprint,
                 };
-                let note = match (row.sysyc.ok(), row.ratio()) {
-                    (true, Some(r)) => format!("{:.3}x gcc", r),
-                    (true, None) => format!("{} insns", fmt_opt(row.sysyc.insns)),
+                let note = match (row.sysyc.ok(), row.ratio_of(args.metric)) {
+                    (true, Some(r)) => format!("{:.3}x gcc {}", r, args.metric.name()),
+                    (true, None) => format!(
+                        "{} {}",
+                        fmt_opt(row.sysyc.value(args.metric)),
+                        args.metric.name()
+                    ),
                     (false, _) => row.sysyc.status.clone(),
                 };
                 progress.tick(&case.name, row.sysyc.ok(), &note);
@@ -470,10 +517,24 @@ pub fn run_bench(args: &BenchArgs) -> i32 {
     };
     progress.finish();
 
-    let geo = geomean(rows.iter().filter_map(BenchRow::ratio));
+    let geo = geomean(rows.iter().filter_map(|r| r.ratio_of(args.metric)));
     print!("{}", table(&rows, with_ref));
-    if let Some(g) = geo {
-        println!("geomean sysyc/gcc executed instructions: {g:.3}");
+    for metric in [Metric::Cycles, Metric::CyclesMca, Metric::Insns] {
+        let ratios: Vec<f64> = rows.iter().filter_map(|r| r.ratio_of(metric)).collect();
+        if let Some(g) = geomean(ratios.iter().copied()) {
+            let worst = ratios.iter().copied().fold(0.0, f64::max);
+            let above = ratios.iter().filter(|&&x| x > 1.0).count();
+            println!(
+                "geomean sysyc/gcc {}: {g:.3} (max {worst:.3}, {above} of {} above 1){}",
+                metric.describe(),
+                ratios.len(),
+                if metric == args.metric {
+                    "  <- metric"
+                } else {
+                    ""
+                }
+            );
+        }
     }
     let broken: Vec<&BenchRow> = rows.iter().filter(|r| !r.sysyc.ok()).collect();
     for r in &broken {
@@ -488,7 +549,7 @@ pub fn run_bench(args: &BenchArgs) -> i32 {
 
     let comparison = baseline
         .as_ref()
-        .map(|b| compare_baseline(&rows, b, args.threshold));
+        .map(|b| compare_baseline(&rows, b, args.threshold, args.metric));
     if let Some(cmp) = &comparison {
         print!("{}", cmp.text);
         if cmp.regressions > 0 {
@@ -521,13 +582,21 @@ pub fn run_bench(args: &BenchArgs) -> i32 {
 fn table(rows: &[BenchRow], with_ref: bool) -> String {
     let w = rows.iter().map(|r| r.name.len()).max().unwrap_or(4).max(4);
     let mut s = format!(
-        "{:<w$} {:>14} {:>12} {:>9} {:>7} {:>7} {:>6} {:>8}",
-        "case", "sysyc insns", "timer ms", "static", "spill-l", "spill-s", "moves", "frame"
+        "{:<w$} {:>14} {:>14} {:>12} {:>9} {:>7} {:>7} {:>6} {:>8}",
+        "case",
+        "sysyc insns",
+        "sysyc cycles",
+        "timer ms",
+        "static",
+        "spill-l",
+        "spill-s",
+        "moves",
+        "frame"
     );
     if with_ref {
         s += &format!(
-            " {:>14} {:>12} {:>9} {:>7}",
-            "gcc insns", "gcc timer", "static", "ratio"
+            " {:>14} {:>14} {:>12} {:>9} {:>7} {:>7} {:>7}",
+            "gcc insns", "gcc cycles", "gcc timer", "static", "insns", "cycles", "mca"
         );
     }
     s.push('\n');
@@ -544,9 +613,10 @@ fn table(rows: &[BenchRow], with_ref: bool) -> String {
             }
         };
         s += &format!(
-            "{:<w$} {:>14} {:>12} {:>9} {:>7} {:>7} {:>6} {:>8}",
+            "{:<w$} {:>14} {:>14} {:>12} {:>9} {:>7} {:>7} {:>6} {:>8}",
             r.name,
             fmt_opt(r.sysyc.insns),
+            fmt_opt(r.sysyc.cycles),
             ms(&r.sysyc),
             fmt_opt(r.sysyc.static_insns),
             fmt_opt(r.sysyc.spill_loads),
@@ -555,12 +625,16 @@ fn table(rows: &[BenchRow], with_ref: bool) -> String {
             fmt_opt(r.sysyc.frame_bytes)
         );
         if let Some(g) = &r.reference {
+            let ratio = |m| r.ratio_of(m).map_or("-".into(), |x| format!("{x:.3}"));
             s += &format!(
-                " {:>14} {:>12} {:>9} {:>7}",
+                " {:>14} {:>14} {:>12} {:>9} {:>7} {:>7} {:>7}",
                 fmt_opt(g.insns),
+                fmt_opt(g.cycles),
                 ms(g),
                 fmt_opt(g.static_insns),
-                r.ratio().map_or("-".into(), |x| format!("{x:.3}"))
+                ratio(Metric::Insns),
+                ratio(Metric::Cycles),
+                ratio(Metric::CyclesMca)
             );
             s += &status(g).replace('[', "[gcc: ");
             if g.built_by.as_deref() == Some("clang") {
@@ -585,7 +659,26 @@ fn to_json(rows: &[BenchRow], args: &BenchArgs, geo: Option<f64>) -> Json {
         ("runs", Json::from(args.runs)),
         ("regalloc", Json::from(args.regalloc.name())),
         ("reference", Json::from(args.reference.clone())),
+        ("metric", Json::from(args.metric.name())),
         ("geomean_ratio", Json::from(geo)),
+        (
+            "geomean_ratio_insns",
+            Json::from(geomean(
+                rows.iter().filter_map(|r| r.ratio_of(Metric::Insns)),
+            )),
+        ),
+        (
+            "geomean_ratio_cycles",
+            Json::from(geomean(
+                rows.iter().filter_map(|r| r.ratio_of(Metric::Cycles)),
+            )),
+        ),
+        (
+            "geomean_ratio_cycles_mca",
+            Json::from(geomean(
+                rows.iter().filter_map(|r| r.ratio_of(Metric::CyclesMca)),
+            )),
+        ),
         (
             "cases",
             Json::Arr(
@@ -600,6 +693,11 @@ fn to_json(rows: &[BenchRow], args: &BenchArgs, geo: Option<f64>) -> Json {
                                 r.reference.as_ref().map_or(Json::Null, Measure::to_json),
                             ),
                             ("ratio", Json::from(r.ratio())),
+                            ("cycles_ratio", Json::from(r.ratio_of(Metric::Cycles))),
+                            (
+                                "cycles_mca_ratio",
+                                Json::from(r.ratio_of(Metric::CyclesMca)),
+                            ),
                         ])
                     })
                     .collect(),
@@ -617,7 +715,12 @@ pub struct Comparison {
 }
 
 /// Compares sysyc's figures with a baseline JSON written by `--save`.
-pub fn compare_baseline(rows: &[BenchRow], baseline: &Json, threshold: f64) -> Comparison {
+pub fn compare_baseline(
+    rows: &[BenchRow],
+    baseline: &Json,
+    threshold: f64,
+    metric: Metric,
+) -> Comparison {
     let mut base = Vec::new();
     for c in baseline
         .get("cases")
@@ -628,8 +731,10 @@ pub fn compare_baseline(rows: &[BenchRow], baseline: &Json, threshold: f64) -> C
             base.push((name.to_string(), Measure::from_json(m)));
         }
     }
+    let unit = metric.name();
     let mut text = format!(
-        "\nagainst the baseline (regression: > {threshold}% more instructions, or broken):\n"
+        "\nagainst the baseline (regression: > {threshold}% more {}, or broken):\n",
+        metric.describe()
     );
     let (mut regressions, mut better, mut ratios) = (0, 0, Vec::new());
     for r in rows {
@@ -641,7 +746,7 @@ pub fn compare_baseline(rows: &[BenchRow], baseline: &Json, threshold: f64) -> C
             text += &format!("  REGRESSION {}: now {}\n", r.name, r.sysyc.status);
             continue;
         }
-        let (Some(now), Some(then)) = (r.sysyc.insns, b.insns) else {
+        let (Some(now), Some(then)) = (r.sysyc.value(metric), b.value(metric)) else {
             continue;
         };
         let ratio = now as f64 / then.max(1) as f64;
@@ -656,13 +761,13 @@ pub fn compare_baseline(rows: &[BenchRow], baseline: &Json, threshold: f64) -> C
         if pct > threshold {
             regressions += 1;
             text += &format!(
-                "  REGRESSION {}: {} -> {} insns ({pct:+.2}%{timer})\n",
+                "  REGRESSION {}: {} -> {} {unit} ({pct:+.2}%{timer})\n",
                 r.name, then, now
             );
         } else if pct < -threshold {
             better += 1;
             text += &format!(
-                "  improved   {}: {} -> {} insns ({pct:+.2}%{timer})\n",
+                "  improved   {}: {} -> {} {unit} ({pct:+.2}%{timer})\n",
                 r.name, then, now
             );
         }
@@ -696,16 +801,22 @@ pub fn html(
     base_ratios: &[(String, f64)],
     args: &BenchArgs,
 ) -> String {
-    let (title, bars): (&str, Vec<(String, f64)>) = if args.reference.is_some() {
+    let (title, bars): (String, Vec<(String, f64)>) = if args.reference.is_some() {
         (
-            "executed instructions, sysyc / gcc -O2 (lower is better)",
+            format!(
+                "{}, sysyc / gcc -O2 (lower is better)",
+                args.metric.describe()
+            ),
             rows.iter()
-                .filter_map(|r| Some((r.name.clone(), r.ratio()?)))
+                .filter_map(|r| Some((r.name.clone(), r.ratio_of(args.metric)?)))
                 .collect(),
         )
     } else {
         (
-            "executed instructions, now / baseline (lower is better)",
+            format!(
+                "{}, now / baseline (lower is better)",
+                args.metric.describe()
+            ),
             base_ratios.to_vec(),
         )
     };
@@ -726,7 +837,7 @@ pub fn html(
         );
         svg += &format!(
             "<text x=\"{label_w}\" y=\"16\" font-size=\"13\">{}</text>\n",
-            esc(title)
+            esc(&title)
         );
         for (i, (name, v)) in bars.iter().enumerate() {
             let y = top + row_h * i as f64;
@@ -768,7 +879,7 @@ pub fn html(
         svg += "<p>No ratios to chart (use --reference gcc or --baseline).</p>\n";
     }
     let mut t = String::from(
-        "<table><tr><th>case</th><th>sysyc insns</th><th>timer ms</th><th>static</th><th>spill loads</th><th>spill stores</th><th>moves</th><th>frame bytes</th><th>gcc insns</th><th>gcc timer ms</th><th>gcc static</th><th>ratio</th><th>status</th></tr>\n",
+        "<table><tr><th>case</th><th>sysyc insns</th><th>timer ms</th><th>static</th><th>spill loads</th><th>spill stores</th><th>moves</th><th>frame bytes</th><th>gcc insns</th><th>gcc timer ms</th><th>gcc static</th><th>ratio</th><th>sysyc cycles</th><th>gcc cycles</th><th>cycles ratio</th><th>mca ratio</th><th>status</th></tr>\n",
     );
     for r in rows {
         let g = r.reference.clone().unwrap_or_default();
@@ -782,7 +893,7 @@ pub fn html(
             r.sysyc.status.clone()
         };
         t += &format!(
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
             esc(&r.name),
             fmt_opt(r.sysyc.insns),
             ms(&r.sysyc),
@@ -795,6 +906,12 @@ pub fn html(
             ms(&g),
             fmt_opt(g.static_insns),
             r.ratio().map_or("-".into(), |x| format!("{x:.3}")),
+            fmt_opt(r.sysyc.cycles),
+            fmt_opt(g.cycles),
+            r.ratio_of(Metric::Cycles)
+                .map_or("-".into(), |x| format!("{x:.3}")),
+            r.ratio_of(Metric::CyclesMca)
+                .map_or("-".into(), |x| format!("{x:.3}")),
             esc(&status)
         );
     }
@@ -805,7 +922,10 @@ pub fn html(
         args.regalloc.name(),
         rows.len(),
         args.runs,
-        geo.map_or(String::new(), |g| format!("; geomean sysyc/gcc instructions {g:.3}"))
+        geo.map_or(String::new(), |g| format!(
+            "; geomean sysyc/gcc {} {g:.3}",
+            args.metric.describe()
+        ))
     )
 }
 
@@ -886,6 +1006,7 @@ mod tests {
             jobs: 1,
             filter: None,
             timeout: 1.0,
+            metric: Metric::Insns,
             regalloc: Allocator::LinearScan,
             reference_from: None,
         };
@@ -904,7 +1025,7 @@ mod tests {
         let base = to_json(&rows, &args, geo);
         let mut now = rows.clone();
         now[1].sysyc.insns = Some(90);
-        let cmp = compare_baseline(&now, &base, 2.0);
+        let cmp = compare_baseline(&now, &base, 2.0, Metric::Insns);
         assert_eq!(cmp.regressions, 1, "{}", cmp.text);
         // Saved reference rows come back by name and fingerprint.
         let saved = saved_references(&Json::parse(&base.pretty()).unwrap());

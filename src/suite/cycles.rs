@@ -445,6 +445,70 @@ fn parse_mca(text: &str, n: usize) -> Vec<Option<f64>> {
     res
 }
 
+/// What `sysyc bench` compares and summarises.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub enum Metric {
+    /// Estimated U74 cycles by our model (the default: what the board runs on).
+    #[default]
+    Cycles,
+    /// Estimated U74 cycles by llvm-mca-14.
+    CyclesMca,
+    /// Executed instructions.
+    Insns,
+    /// The program's own timer total under qemu (noisy).
+    Timer,
+}
+
+impl Metric {
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::Cycles => "cycles",
+            Metric::CyclesMca => "cycles-mca",
+            Metric::Insns => "insns",
+            Metric::Timer => "timer",
+        }
+    }
+    /// What the figure is, for report text.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Metric::Cycles => "estimated U74 cycles (in-order model)",
+            Metric::CyclesMca => "estimated U74 cycles (llvm-mca)",
+            Metric::Insns => "executed instructions",
+            Metric::Timer => "timer",
+        }
+    }
+}
+
+impl std::str::FromStr for Metric {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Metric, String> {
+        match s {
+            "cycles" => Ok(Metric::Cycles),
+            "cycles-mca" | "mca" => Ok(Metric::CyclesMca),
+            "insns" => Ok(Metric::Insns),
+            "timer" => Ok(Metric::Timer),
+            _ => Err(format!(
+                "unknown metric `{s}` (cycles, cycles-mca, insns or timer)"
+            )),
+        }
+    }
+}
+
+/// The profile a run left in `profile` costed, after checking that it adds up to the
+/// instruction count the same run reported.
+pub fn measure_run(exe: &Path, profile: &Path, insns: u64) -> Result<Estimate, String> {
+    let text = std::fs::read_to_string(profile)
+        .map_err(|e| format!("block profile {}: {e}", profile.display()))?;
+    let p = Profile::parse(&text)?;
+    if p.insns() != insns {
+        return Err(format!(
+            "the block profile adds up to {} instructions, the count is {insns}",
+            p.insns()
+        ));
+    }
+    estimate(exe, &p, true)
+}
+
 /// The cycle estimate of one run.
 #[derive(Clone, Debug, Default)]
 pub struct Estimate {
@@ -743,5 +807,95 @@ mod tests {
     fn mca_summaries_parse() {
         let out = "[0] Code Region - b1\n\nIterations:        100\nInstructions:      200\nTotal Cycles:      302\n\n[1] Code Region - b0\nIterations:        100\nTotal Cycles:      301\n";
         assert_eq!(parse_mca(out, 2), vec![Some(3.01), Some(3.02)]);
+    }
+
+    /// A program with loops, calls, branches going both ways, division and float work.
+    const PROGRAM: &str = "int a[100];
+int f(int x) { if (x % 3 == 0) return x / 3; return x * 2 + 1; }
+int main() {
+  int i = 0, s = 0;
+  float g = 1.5;
+  while (i < 1000) {
+    a[i % 100] = a[i % 100] + f(i);
+    if (i % 7 < 3) s = s + a[(i * 13) % 100]; else s = s - 1;
+    g = g * 1.0001 + 0.5;
+    i = i + 1;
+  }
+  putint(s); putch(10);
+  if (g > 10.0) putint(1);
+  return s % 256;
+}
+";
+
+    /// Runs PROGRAM built by `compiler` with the plugin and checks the profile against the
+    /// plugin's own count and the estimate against the counts.
+    fn profile_matches_count(compiler: super::super::runner::Compiler, tag: &str) {
+        use super::super::cases::Case;
+        use super::super::runner::{self, RunConfig, WorkDir};
+        let dir = WorkDir::new(&format!("profile-test-{tag}")).unwrap();
+        let sy = dir.path.join("p.sy");
+        std::fs::write(&sy, PROGRAM).unwrap();
+        let case = Case {
+            name: format!("profile/{tag}"),
+            sy,
+            input: None,
+            expected: None,
+        };
+        let cfg = RunConfig::new(compiler);
+        let built = runner::build_case(&case, &cfg, &dir.path).unwrap();
+        let plugin = toolchain::insn_count_plugin().unwrap();
+        let (counts, profile) = (dir.path.join("counts.txt"), dir.path.join("profile.txt"));
+        let arg = format!(
+            "{},outfile={},profile={}",
+            plugin.display(),
+            counts.display(),
+            profile.display()
+        );
+        let out = runner::execute(&built, &case, &cfg, Some(&arg)).unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let first = stdout.lines().next().unwrap_or("");
+        assert!(first.trim().parse::<i64>().is_ok(), "{stdout}");
+        let counts = std::fs::read_to_string(&counts).unwrap();
+        let field = |k: &str| -> u64 {
+            counts
+                .lines()
+                .find_map(|l| l.strip_prefix(k)?.trim().parse().ok())
+                .unwrap()
+        };
+        let (insns, marker) = (field("insns:"), field("marker:"));
+        assert_eq!(marker, 1, "{counts}");
+        let p = Profile::parse(&std::fs::read_to_string(&profile).unwrap()).unwrap();
+        // Exactly the instructions counted up to the exit marker.
+        assert_eq!(p.insns(), insns);
+        // 1000 iterations with a loop branch and data-dependent branches: transfers and
+        // some mispredictions (the `i % 7 < 3` pattern defeats a 2-bit counter).
+        assert!(p.taken() >= 1000, "{}", p.taken());
+        assert!(p.mispredicted() >= 100, "{}", p.mispredicted());
+        let e = measure_run(&built.exe, &profile, insns).unwrap();
+        assert_eq!(e.known_insns, insns, "every block found in the disassembly");
+        // Dual issue bounds cycles below by half the instructions; the divisions push the
+        // total above one cycle per instruction.
+        let branch_terms = (e.taken + 3 * e.mispredicted) as f64;
+        assert!(e.cycles >= insns as f64 / 2.0 + branch_terms, "{e:?}");
+        assert!(e.cycles > insns as f64, "{e:?}");
+        if mca_available() {
+            let mca = e.cycles_mca.unwrap();
+            assert!(mca >= insns as f64 / 2.0 + branch_terms, "{e:?}");
+        }
+        // A wrong count is refused.
+        assert!(measure_run(&built.exe, &profile, insns + 1).is_err());
+    }
+
+    #[test]
+    fn profile_adds_up_to_the_instruction_count() {
+        use super::super::runner::Compiler;
+        profile_matches_count(
+            Compiler::Sysyc(crate::driver::CompileOptions {
+                opt_level: 2,
+                ..Default::default()
+            }),
+            "sysyc",
+        );
+        profile_matches_count(Compiler::Gcc, "gcc");
     }
 }
