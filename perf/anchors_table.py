@@ -4,7 +4,8 @@
 Prints per case: our ratios to gcc -O2 (executed instructions, U74 cycles by our in-order model,
 by llvm-mca) and CMMC's three beside them, then geomeans, the cases above 1.0 and the worst ones.
 
-Usage: perf/anchors_table.py RESULT.json [ANCHORS.csv] [--markdown]
+Usage: perf/anchors_table.py RESULT.json... [--anchors ANCHORS.csv] [--markdown]
+(several JSON files are read as one run: e.g. one saved per case)
 """
 import csv
 import json
@@ -19,8 +20,14 @@ def geomean(xs):
 
 
 def main():
-    args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    markdown = "--markdown" in sys.argv
+    argv = sys.argv[1:]
+    anchors_arg = None
+    if "--anchors" in argv:
+        i = argv.index("--anchors")
+        anchors_arg = argv[i + 1] if i + 1 < len(argv) else None
+        del argv[i:i + 2]
+    args = [a for a in argv if not a.startswith("--")]
+    markdown = "--markdown" in argv
     if not args:
         print(__doc__, file=sys.stderr)
         return 2
@@ -28,9 +35,11 @@ def main():
     # Default: ../shared/anchors beside the repository (or beside the worktrees' parent).
     candidates = [os.path.join(here, *[".."] * up, "shared", "anchors", "cmmc-vs-gcc-O2.csv")
                   for up in (2, 3)]
-    anchors = args[1] if len(args) > 1 else next(
+    anchors = anchors_arg or next(
         (c for c in candidates if os.path.exists(c)), candidates[0])
-    doc = json.load(open(args[0]))
+    cases = []
+    for path in args:
+        cases += json.load(open(path))["cases"]
     cmmc = {}
     with open(anchors) as f:
         for row in csv.DictReader(f):
@@ -40,7 +49,7 @@ def main():
                 float(row["cmmc_over_gcc_cycles_inorder"]),
             )
     rows = []
-    for c in doc["cases"]:
+    for c in sorted(cases, key=lambda c: c["name"]):
         s, r = c["sysyc"], c.get("reference") or {}
         def ratio(k):
             a, b = s.get(k), r.get(k)

@@ -737,6 +737,8 @@ pub fn compare_baseline(
         metric.describe()
     );
     let (mut regressions, mut better, mut ratios) = (0, 0, Vec::new());
+    // Baseline rows saved before the metric existed (cycles) cannot be compared.
+    let mut missing = 0;
     for r in rows {
         let Some((_, b)) = base.iter().find(|(n, _)| *n == r.name) else {
             continue;
@@ -747,6 +749,9 @@ pub fn compare_baseline(
             continue;
         }
         let (Some(now), Some(then)) = (r.sysyc.value(metric), b.value(metric)) else {
+            if b.ok() && b.value(metric).is_none() {
+                missing += 1;
+            }
             continue;
         };
         let ratio = now as f64 / then.max(1) as f64;
@@ -779,6 +784,12 @@ pub fn compare_baseline(
         "  {} compared, {regressions} regressed, {better} improved\n",
         ratios.len()
     );
+    if missing > 0 {
+        text += &format!(
+            "  {missing} baseline case(s) have no {} figure (saved before it existed; --metric insns compares those)\n",
+            metric.name()
+        );
+    }
     Comparison {
         text,
         regressions,
