@@ -1,7 +1,7 @@
 //! The `sysyc` command line.
 //!
 //! Contest form: `sysyc -S -o out.s in.sy [-O0|-O1|-O2]`, plus `--emit-llvm`, `--emit-ir` and the
-//! pass-manager switches. Subcommands `build`, `test` and `bench` work on whole suites.
+//! pass-manager switches. Subcommands `build`, `test` and `bench` work on whole suites; `cost` estimates U74 cycles of assembly regions or of a profiled run.
 //! Exit codes: 0 success, 1 diagnostics or I/O error, 2 internal compiler error. No output file
 //! is left behind on failure: the output is written to a temporary file and renamed.
 

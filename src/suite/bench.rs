@@ -20,6 +20,7 @@ use super::cli::select_cases;
 use super::junit;
 use super::progress::Progress;
 use super::report;
+use super::cycles;
 use super::results::{self, BenchReport, BenchRow, Measure, Metric, SCHEMA_VERSION};
 use super::runner::{self, Compiler, Outcome, RunConfig, WorkDir};
 use super::shard::Shard;
@@ -212,7 +213,13 @@ pub fn measure(case: &Case, cfg: &RunConfig, runs: usize) -> Measure {
         }
     }
     let counts = dir.path.join("insns.txt");
-    let plugin_arg = format!("{},outfile={}", plugin.display(), counts.display());
+    let profile = dir.path.join("profile.txt");
+    let plugin_arg = format!(
+        "{},outfile={},profile={}",
+        plugin.display(),
+        counts.display(),
+        profile.display()
+    );
     let out = match runner::execute(&built, case, cfg, Some(&plugin_arg)) {
         Ok(o) => o,
         Err(e) => return failed(&Outcome::HarnessError(e)),
@@ -230,6 +237,15 @@ pub fn measure(case: &Case, cfg: &RunConfig, runs: usize) -> Measure {
         t.lines()
             .find_map(|l| l.strip_prefix("insns:").and_then(|v| v.trim().parse().ok()))
     });
+    if let Some(insns) = m.insns {
+        match cycles::measure_run(&built.exe, &profile, insns) {
+            Ok(e) => {
+                m.cycles = Some(e.cycles.round() as u64);
+                m.cycles_mca = e.cycles_mca.map(|c| c.round() as u64);
+            }
+            Err(e) => m.detail = format!("cycles: {e}"),
+        }
+    }
     let (mut timers, mut walls) = (Vec::new(), Vec::new());
     for _ in 0..runs {
         match runner::execute(&built, case, cfg, None) {
@@ -370,7 +386,10 @@ pub fn run_bench(args: &BenchArgs) -> i32 {
                 };
                 row.ratio = row.ratio();
                 let note = match (row.sysyc.ok(), row.ratio) {
-                    (true, Some(r)) => format!("{:.3}x gcc", r),
+                    (true, Some(r)) => match row.ratio_of(Metric::Cycles) {
+                        Some(c) => format!("{c:.3}x gcc cycles, {r:.3}x insns"),
+                        None => format!("{r:.3}x gcc insns"),
+                    },
                     (true, None) => format!("{} insns", fmt_opt(row.sysyc.insns)),
                     (false, _) => row.sysyc.status.clone(),
                 };

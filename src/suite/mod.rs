@@ -11,15 +11,19 @@
 //! - `results` (JSON files, schema-checked), `junit`, `report` (HTML), `stats`, `progress`:
 //!   recording and reporting;
 //! - `require`: the rule for missing suites and tools (fail in CI, skip loudly elsewhere);
-//! - `cli` (`build`, `test`), `bench` and `merge`: the subcommands.
+//! - `profile`, `cycles`: the per-block profile of a run and its U74 cycle estimate (`cost`
+//!   costs assembly regions the same way);
+//! - `cli` (`build`, `test`), `bench`, `merge` and `cost`: the subcommands.
 
 pub mod bench;
 pub mod cases;
 pub mod cli;
 pub mod compare;
+pub mod cycles;
 pub mod exec;
 pub mod junit;
 pub mod merge;
+pub mod profile;
 pub mod progress;
 pub mod report;
 pub mod require;
@@ -45,6 +49,7 @@ pub enum SuiteCommand {
     Test(TestArgs),
     Bench(BenchArgs),
     Merge(MergeArgs),
+    Cost(cycles::CostArgs),
 }
 
 /// Runs `sysyc build|test|bench|merge ARGS...` when `args` starts with one of those words and
@@ -53,7 +58,7 @@ pub enum SuiteCommand {
 pub fn dispatch(cmd: &str, args: &[String]) -> Option<i32> {
     if !matches!(
         args.first().map(String::as_str),
-        Some("build" | "test" | "bench" | "merge")
+        Some("build" | "test" | "bench" | "merge" | "cost")
     ) {
         return None;
     }
@@ -70,6 +75,7 @@ pub fn dispatch(cmd: &str, args: &[String]) -> Option<i32> {
             SuiteCommand::Test(a) => run_test(a),
             SuiteCommand::Bench(a) => run_bench(a),
             SuiteCommand::Merge(a) => run_merge(a),
+            SuiteCommand::Cost(a) => cycles::run_cost(a),
         },
         Err(argh::EarlyExit { output, status }) => {
             if status.is_ok() {
