@@ -13,6 +13,7 @@ pub mod dce;
 pub mod dead_loop;
 pub mod deadret;
 pub mod depend;
+pub mod divconst;
 pub mod early_exit;
 pub mod effects;
 pub mod fold;

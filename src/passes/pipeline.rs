@@ -34,6 +34,10 @@ pub const ALL_FUNC_PASSES: &[Pass] = &[
         run: Run::Legacy(super::dead_loop::run),
     },
     Pass {
+        name: "divconst",
+        run: Run::Legacy(super::divconst::run),
+    },
+    Pass {
         name: "early_exit",
         run: Run::Legacy(super::early_exit::run),
     },
@@ -172,7 +176,9 @@ pub const O2: &[Step] = &[
     legacy_pass!(lftr),       // after unroll, which reads counters; dce below drops them
     legacy_pass!(dead_loop),  // loops whose results inlining left unused (dce emptied them)
     legacy_pass!(simplify_cfg),
-    pass!(dce), // conditions folded by simplify_cfg leave dead compares
+    legacy_pass!(divconst), // late: loop passes and constant folding see plain divisions
+    legacy_pass!(gvn),      // a quotient and remainder of the same operands share the quotient
+    pass!(dce), // conditions folded by simplify_cfg leave dead compares; replaced divisions
 ];
 
 /// Pass-manager switches.

@@ -606,6 +606,8 @@ impl<'a> Isel<'a> {
                 let a = self.reg(args[0]);
                 if d.ty == Type::I1 {
                     self.push(MInst::i(MOp::Andi, rd, a, 1));
+                } else if fits_i32(f, args[0]) {
+                    self.push(MInst::unary(MOp::Mv, rd, a));
                 } else {
                     self.push(MInst::i(MOp::Addiw, rd, a, 0));
                 }
@@ -1084,6 +1086,23 @@ fn mov(c: RegClass, d: Reg, s: Reg) -> MInst {
     match c {
         RegClass::Int => MInst::unary(MOp::Mv, d, s),
         RegClass::Float => MInst::unary(MOp::FmvD, d, s),
+    }
+}
+
+/// Whether the i64 value `v` is a sign-extended i32 already, so truncating it is a copy: an
+/// arithmetic shift right by 32 or more, or a logical one by 33 or more.
+fn fits_i32(f: &Function, v: Value) -> bool {
+    let Some(i) = f.def_inst(v) else {
+        return false;
+    };
+    let k = match f.op(i) {
+        Opcode::Ashr | Opcode::Lshr => f.as_iconst(f.arg(i, 1)).map(|k| k & 63),
+        _ => None,
+    };
+    match (f.op(i), k) {
+        (Opcode::Ashr, Some(k)) => k >= 32,
+        (Opcode::Lshr, Some(k)) => k >= 33,
+        _ => false,
     }
 }
 
