@@ -16,7 +16,9 @@
 //! - other `d`, 64-bit: `q = mulhs(x, M) (+/- x) >> s`, plus its own sign bit.
 //! - `x % d = x - q * d`, with `q * d` as a shift and an add or subtract when `|d| = 2^k +/- 1`.
 //! - A dividend known to be non-negative (a constant, a mask, a shifted or zero-extended value,
-//!   a loop counter counting up from a non-negative start) needs no sign fix-up.
+//!   a loop counter counting up from a non-negative start) needs no sign fix-up; nor does one
+//!   known to be a multiple of `2^k` (reached through a branch on `x & (2^k - 1) == 0`) when
+//!   divided by `±2^k`.
 //! - `fdiv x, c` where `1/c` is exact (`c` a power of two whose reciprocal is a normal number)
 //!   becomes `fmul x, 1/c`: the same real quotient, so the same rounding.
 //!
@@ -47,8 +49,12 @@ pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
     if work.is_empty() {
         return false;
     }
+    let cfg = Cfg::compute(f);
+    let dt = DomTree::compute(f, &cfg);
     let mut e = Emit {
-        nonneg: counters_from_nonneg(f),
+        nonneg: counters_from_nonneg(f, &cfg, &dt),
+        cfg,
+        dt,
         consts: FxHashMap::default(),
         at: work[0],
     };
@@ -95,6 +101,8 @@ pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
 struct Emit {
     /// Loop counters that never go below 0.
     nonneg: FxHashSet<Value>,
+    cfg: Cfg,
+    dt: DomTree,
     /// `(anchor constant, type, value) -> constant` created so far.
     consts: FxHashMap<(Value, Type, i64), Value>,
     /// New arithmetic goes right before this instruction.
@@ -140,6 +148,71 @@ impl Emit {
         v
     }
 
+    /// Whether `x` is a multiple of `2^k` wherever `e.at` runs: a branch on `x & m == 0` (or
+    /// `x % 2^j == 0`, `j >= k`) with the low `k` bits in `m` was taken to reach it. Walks the
+    /// dominator tree up from `e.at`, reading the branch into each block entered by one edge.
+    fn is_multiple(&self, f: &Function, x: Value, k: u32) -> bool {
+        let low = (1i64 << k) - 1;
+        let Some(mut c) = f.layout().inst_block(self.at) else {
+            return false;
+        };
+        for _ in 0..16 {
+            if let [p] = self.cfg.preds[c][..] {
+                let t = f.terminator(p).filter(|&t| f.op(t) == Opcode::Brif);
+                if let Some(t) = t {
+                    let targets = f.branch_targets(t);
+                    let taken = targets[0].block == c;
+                    if self.says_multiple(f, f.arg(t, 0), taken, x, low) {
+                        return true;
+                    }
+                }
+            }
+            match self.dt.idom[c] {
+                Some(d) => c = d,
+                None => return false,
+            }
+        }
+        false
+    }
+
+    /// Whether condition `cv` being `truth` means the bits `low` of `x` are zero.
+    fn says_multiple(&self, f: &Function, cv: Value, truth: bool, x: Value, low: i64) -> bool {
+        let Some(ci) = f.def_inst(cv) else {
+            return false;
+        };
+        let d = f.data(ci);
+        if d.op != Opcode::Icmp || f.as_iconst(f.arg(ci, 1)) != Some(0) {
+            return false;
+        }
+        let zero = match d.cond() {
+            CmpCond::Eq => truth,
+            CmpCond::Ne => !truth,
+            _ => return false,
+        };
+        let Some(ai) = f.def_inst(f.arg(ci, 0)).filter(|_| zero) else {
+            return false;
+        };
+        let (a, b) = (f.arg(ai, 0), f.arg(ai, 1));
+        let ty = f.data(ai).ty;
+        match f.op(ai) {
+            Opcode::And => {
+                let m = if a == x {
+                    f.as_iconst(b)
+                } else if b == x {
+                    f.as_iconst(a)
+                } else {
+                    None
+                };
+                m.is_some_and(|m| m & low == low)
+            }
+            Opcode::Srem if a == x => f.as_iconst(b).is_some_and(|c| {
+                let mag = wrap_abs(ty, c);
+                mag.is_power_of_two() && (mag - 1) as i64 & low == low
+            }),
+            _ => false,
+        }
+    }
+
     /// Whether `v` is never negative (as a signed value of its type).
     fn is_nonneg(&self, f: &Function, v: Value, depth: u32) -> bool {
         if let Some(c) = f.as_iconst(v) {
@@ -172,13 +245,11 @@ impl Emit {
 }
 
 /// Loop counters whose range starts at a non-negative constant.
-fn counters_from_nonneg(f: &Function) -> FxHashSet<Value> {
-    let cfg = Cfg::compute(f);
-    let dt = DomTree::compute(f, &cfg);
-    let forest = LoopForest::compute(&cfg, &dt);
+fn counters_from_nonneg(f: &Function, cfg: &Cfg, dt: &DomTree) -> FxHashSet<Value> {
+    let forest = LoopForest::compute(cfg, dt);
     let mut out = FxHashSet::default();
     for l in forest.loops.keys() {
-        let Some((v, r)) = counter_range(f, &cfg, &dt, &forest, l) else {
+        let Some((v, r)) = counter_range(f, cfg, dt, &forest, l) else {
             continue;
         };
         let from = r.lower.and_then(|b| Some((f.as_iconst(b.v)?, b.strict)));
@@ -282,7 +353,8 @@ fn quotient(f: &mut Function, e: &mut Emit, ty: Type, x: Value, y: Value, d: i64
     }
     let q = if mag.is_power_of_two() {
         let k = mag.trailing_zeros() as i64;
-        let t = if e.is_nonneg(f, x, 4) {
+        // Exact or non-negative: the plain shift rounds the right way.
+        let t = if e.is_nonneg(f, x, 4) || e.is_multiple(f, x, k as u32) {
             x
         } else {
             let bias = bias(f, e, ty, x, y, k);
@@ -417,6 +489,9 @@ fn remainder(
     }
     if mag.is_power_of_two() && mag < 1u64 << (n - 1) {
         let k = mag.trailing_zeros() as i64;
+        if e.is_multiple(f, x, k as u32) {
+            return Some(e.iconst(f, y, ty, 0));
+        }
         if e.is_nonneg(f, x, 4) {
             let m = e.iconst(f, y, ty, (mag - 1) as i64);
             return Some(e.bin(f, Opcode::And, ty, x, m));
@@ -765,5 +840,68 @@ mod tests {
         assert_eq!(got, want);
         // 3.0 has an inexact reciprocal and 2^127 a subnormal one.
         assert_eq!(printed.matches("fdiv").count(), 2, "{printed}");
+    }
+
+    /// Behind a branch on `x & 3 == 0`, `x / 4` is a plain shift and `x % 4` is 0; elsewhere
+    /// the sign fix-up stays. Both paths agree with Rust's semantics on every dividend.
+    #[test]
+    fn exact_division_behind_a_mask_test() {
+        let t = "declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+    v0 = iconst.i32 0
+    v1 = iconst.i32 3
+    v2 = iconst.i32 4
+    v3 = iconst.i32 -4
+    jump bb1
+bb1:
+    v4 = call.i32 @getint()
+    v5 = call.i32 @getint()
+    v6 = and.i32 v4, v1
+    v7 = icmp.eq v6, v0
+    brif v7, bb2, bb3
+bb2:
+    v8 = sdiv.i32 v4, v2
+    call.void @putint(v8)
+    v9 = sdiv.i32 v4, v3
+    call.void @putint(v9)
+    v10 = srem.i32 v4, v2
+    call.void @putint(v10)
+    jump bb4
+bb3:
+    v11 = sdiv.i32 v4, v2
+    call.void @putint(v11)
+    v12 = sdiv.i32 v4, v3
+    call.void @putint(v12)
+    v13 = srem.i32 v4, v2
+    call.void @putint(v13)
+    jump bb4
+bb4:
+    v14 = icmp.ne v5, v0
+    brif v14, bb1, bb5
+bb5:
+    ret v0
+}
+";
+        let xs = dividends32(200);
+        let mut input = String::new();
+        let mut want = String::new();
+        for (k, &x) in xs.iter().enumerate() {
+            write!(input, "{x} {} ", (k + 1 < xs.len()) as i32).unwrap();
+            for r in [x.wrapping_div(4), x.wrapping_div(-4), x.wrapping_rem(4)] {
+                write!(want, "{r}").unwrap();
+            }
+        }
+        let (got, printed) = run_divconst(t, &input);
+        assert_eq!(got, want);
+        let exact = &printed[printed.find("bb2:").unwrap()..printed.find("bb3:").unwrap()];
+        let other = &printed[printed.find("bb3:").unwrap()..printed.find("bb4:").unwrap()];
+        assert!(
+            !exact.contains("lshr") && !exact.contains("add"),
+            "{printed}"
+        );
+        assert!(other.contains("lshr"), "{printed}");
     }
 }

@@ -88,6 +88,8 @@ struct Isel<'a> {
     sym_ids: FxHashMap<String, u32>,
     /// Compares fused into the branch that reads them (not emitted on their own).
     fused: Vec<bool>,
+    /// Conversions that share their operand's register (no instruction): see `share_registers`.
+    shared: Vec<bool>,
     /// Edge blocks waiting to be emitted after the current block: (id, copies, target).
     pending_edges: Vec<(u32, Block, Vec<Value>)>,
     cur_depth: u32,
@@ -138,6 +140,7 @@ pub fn select(f: &Function, cx: &ModuleCx) -> MFunc {
         block_map: vec![u32::MAX; nb],
         sym_ids: FxHashMap::default(),
         fused: vec![false; f.num_insts()],
+        shared: vec![false; f.num_insts()],
         pending_edges: Vec::new(),
         cur_depth: 0,
         local: FxHashMap::default(),
@@ -246,6 +249,7 @@ impl<'a> Isel<'a> {
                 }
             }
         }
+        self.share_registers(blocks);
         // Constants and addresses needed in a register inside a loop deeper than their
         // definition are computed once at the definition (the allocator may still
         // rematerialize them if it spills them); others are recomputed at each use.
@@ -265,6 +269,46 @@ impl<'a> Isel<'a> {
                 });
                 if deeper {
                     self.vmap[v.index()] = self.mf.new_vreg(class_of(f.ty(v)));
+                }
+            }
+        }
+    }
+
+    /// A sign extension of an i32 (registers hold i32 values sign-extended already) and a
+    /// truncation of an i64 that is a sign-extended i32 (`fits_i32`) leave the bits unchanged:
+    /// the result takes its operand's register, so no copy keeps both alive. Sound for SSA
+    /// values: the operand's register is only rewritten by the block-argument copies into its
+    /// own block, and the result (dominated by that block's entry) is never live there.
+    fn share_registers(&mut self, blocks: &[Block]) {
+        let f = self.f;
+        let mut from: Vec<Option<Value>> = vec![None; f.num_values()];
+        for &b in blocks {
+            for i in f.layout().block_insts(b) {
+                let Some(v) = f.result(i) else { continue };
+                let d = f.data(i);
+                let free = match d.op {
+                    Opcode::Sext => f.ty(f.arg(i, 0)) == Type::I32,
+                    Opcode::Trunc => d.ty == Type::I32 && fits_i32(f, f.arg(i, 0)),
+                    _ => false,
+                };
+                if free && self.vmap[v.index()].is_some() {
+                    from[v.index()] = Some(f.arg(i, 0));
+                }
+            }
+        }
+        for &b in blocks {
+            for i in f.layout().block_insts(b) {
+                let Some(v) = f.result(i) else { continue };
+                let Some(mut root) = from[v.index()] else {
+                    continue;
+                };
+                while let Some(r) = from[root.index()] {
+                    root = r;
+                }
+                let r = self.vmap[root.index()];
+                if r.is_some() {
+                    self.vmap[v.index()] = r;
+                    self.shared[i.index()] = true;
                 }
             }
         }
@@ -520,7 +564,7 @@ impl<'a> Isel<'a> {
                 return; // rematerialized at its uses
             }
         }
-        if self.fused[i.index()] {
+        if self.fused[i.index()] || self.shared[i.index()] {
             return;
         }
         let rd = res.map(|v| self.vmap[v.index()]).unwrap_or(Reg::NONE);
