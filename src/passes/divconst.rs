@@ -28,11 +28,11 @@
 //! here, for counter ranges). Keeps the CFG.
 
 use super::ivrange::counter_range;
-use crate::analysis::{Cfg, DomTree, LoopForest};
+use crate::analysis::{Cfg, DomTree, FuncAnalyses, LoopForest, Preserved};
 use crate::ir::{mk, CmpCond, Function, Inst, InstData, ModuleCx, Opcode, Type, Value};
 use rustc_hash::{FxHashMap, FxHashSet};
 
-pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
+pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved {
     let mut work = Vec::new();
     let mut tests = Vec::new();
     for b in f.layout().blocks() {
@@ -47,12 +47,11 @@ pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
         }
     }
     if work.is_empty() {
-        return false;
+        return Preserved::all();
     }
-    let cfg = Cfg::compute(f);
-    let dt = DomTree::compute(f, &cfg);
+    let (cfg, dt, forest) = am.all(f);
     let mut e = Emit {
-        nonneg: counters_from_nonneg(f, &cfg, &dt),
+        nonneg: counters_from_nonneg(f, cfg, dt, forest),
         cfg,
         dt,
         consts: FxHashMap::default(),
@@ -94,22 +93,23 @@ pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
             changed = true;
         }
     }
-    changed
+    // Only instructions changed: every block and branch is as it was.
+    Preserved::cfg_kept(changed)
 }
 
 /// Where new instructions go and what is already known.
-struct Emit {
+struct Emit<'a> {
     /// Loop counters that never go below 0.
     nonneg: FxHashSet<Value>,
-    cfg: Cfg,
-    dt: DomTree,
+    cfg: &'a Cfg,
+    dt: &'a DomTree,
     /// `(anchor constant, type, value) -> constant` created so far.
     consts: FxHashMap<(Value, Type, i64), Value>,
     /// New arithmetic goes right before this instruction.
     at: Inst,
 }
 
-impl Emit {
+impl Emit<'_> {
     fn op(&self, f: &mut Function, data: InstData, args: &[Value]) -> Value {
         let i = f.insert_new_before(self.at, data, args);
         f.res(i)
@@ -245,11 +245,15 @@ impl Emit {
 }
 
 /// Loop counters whose range starts at a non-negative constant.
-fn counters_from_nonneg(f: &Function, cfg: &Cfg, dt: &DomTree) -> FxHashSet<Value> {
-    let forest = LoopForest::compute(cfg, dt);
+fn counters_from_nonneg(
+    f: &Function,
+    cfg: &Cfg,
+    dt: &DomTree,
+    forest: &LoopForest,
+) -> FxHashSet<Value> {
     let mut out = FxHashSet::default();
     for l in forest.loops.keys() {
-        let Some((v, r)) = counter_range(f, cfg, dt, &forest, l) else {
+        let Some((v, r)) = counter_range(f, cfg, dt, forest, l) else {
             continue;
         };
         let from = r.lower.and_then(|b| Some((f.as_iconst(b.v)?, b.strict)));

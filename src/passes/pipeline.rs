@@ -35,7 +35,7 @@ pub const ALL_FUNC_PASSES: &[Pass] = &[
     },
     Pass {
         name: "divconst",
-        run: Run::Legacy(super::divconst::run),
+        run: Run::Managed(super::divconst::run),
     },
     Pass {
         name: "early_exit",
@@ -176,9 +176,9 @@ pub const O2: &[Step] = &[
     legacy_pass!(lftr),       // after unroll, which reads counters; dce below drops them
     legacy_pass!(dead_loop),  // loops whose results inlining left unused (dce emptied them)
     legacy_pass!(simplify_cfg),
-    legacy_pass!(divconst), // late: loop passes and constant folding see plain divisions
-    legacy_pass!(gvn),      // a quotient and remainder of the same operands share the quotient
-    pass!(dce), // conditions folded by simplify_cfg leave dead compares; replaced divisions
+    pass!(divconst),   // late: loop passes and constant folding see plain divisions
+    legacy_pass!(gvn), // a quotient and remainder of the same operands share the quotient
+    pass!(dce),        // conditions folded by simplify_cfg leave dead compares; replaced divisions
 ];
 
 /// Pass-manager switches.
