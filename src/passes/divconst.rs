@@ -192,6 +192,9 @@ impl Emit<'_> {
         let Some(ai) = f.def_inst(f.arg(ci, 0)).filter(|_| zero) else {
             return false;
         };
+        if !matches!(f.op(ai), Opcode::And | Opcode::Srem) {
+            return false;
+        }
         let (a, b) = (f.arg(ai, 0), f.arg(ai, 1));
         let ty = f.data(ai).ty;
         match f.op(ai) {

@@ -4,6 +4,7 @@ use super::cases::{count_lines, discover};
 use super::json::Json;
 use super::progress::Progress;
 use super::runner::{self, CaseResult, Compiler, RunConfig};
+use crate::backend::riscv::isa::Isa;
 use crate::backend::riscv::regalloc::Allocator;
 use crate::driver::{CompileOptions, Emit};
 use argh::FromArgs;
@@ -86,6 +87,10 @@ pub struct TestArgs {
     /// print a table of per-case times (compile, run, the program's own timer)
     #[argh(switch)]
     pub times: bool,
+    /// target ISA of sysyc, as its -march (e.g. rv64gc_zba_zbb); qemu then emulates a CPU
+    /// with those extensions
+    #[argh(option)]
+    pub march: Option<String>,
 }
 
 fn compile_options(opt: u8, emit: Emit, verify: bool, regalloc: Allocator) -> CompileOptions {
@@ -193,16 +198,24 @@ pub fn run_build(args: &BuildArgs) -> i32 {
 /// The run configuration `sysyc test` arguments describe.
 pub fn test_config(args: &TestArgs) -> Result<RunConfig, String> {
     let compiler = match args.reference.as_deref() {
-        None => Compiler::Sysyc(compile_options(
-            args.opt_level,
-            if args.emit_llvm {
-                Emit::Llvm
-            } else {
-                Emit::Asm
-            },
-            args.verify,
-            args.regalloc,
-        )),
+        None => Compiler::Sysyc(CompileOptions {
+            isa: args
+                .march
+                .as_deref()
+                .map(Isa::parse)
+                .transpose()?
+                .unwrap_or_default(),
+            ..compile_options(
+                args.opt_level,
+                if args.emit_llvm {
+                    Emit::Llvm
+                } else {
+                    Emit::Asm
+                },
+                args.verify,
+                args.regalloc,
+            )
+        }),
         Some("gcc") => Compiler::Gcc,
         Some(other) => return Err(format!("unknown reference compiler `{other}` (try gcc)")),
     };

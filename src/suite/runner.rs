@@ -509,6 +509,9 @@ pub fn execute(
     let mut cmd = match cfg.compiler.arch() {
         Arch::Riscv64 => {
             let mut c = Command::new(toolchain::qemu());
+            if let Compiler::Sysyc(o) = &cfg.compiler {
+                c.args(toolchain::qemu_cpu(o.isa));
+            }
             if let Some(p) = plugin {
                 c.arg("-plugin").arg(p);
             }

@@ -18,6 +18,7 @@
 //!
 //! Cost: O(instructions + operands) plus the O(n^2) copy sequencing per edge.
 
+use super::isa::Isa;
 use super::minst::*;
 use super::phi;
 use crate::analysis::{Cfg, DomTree, LoopForest};
@@ -106,6 +107,8 @@ struct Isel<'a> {
     scaled: FxHashMap<(Value, i64), (Reg, Block)>,
     dom: DomTree,
     cur_block: Block,
+    /// Extensions beyond rv64gc that may be selected.
+    isa: Isa,
 }
 
 /// At most this many large loop offsets get a register of their own.
@@ -120,7 +123,7 @@ fn class_of(ty: Type) -> RegClass {
 }
 
 /// Selects machine instructions for a defined function.
-pub fn select(f: &Function, cx: &ModuleCx) -> MFunc {
+pub fn select(f: &Function, cx: &ModuleCx, isa: Isa) -> MFunc {
     let decl = &cx.decls[f.id];
     let sym = func_symbol(decl);
     let cfg = Cfg::compute(f);
@@ -149,6 +152,7 @@ pub fn select(f: &Function, cx: &ModuleCx) -> MFunc {
         scaled: FxHashMap::default(),
         dom: DomTree::default(),
         cur_block: f.entry(),
+        isa,
     };
     s.dom = dt;
     // Phase 1: blocks, registers, stack objects.
@@ -626,11 +630,14 @@ impl<'a> Isel<'a> {
                     CmpCond::Ge => self.push(MInst::r(le, rd, b, a)),
                 }
             }
+            Select if self.min_max(d.ty, rd, args[0], args[1], args[2]) => {}
             Select => self.select(d.ty, rd, args[0], args[1], args[2]),
             Zext => {
                 let a = self.reg(args[0]);
                 let from = f.ty(args[0]);
-                if from == Type::I32 && d.ty == Type::I64 {
+                if from == Type::I32 && d.ty == Type::I64 && self.isa.zba {
+                    self.push(MInst::r(MOp::AddUw, rd, a, Reg::ZERO));
+                } else if from == Type::I32 && d.ty == Type::I64 {
                     let t = self.vreg(RegClass::Int);
                     self.push(MInst::i(MOp::Slli, t, a, 32));
                     self.push(MInst::i(MOp::Srli, rd, t, 32));
@@ -799,6 +806,9 @@ impl<'a> Isel<'a> {
                 return;
             }
         }
+        if self.bitmanip(op, ty, rd, a, b) || self.bitmanip(op, ty, rd, b, a) {
+            return;
+        }
         let (ra, rb) = (self.reg(a), self.reg(b));
         let mop = match (op, w) {
             (Add, true) => MOp::Addw,
@@ -890,6 +900,75 @@ impl<'a> Isel<'a> {
         }
     }
 
+    /// Zba/Zbb forms of `op a, b` where `b` is computed by an instruction that then has no
+    /// other reader (it is swept as dead): `a + (x << 1..3)` (i64) is `shNadd x, a`;
+    /// `a & ~x`, `a | ~x` and `a ^ ~x` are `andn`, `orn`, `xnor`. Returns false when none applies.
+    fn bitmanip(&mut self, op: Opcode, ty: Type, rd: Reg, a: Value, b: Value) -> bool {
+        let f = self.f;
+        let Some(bi) = f.def_inst(b) else {
+            return false;
+        };
+        if f.num_uses(b) != 1
+            || self.vmap[b.index()].is_none()
+            || !matches!(f.op(bi), Opcode::Shl | Opcode::Xor)
+        {
+            return false;
+        }
+        let (x, c) = (f.arg(bi, 0), f.as_iconst(f.arg(bi, 1)));
+        let mop = match (op, f.op(bi), c) {
+            (Opcode::Add, Opcode::Shl, Some(k)) if self.isa.zba && ty == Type::I64 => match k {
+                1 => MOp::Sh1add,
+                2 => MOp::Sh2add,
+                3 => MOp::Sh3add,
+                _ => return false,
+            },
+            (Opcode::And | Opcode::Or | Opcode::Xor, Opcode::Xor, Some(-1)) if self.isa.zbb => {
+                match op {
+                    Opcode::And => MOp::Andn,
+                    Opcode::Or => MOp::Orn,
+                    _ => MOp::Xnor,
+                }
+            }
+            _ => return false,
+        };
+        let (ra, rx) = (self.reg(a), self.reg(x));
+        match mop {
+            MOp::Sh1add | MOp::Sh2add | MOp::Sh3add => self.push(MInst::r(mop, rd, rx, ra)),
+            _ => self.push(MInst::r(mop, rd, ra, rx)),
+        }
+        true
+    }
+
+    /// Zbb `min`/`max` for `select (x < y), x, y` and its mirrored and swapped forms (signed
+    /// compares of integers; i32 values are sign-extended, so the 64-bit compare agrees).
+    fn min_max(&mut self, ty: Type, rd: Reg, c: Value, a: Value, b: Value) -> bool {
+        let f = self.f;
+        if !self.isa.zbb || !matches!(ty, Type::I32 | Type::I64) {
+            return false;
+        }
+        let Some(ci) = f.def_inst(c).filter(|&ci| f.op(ci) == Opcode::Icmp) else {
+            return false;
+        };
+        let (x, y) = (f.arg(ci, 0), f.arg(ci, 1));
+        let less = match f.data(ci).cond() {
+            CmpCond::Lt | CmpCond::Le => true,
+            CmpCond::Gt | CmpCond::Ge => false,
+            _ => return false,
+        };
+        // (x < y ? x : y) is min, (x < y ? y : x) is max; mirrored for > and >=.
+        let takes_smaller = if (a, b) == (x, y) {
+            less
+        } else if (a, b) == (y, x) {
+            !less
+        } else {
+            return false;
+        };
+        let op = if takes_smaller { MOp::Min } else { MOp::Max };
+        let (ra, rb) = (self.reg(a), self.reg(b));
+        self.push(MInst::r(op, rd, ra, rb));
+        true
+    }
+
     /// Branch-free select: `d = b ^ ((a ^ b) & -c)`; floats go through integer registers.
     fn select(&mut self, ty: Type, rd: Reg, c: Value, a: Value, b: Value) {
         let rc = self.reg(c);
@@ -930,6 +1009,18 @@ impl<'a> Isel<'a> {
             }
         }
         let ri = self.reg(idx);
+        if self.isa.zba {
+            let op = match stride {
+                2 => Some(MOp::Sh1add),
+                4 => Some(MOp::Sh2add),
+                8 => Some(MOp::Sh3add),
+                _ => None,
+            };
+            if let Some(op) = op {
+                self.push(MInst::r(op, rd, ri, rb));
+                return;
+            }
+        }
         // A negative power-of-two stride (bounds computed downwards): shift, then subtract.
         if stride < 0 && stride != i64::MIN && (stride.unsigned_abs()).is_power_of_two() {
             match stride {

@@ -16,6 +16,7 @@
 pub mod copyprop;
 pub mod emit;
 pub mod frame;
+pub mod isa;
 pub mod isel;
 pub mod layout;
 pub mod liveness;
@@ -41,6 +42,8 @@ pub struct RiscvOptions {
     pub check_regalloc: bool,
     /// Which register allocator runs.
     pub regalloc: regalloc::Allocator,
+    /// Extensions beyond rv64gc that instruction selection may use.
+    pub isa: isa::Isa,
 }
 
 /// Static counts of one compiled function.
@@ -87,7 +90,7 @@ struct Compiled {
 }
 
 fn compile_function(f: &Function, cx: &ModuleCx, opts: &RiscvOptions, s: &mut Scratch) -> Compiled {
-    let mut mf = isel::select(f, cx);
+    let mut mf = isel::select(f, cx, opts.isa);
     layout::run(&mut mf);
     let mut iv = liveness::compute(&mf);
     // Copy propagation coalesces what the allocator cannot; the simple baseline goes without.
@@ -196,7 +199,7 @@ fn compile_all(m: &Module, opts: &RiscvOptions) -> Vec<Option<Compiled>> {
 
 /// Compiles a whole module to one assembly file.
 pub fn compile_module(m: &Module, opts: &RiscvOptions) -> String {
-    let mut out = String::new();
+    let mut out = opts.isa.asm_directive().unwrap_or_default();
     for c in compile_all(m, opts).into_iter().flatten() {
         out.push_str(&c.text);
     }
