@@ -31,9 +31,11 @@ impl Isa {
                 "zba" => isa.zba = true,
                 "zbb" => isa.zbb = true,
                 "" => return Err(format!("unsupported -march '{march}': empty extension")),
-                _ => return Err(format!(
+                _ => {
+                    return Err(format!(
                     "unsupported -march '{march}': unknown extension '{ext}' (supported: zba, zbb)"
-                )),
+                ))
+                }
             }
         }
         Ok(isa)
