@@ -29,7 +29,7 @@
 
 use super::ivrange::counter_range;
 use crate::analysis::{Cfg, DomTree, FuncAnalyses, LoopForest, Preserved};
-use crate::ir::{mk, CmpCond, Function, Inst, InstData, ModuleCx, Opcode, Type, Value};
+use crate::ir::{mk, Block, CmpCond, Function, Inst, InstData, ModuleCx, Opcode, Type, Value};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved {
@@ -50,8 +50,20 @@ pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved
         return Preserved::all();
     }
     let (cfg, dt, forest) = am.all(f);
+    // Blocks of loops that call: constants there would be held across the calls.
+    let mut calling = FxHashSet::default();
+    for l in forest.loops.keys() {
+        let blocks = &forest.loops[l].blocks;
+        let calls = blocks
+            .iter()
+            .any(|&b| f.layout().block_insts(b).any(|i| f.op(i) == Opcode::Call));
+        if calls {
+            calling.extend(blocks.iter().copied());
+        }
+    }
     let mut e = Emit {
         nonneg: counters_from_nonneg(f, cfg, dt, forest),
+        calling,
         cfg,
         dt,
         consts: FxHashMap::default(),
@@ -101,6 +113,8 @@ pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved
 struct Emit<'a> {
     /// Loop counters that never go below 0.
     nonneg: FxHashSet<Value>,
+    /// Blocks inside a loop that contains a call.
+    calling: FxHashSet<Block>,
     cfg: &'a Cfg,
     dt: &'a DomTree,
     /// `(anchor constant, type, value) -> constant` created so far.
@@ -134,6 +148,16 @@ impl Emit<'_> {
     }
 
     fn konst(&mut self, f: &mut Function, anchor: Value, data: InstData) -> Value {
+        // In a loop that calls, a constant held in a register across the calls takes a
+        // callee-saved register from the loop's other values: computed at its use instead.
+        let at_use = f
+            .layout()
+            .inst_block(self.at)
+            .is_some_and(|b| self.calling.contains(&b));
+        if at_use && data.op == Opcode::Iconst && !fits_li12(data.imm) {
+            let c = f.insert_new_before(self.at, data, &[]);
+            return f.res(c);
+        }
         let key = (anchor, data.ty, data.imm);
         if let Some(&c) = self.consts.get(&key) {
             return c;
@@ -245,6 +269,11 @@ impl Emit<'_> {
             _ => false,
         }
     }
+}
+
+/// Whether `li` of `v` is one instruction (no register worth holding).
+fn fits_li12(v: i64) -> bool {
+    (-2048..=2047).contains(&v)
 }
 
 /// Loop counters whose range starts at a non-negative constant.
