@@ -8,6 +8,7 @@
 use argh::FromArgs;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+use sysyc::backend::riscv::isa::Isa;
 use sysyc::driver::{self, CompileOptions, Emit};
 
 #[derive(FromArgs)]
@@ -44,6 +45,10 @@ struct Cli {
     /// register allocator: linear-scan (default) or simple (every value in a stack slot)
     #[argh(option, default = "Default::default()")]
     regalloc: sysyc::backend::riscv::regalloc::Allocator,
+    /// target ISA: rv64gc (default) or rv64imafdc, optionally with _zba and _zbb (also
+    /// spelled -march=STR)
+    #[argh(option)]
+    march: Option<String>,
     /// worker threads (default: all cores)
     #[argh(option, short = 'j')]
     jobs: Option<usize>,
@@ -69,6 +74,11 @@ fn normalize_args(args: &[String]) -> Vec<String> {
             Some("g") => {
                 out.push("--opt-level".to_string());
                 out.push("1".to_string());
+            }
+            // GCC's spelling `-march=STR`.
+            None if a.starts_with("-march=") && !is_option_value => {
+                out.push("--march".to_string());
+                out.push(a["-march=".len()..].to_string());
             }
             // argh takes a lone `-` for an unknown option: pass stdin under a name it accepts.
             None if a == "-" && !is_option_value => out.push(STDIN_ARG.to_string()),
@@ -142,6 +152,13 @@ fn run(cli: Cli) -> i32 {
             }
         }
     };
+    let isa = match cli.march.as_deref().map(Isa::parse).transpose() {
+        Ok(isa) => isa.unwrap_or_default(),
+        Err(e) => {
+            eprintln!("sysyc: error: {e}");
+            return 1;
+        }
+    };
     let opts = CompileOptions {
         opt_level: cli.opt_level.min(2),
         emit: if cli.emit_llvm {
@@ -156,6 +173,7 @@ fn run(cli: Cli) -> i32 {
         time_passes: cli.time_passes,
         opt_bisect: cli.opt_bisect,
         regalloc: cli.regalloc,
+        isa,
     };
     let result = driver::with_big_stack(move || driver::compile(&source, &name, &opts));
     let text = match result {

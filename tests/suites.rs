@@ -126,6 +126,24 @@ fn functional_o2() {
     check_dir(shared("functional"), sysyc(2, Emit::Asm));
 }
 
+/// With Zba and Zbb (`-march=rv64gc_zba_zbb`); the runner gives qemu a CPU that has them.
+#[test]
+fn functional_o2_zba_zbb() {
+    let isa = sysyc::backend::riscv::isa::Isa {
+        zba: true,
+        zbb: true,
+    };
+    check_dir(
+        shared("functional"),
+        Compiler::Sysyc(CompileOptions {
+            opt_level: 2,
+            verify_each: true,
+            isa,
+            ..CompileOptions::default()
+        }),
+    );
+}
+
 #[test]
 fn functional_llvm() {
     check_dir(shared("functional"), sysyc(2, Emit::Llvm));

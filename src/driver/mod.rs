@@ -40,6 +40,8 @@ pub struct CompileOptions {
     pub opt_bisect: Option<u64>,
     /// Register allocator of the RISC-V backend.
     pub regalloc: riscv::regalloc::Allocator,
+    /// ISA extensions beyond rv64gc (`-march=`).
+    pub isa: riscv::isa::Isa,
 }
 
 impl Default for CompileOptions {
@@ -52,6 +54,7 @@ impl Default for CompileOptions {
             time_passes: false,
             opt_bisect: None,
             regalloc: riscv::regalloc::Allocator::default(),
+            isa: riscv::isa::Isa::default(),
         }
     }
 }
@@ -98,6 +101,7 @@ fn riscv_options(opts: &CompileOptions) -> riscv::RiscvOptions {
         opt_level: opts.opt_level,
         check_regalloc: opts.verify_each,
         regalloc: opts.regalloc,
+        isa: opts.isa,
     }
 }
 

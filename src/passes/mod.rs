@@ -11,6 +11,7 @@ pub mod constlocal;
 pub mod dce;
 pub mod dead_loop;
 pub mod deadret;
+pub mod divconst;
 pub mod early_exit;
 pub mod globalopt;
 pub mod gvn;

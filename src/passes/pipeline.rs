@@ -95,6 +95,9 @@ pub const O2: &[Step] = &[
     loop_pass!(lftr),         // after unroll, which reads counters; dce below drops them
     loop_pass!(dead_loop),    // loops whose results inlining left unused (dce emptied them)
     CFG_CLEANUP,
+    pass!(divconst), // late: loop passes and constant folding see plain divisions
+    pass!(gvn),      // a quotient and remainder of the same operands share the quotient
+    pass!(dce),      // the replaced divisions
 ];
 
 /// Pass-manager switches.

@@ -17,10 +17,10 @@
 
 use super::cases::Case;
 use super::cli::select_cases;
+use super::cycles;
 use super::junit;
 use super::progress::Progress;
 use super::report;
-use super::cycles;
 use super::results::{self, BenchReport, BenchRow, Measure, Metric, SCHEMA_VERSION};
 use super::runner::{self, Compiler, Outcome, RunConfig, WorkDir};
 use super::shard::Shard;

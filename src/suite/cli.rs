@@ -6,6 +6,7 @@ use super::progress::Progress;
 use super::results::{self, TestRecord, TestReport, SCHEMA_VERSION};
 use super::runner::{self, CaseResult, Compiler, RunConfig};
 use super::shard::{self, Shard};
+use crate::backend::riscv::isa::Isa;
 use crate::backend::riscv::regalloc::Allocator;
 use crate::driver::{CompileOptions, Emit};
 use argh::FromArgs;
@@ -101,6 +102,10 @@ pub struct TestArgs {
     /// print a table of per-case times (compile, run, the program's own timer)
     #[argh(switch)]
     pub times: bool,
+    /// target ISA of sysyc, as its -march (e.g. rv64gc_zba_zbb); qemu then emulates a CPU
+    /// with those extensions
+    #[argh(option)]
+    pub march: Option<String>,
 }
 
 fn compile_options(opt: u8, emit: Emit, verify: bool, regalloc: Allocator) -> CompileOptions {
@@ -209,16 +214,24 @@ pub fn run_build(args: &BuildArgs) -> i32 {
 /// The run configuration `sysyc test` arguments describe.
 pub fn test_config(args: &TestArgs) -> Result<RunConfig, String> {
     let compiler = match args.reference.as_deref() {
-        None => Compiler::Sysyc(compile_options(
-            args.opt_level,
-            if args.emit_llvm {
-                Emit::Llvm
-            } else {
-                Emit::Asm
-            },
-            args.verify,
-            args.regalloc,
-        )),
+        None => Compiler::Sysyc(CompileOptions {
+            isa: args
+                .march
+                .as_deref()
+                .map(Isa::parse)
+                .transpose()?
+                .unwrap_or_default(),
+            ..compile_options(
+                args.opt_level,
+                if args.emit_llvm {
+                    Emit::Llvm
+                } else {
+                    Emit::Asm
+                },
+                args.verify,
+                args.regalloc,
+            )
+        }),
         Some("gcc") => Compiler::Gcc,
         Some(other) => return Err(format!("unknown reference compiler `{other}` (try gcc)")),
     };

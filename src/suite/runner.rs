@@ -520,6 +520,9 @@ pub fn execute(
                 .and_then(|p| std::path::absolute(p).ok())
                 .unwrap_or_else(|| qemu.into());
             let mut c = Command::new(path);
+            if let Compiler::Sysyc(o) = &cfg.compiler {
+                c.args(toolchain::qemu_cpu(o.isa));
+            }
             if let Some(p) = plugin {
                 c.arg("-plugin").arg(p);
             }

@@ -38,6 +38,15 @@ pub fn qemu() -> String {
     std::env::var("SYSY_QEMU").unwrap_or_else(|_| "qemu-riscv64".into())
 }
 
+/// qemu's `-cpu` arguments for code using `isa`'s extensions (none for plain rv64gc).
+pub fn qemu_cpu(isa: crate::backend::riscv::isa::Isa) -> Vec<String> {
+    if isa == Default::default() {
+        return Vec::new();
+    }
+    let cpu = format!("rv64,zba={},zbb={}", isa.zba, isa.zbb);
+    vec!["-cpu".into(), cpu]
+}
+
 /// clang for LLVM IR and the clang reference (`$SYSY_CLANG` overrides; else `clang-14`, else `clang`).
 pub fn clang() -> String {
     if let Ok(c) = std::env::var("SYSY_CLANG") {

@@ -120,6 +120,15 @@ fn mnemonic(op: MOp) -> &'static str {
         Mul => "mul",
         Mulw => "mulw",
         Mulh => "mulh",
+        Sh1add => "sh1add",
+        Sh2add => "sh2add",
+        Sh3add => "sh3add",
+        AddUw => "add.uw",
+        Andn => "andn",
+        Orn => "orn",
+        Xnor => "xnor",
+        Min => "min",
+        Max => "max",
         Div => "div",
         Divw => "divw",
         Rem => "rem",
@@ -223,7 +232,8 @@ pub fn print(mf: &MFunc, code: &[MInst], s: &mut String) {
             }
             Add | Addw | Sub | Subw | Mul | Mulw | Mulh | Div | Divw | Rem | Remw | Sll | Sllw
             | Sra | Sraw | Srl | Srlw | And | Or | Xor | Slt | Sltu | FaddS | FsubS | FmulS
-            | FdivS | FaddD | FsubD | FmulD | FdivD | FeqS | FltS | FleS | FeqD | FltD | FleD => {
+            | FdivS | FaddD | FsubD | FmulD | FdivD | FeqS | FltS | FleS | FeqD | FltD | FleD
+            | Sh1add | Sh2add | Sh3add | AddUw | Andn | Orn | Xnor | Min | Max => {
                 let _ = writeln!(s, "\t{m}\t{rd}, {r1}, {r2}");
             }
             Addi | Addiw | Andi | Ori | Xori | Slti | Sltiu if !fits12(mi.imm) => {

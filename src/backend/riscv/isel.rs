@@ -18,6 +18,7 @@
 //!
 //! Cost: O(instructions + operands) plus the O(n^2) copy sequencing per edge.
 
+use super::isa::Isa;
 use super::minst::*;
 use super::phi;
 use crate::analysis::{Cfg, DomTree, LoopForest};
@@ -88,6 +89,8 @@ struct Isel<'a> {
     sym_ids: FxHashMap<String, u32>,
     /// Compares fused into the branch that reads them (not emitted on their own).
     fused: Vec<bool>,
+    /// Conversions that share their operand's register (no instruction): see `share_registers`.
+    shared: Vec<bool>,
     /// Edge blocks waiting to be emitted after the current block: (id, copies, target).
     pending_edges: Vec<(u32, Block, Vec<Value>)>,
     cur_depth: u32,
@@ -104,6 +107,8 @@ struct Isel<'a> {
     scaled: FxHashMap<(Value, i64), (Reg, Block)>,
     dom: DomTree,
     cur_block: Block,
+    /// Extensions beyond rv64gc that may be selected.
+    isa: Isa,
 }
 
 /// At most this many large loop offsets get a register of their own.
@@ -118,7 +123,7 @@ fn class_of(ty: Type) -> RegClass {
 }
 
 /// Selects machine instructions for a defined function.
-pub fn select(f: &Function, cx: &ModuleCx) -> MFunc {
+pub fn select(f: &Function, cx: &ModuleCx, isa: Isa) -> MFunc {
     let decl = &cx.decls[f.id];
     let sym = func_symbol(decl);
     let cfg = Cfg::compute(f);
@@ -138,6 +143,7 @@ pub fn select(f: &Function, cx: &ModuleCx) -> MFunc {
         block_map: vec![u32::MAX; nb],
         sym_ids: FxHashMap::default(),
         fused: vec![false; f.num_insts()],
+        shared: vec![false; f.num_insts()],
         pending_edges: Vec::new(),
         cur_depth: 0,
         local: FxHashMap::default(),
@@ -146,6 +152,7 @@ pub fn select(f: &Function, cx: &ModuleCx) -> MFunc {
         scaled: FxHashMap::default(),
         dom: DomTree::default(),
         cur_block: f.entry(),
+        isa,
     };
     s.dom = dt;
     // Phase 1: blocks, registers, stack objects.
@@ -246,6 +253,7 @@ impl<'a> Isel<'a> {
                 }
             }
         }
+        self.share_registers(blocks);
         // Constants and addresses needed in a register inside a loop deeper than their
         // definition are computed once at the definition (the allocator may still
         // rematerialize them if it spills them); others are recomputed at each use.
@@ -265,6 +273,46 @@ impl<'a> Isel<'a> {
                 });
                 if deeper {
                     self.vmap[v.index()] = self.mf.new_vreg(class_of(f.ty(v)));
+                }
+            }
+        }
+    }
+
+    /// A sign extension of an i32 (registers hold i32 values sign-extended already) and a
+    /// truncation of an i64 that is a sign-extended i32 (`fits_i32`) leave the bits unchanged:
+    /// the result takes its operand's register, so no copy keeps both alive. Sound for SSA
+    /// values: the operand's register is only rewritten by the block-argument copies into its
+    /// own block, and the result (dominated by that block's entry) is never live there.
+    fn share_registers(&mut self, blocks: &[Block]) {
+        let f = self.f;
+        let mut from: Vec<Option<Value>> = vec![None; f.num_values()];
+        for &b in blocks {
+            for i in f.layout().block_insts(b) {
+                let Some(v) = f.result(i) else { continue };
+                let d = f.data(i);
+                let free = match d.op {
+                    Opcode::Sext => f.ty(f.arg(i, 0)) == Type::I32,
+                    Opcode::Trunc => d.ty == Type::I32 && fits_i32(f, f.arg(i, 0)),
+                    _ => false,
+                };
+                if free && self.vmap[v.index()].is_some() {
+                    from[v.index()] = Some(f.arg(i, 0));
+                }
+            }
+        }
+        for &b in blocks {
+            for i in f.layout().block_insts(b) {
+                let Some(v) = f.result(i) else { continue };
+                let Some(mut root) = from[v.index()] else {
+                    continue;
+                };
+                while let Some(r) = from[root.index()] {
+                    root = r;
+                }
+                let r = self.vmap[root.index()];
+                if r.is_some() {
+                    self.vmap[v.index()] = r;
+                    self.shared[i.index()] = true;
                 }
             }
         }
@@ -520,7 +568,7 @@ impl<'a> Isel<'a> {
                 return; // rematerialized at its uses
             }
         }
-        if self.fused[i.index()] {
+        if self.fused[i.index()] || self.shared[i.index()] {
             return;
         }
         let rd = res.map(|v| self.vmap[v.index()]).unwrap_or(Reg::NONE);
@@ -582,11 +630,14 @@ impl<'a> Isel<'a> {
                     CmpCond::Ge => self.push(MInst::r(le, rd, b, a)),
                 }
             }
+            Select if self.min_max(d.ty, rd, args[0], args[1], args[2]) => {}
             Select => self.select(d.ty, rd, args[0], args[1], args[2]),
             Zext => {
                 let a = self.reg(args[0]);
                 let from = f.ty(args[0]);
-                if from == Type::I32 && d.ty == Type::I64 {
+                if from == Type::I32 && d.ty == Type::I64 && self.isa.zba {
+                    self.push(MInst::r(MOp::AddUw, rd, a, Reg::ZERO));
+                } else if from == Type::I32 && d.ty == Type::I64 {
                     let t = self.vreg(RegClass::Int);
                     self.push(MInst::i(MOp::Slli, t, a, 32));
                     self.push(MInst::i(MOp::Srli, rd, t, 32));
@@ -606,6 +657,8 @@ impl<'a> Isel<'a> {
                 let a = self.reg(args[0]);
                 if d.ty == Type::I1 {
                     self.push(MInst::i(MOp::Andi, rd, a, 1));
+                } else if fits_i32(f, args[0]) {
+                    self.push(MInst::unary(MOp::Mv, rd, a));
                 } else {
                     self.push(MInst::i(MOp::Addiw, rd, a, 0));
                 }
@@ -753,6 +806,9 @@ impl<'a> Isel<'a> {
                 return;
             }
         }
+        if self.bitmanip(op, ty, rd, a, b) || self.bitmanip(op, ty, rd, b, a) {
+            return;
+        }
         let (ra, rb) = (self.reg(a), self.reg(b));
         let mop = match (op, w) {
             (Add, true) => MOp::Addw,
@@ -844,6 +900,75 @@ impl<'a> Isel<'a> {
         }
     }
 
+    /// Zba/Zbb forms of `op a, b` where `b` is computed by an instruction that then has no
+    /// other reader (it is swept as dead): `a + (x << 1..3)` (i64) is `shNadd x, a`;
+    /// `a & ~x`, `a | ~x` and `a ^ ~x` are `andn`, `orn`, `xnor`. Returns false when none applies.
+    fn bitmanip(&mut self, op: Opcode, ty: Type, rd: Reg, a: Value, b: Value) -> bool {
+        let f = self.f;
+        let Some(bi) = f.def_inst(b) else {
+            return false;
+        };
+        if f.num_uses(b) != 1
+            || self.vmap[b.index()].is_none()
+            || !matches!(f.op(bi), Opcode::Shl | Opcode::Xor)
+        {
+            return false;
+        }
+        let (x, c) = (f.arg(bi, 0), f.as_iconst(f.arg(bi, 1)));
+        let mop = match (op, f.op(bi), c) {
+            (Opcode::Add, Opcode::Shl, Some(k)) if self.isa.zba && ty == Type::I64 => match k {
+                1 => MOp::Sh1add,
+                2 => MOp::Sh2add,
+                3 => MOp::Sh3add,
+                _ => return false,
+            },
+            (Opcode::And | Opcode::Or | Opcode::Xor, Opcode::Xor, Some(-1)) if self.isa.zbb => {
+                match op {
+                    Opcode::And => MOp::Andn,
+                    Opcode::Or => MOp::Orn,
+                    _ => MOp::Xnor,
+                }
+            }
+            _ => return false,
+        };
+        let (ra, rx) = (self.reg(a), self.reg(x));
+        match mop {
+            MOp::Sh1add | MOp::Sh2add | MOp::Sh3add => self.push(MInst::r(mop, rd, rx, ra)),
+            _ => self.push(MInst::r(mop, rd, ra, rx)),
+        }
+        true
+    }
+
+    /// Zbb `min`/`max` for `select (x < y), x, y` and its mirrored and swapped forms (signed
+    /// compares of integers; i32 values are sign-extended, so the 64-bit compare agrees).
+    fn min_max(&mut self, ty: Type, rd: Reg, c: Value, a: Value, b: Value) -> bool {
+        let f = self.f;
+        if !self.isa.zbb || !matches!(ty, Type::I32 | Type::I64) {
+            return false;
+        }
+        let Some(ci) = f.def_inst(c).filter(|&ci| f.op(ci) == Opcode::Icmp) else {
+            return false;
+        };
+        let (x, y) = (f.arg(ci, 0), f.arg(ci, 1));
+        let less = match f.data(ci).cond() {
+            CmpCond::Lt | CmpCond::Le => true,
+            CmpCond::Gt | CmpCond::Ge => false,
+            _ => return false,
+        };
+        // (x < y ? x : y) is min, (x < y ? y : x) is max; mirrored for > and >=.
+        let takes_smaller = if (a, b) == (x, y) {
+            less
+        } else if (a, b) == (y, x) {
+            !less
+        } else {
+            return false;
+        };
+        let op = if takes_smaller { MOp::Min } else { MOp::Max };
+        let (ra, rb) = (self.reg(a), self.reg(b));
+        self.push(MInst::r(op, rd, ra, rb));
+        true
+    }
+
     /// Branch-free select: `d = b ^ ((a ^ b) & -c)`; floats go through integer registers.
     fn select(&mut self, ty: Type, rd: Reg, c: Value, a: Value, b: Value) {
         let rc = self.reg(c);
@@ -884,6 +1009,18 @@ impl<'a> Isel<'a> {
             }
         }
         let ri = self.reg(idx);
+        if self.isa.zba {
+            let op = match stride {
+                2 => Some(MOp::Sh1add),
+                4 => Some(MOp::Sh2add),
+                8 => Some(MOp::Sh3add),
+                _ => None,
+            };
+            if let Some(op) = op {
+                self.push(MInst::r(op, rd, ri, rb));
+                return;
+            }
+        }
         // A negative power-of-two stride (bounds computed downwards): shift, then subtract.
         if stride < 0 && stride != i64::MIN && (stride.unsigned_abs()).is_power_of_two() {
             match stride {
@@ -1084,6 +1221,23 @@ fn mov(c: RegClass, d: Reg, s: Reg) -> MInst {
     match c {
         RegClass::Int => MInst::unary(MOp::Mv, d, s),
         RegClass::Float => MInst::unary(MOp::FmvD, d, s),
+    }
+}
+
+/// Whether the i64 value `v` is a sign-extended i32 already, so truncating it is a copy: an
+/// arithmetic shift right by 32 or more, or a logical one by 33 or more.
+fn fits_i32(f: &Function, v: Value) -> bool {
+    let Some(i) = f.def_inst(v) else {
+        return false;
+    };
+    let k = match f.op(i) {
+        Opcode::Ashr | Opcode::Lshr => f.as_iconst(f.arg(i, 1)).map(|k| k & 63),
+        _ => None,
+    };
+    match (f.op(i), k) {
+        (Opcode::Ashr, Some(k)) => k >= 32,
+        (Opcode::Lshr, Some(k)) => k >= 33,
+        _ => false,
     }
 }
 

@@ -235,6 +235,18 @@ pub enum MOp {
     Xor,
     Slt,
     Sltu,
+    // Zba (R-type): `shNadd rd, rs1, rs2` = `(rs1 << N) + rs2`; `add.uw rd, rs1, rs2` =
+    // `zext32(rs1) + rs2` (with `rs2 = zero`: `zext.w`).
+    Sh1add,
+    Sh2add,
+    Sh3add,
+    AddUw,
+    // Zbb (R-type): `andn`/`orn`/`xnor` invert rs2; signed `min`/`max`.
+    Andn,
+    Orn,
+    Xnor,
+    Min,
+    Max,
     // I-type integer.
     Addi,
     Addiw,

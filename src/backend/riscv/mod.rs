@@ -18,6 +18,7 @@
 pub mod copyprop;
 pub mod emit;
 pub mod frame;
+pub mod isa;
 pub mod isel;
 pub mod layout;
 pub mod liveness;
@@ -45,6 +46,8 @@ pub struct RiscvOptions {
     pub check_regalloc: bool,
     /// Which register allocator runs.
     pub regalloc: regalloc::Allocator,
+    /// Extensions beyond rv64gc that instruction selection may use.
+    pub isa: isa::Isa,
 }
 
 /// Static counts of one compiled function.
@@ -98,7 +101,7 @@ fn compile_function(
     t: &Timings,
 ) -> Compiled {
     let mut lap = Lap::start(t);
-    let mut mf = isel::select(f, cx);
+    let mut mf = isel::select(f, cx, opts.isa);
     lap.done("instruction selection");
     layout::run(&mut mf);
     lap.done("block layout");
@@ -238,7 +241,7 @@ pub fn compile_module(m: &Module, opts: &RiscvOptions) -> String {
 pub fn compile_module_timed(m: &Module, opts: &RiscvOptions, t: &Timings) -> String {
     let compiled = compile_all(m, opts, t);
     let mut lap = Lap::start(t);
-    let mut out = String::new();
+    let mut out = opts.isa.asm_directive().unwrap_or_default();
     for c in compiled.into_iter().flatten() {
         out.push_str(&c.text);
     }

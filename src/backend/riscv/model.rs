@@ -256,6 +256,8 @@ pub fn class(op: MOp) -> Class {
     match op {
         Add | Addw | Sub | Subw | And | Or | Xor | Slt | Sltu | Addi | Addiw | Andi | Ori
         | Xori | Slti | Sltiu | Mv | Neg | Seqz | Snez | Li | Lla => Class::IntAlu,
+        // Zba and Zbb's logic and min/max: single-cycle ALU operations (see `IntAlu`).
+        Sh1add | Sh2add | Sh3add | AddUw | Andn | Orn | Xnor | Min | Max => Class::IntAlu,
         Sll | Sllw | Sra | Sraw | Srl | Srlw | Slli | Slliw | Srai | Sraiw | Srli | Srliw => {
             Class::Shift
         }

@@ -32,6 +32,18 @@ fn tools_present() -> bool {
 
 /// Compiles `m`, links with the runtime plus `extra_c`, runs, returns (stdout, exit code).
 pub(super) fn run(name: &str, m: &Module, extra_c: &str, stdin: &str) -> Option<(String, i32)> {
+    run_isa(name, m, extra_c, stdin, isa::Isa::default()).map(|(out, code, _)| (out, code))
+}
+
+/// `run` for a target with `isa`'s extensions (qemu emulates a CPU that has them); also
+/// returns the assembly.
+fn run_isa(
+    name: &str,
+    m: &Module,
+    extra_c: &str,
+    stdin: &str,
+    isa: isa::Isa,
+) -> Option<(String, i32, String)> {
     if !tools_present() {
         return None;
     }
@@ -41,6 +53,7 @@ pub(super) fn run(name: &str, m: &Module, extra_c: &str, stdin: &str) -> Option<
         &RiscvOptions {
             opt_level: 2,
             check_regalloc: true,
+            isa,
             ..Default::default()
         },
     );
@@ -65,6 +78,7 @@ pub(super) fn run(name: &str, m: &Module, extra_c: &str, stdin: &str) -> Option<
         String::from_utf8_lossy(&o.stderr)
     );
     let mut child = Command::new("qemu-riscv64")
+        .args(crate::suite::toolchain::qemu_cpu(isa))
         .arg(&exe)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
@@ -82,6 +96,7 @@ pub(super) fn run(name: &str, m: &Module, extra_c: &str, stdin: &str) -> Option<
     Some((
         String::from_utf8_lossy(&out.stdout).into_owned(),
         out.status.code().unwrap_or(-1),
+        asm,
     ))
 }
 
@@ -571,4 +586,100 @@ int show(char *fmt, ...) {
         return;
     };
     assert_eq!(out, "0\n");
+}
+
+/// Zba/Zbb selection: scaled addresses, zero extension, shifted adds, inverted logic and
+/// min/max selects give the new instructions, and the program computes what rv64gc code does.
+#[test]
+fn zba_zbb_selection_runs() {
+    let text = "declare @getint() -> i32
+declare @putint(i32) -> void
+declare @putch(i32) -> void
+
+func @main() -> i32 {
+bb0:
+    v0 = iconst.i32 0
+    v1 = iconst.i32 32
+    v2 = alloca 64, align 8
+    v3 = call.i32 @getint()
+    v4 = call.i32 @getint()
+    v5 = iconst.i32 7
+    v30 = and.i32 v4, v5
+    v6 = gep v2, v30, 4
+    store v3, v6
+    v7 = load.i32 v6
+    v8 = icmp.lt v3, v4
+    v9 = select.i32 v8, v3, v4
+    v10 = select.i32 v8, v4, v3
+    v11 = icmp.ge v3, v4
+    v12 = select.i32 v11, v4, v3
+    v13 = iconst.i32 -1
+    v14 = xor.i32 v4, v13
+    v15 = and.i32 v3, v14
+    v16 = xor.i32 v4, v13
+    v17 = or.i32 v3, v16
+    v18 = xor.i32 v4, v13
+    v19 = xor.i32 v3, v18
+    v20 = zext.i64 v3
+    v21 = iconst.i64 3
+    v22 = sext.i64 v4
+    v23 = shl.i64 v22, v21
+    v24 = add.i64 v20, v23
+    v25 = iconst.i64 16
+    v26 = lshr.i64 v24, v25
+    v27 = trunc.i32 v26
+    v28 = trunc.i32 v24
+    call.void @putint(v7)
+    call.void @putch(v1)
+    call.void @putint(v9)
+    call.void @putch(v1)
+    call.void @putint(v10)
+    call.void @putch(v1)
+    call.void @putint(v12)
+    call.void @putch(v1)
+    call.void @putint(v15)
+    call.void @putch(v1)
+    call.void @putint(v17)
+    call.void @putch(v1)
+    call.void @putint(v19)
+    call.void @putch(v1)
+    call.void @putint(v27)
+    call.void @putch(v1)
+    call.void @putint(v28)
+    ret v0
+}
+";
+    let m = crate::ir::parse::module(text).unwrap_or_else(|e| panic!("{}: {}", e.line, e.message));
+    let both = isa::Isa {
+        zba: true,
+        zbb: true,
+    };
+    for (x, y) in [(-7, 3), (3, -7), (5, 5), (i32::MIN, i32::MAX), (-1, -2)] {
+        let input = format!("{x} {y}");
+        let want = {
+            let z = (x as u32 as u64).wrapping_add((y as i64 as u64) << 3);
+            format!(
+                "{x} {} {} {} {} {} {} {} {}",
+                x.min(y),
+                x.max(y),
+                x.min(y),
+                x & !y,
+                x | !y,
+                x ^ !y,
+                (z >> 16) as i32,
+                z as i32
+            )
+        };
+        let Some((plain, _, _)) = run_isa("zb-plain", &m, "", &input, isa::Isa::default()) else {
+            return;
+        };
+        let (out, code, asm) = run_isa("zb", &m, "", &input, both).unwrap();
+        assert_eq!((out.as_str(), code), (want.as_str(), 0), "{asm}");
+        assert_eq!(plain, want);
+        for op in [
+            "sh2add", "sh3add", "add.uw", "min", "max", "andn", "orn", "xnor",
+        ] {
+            assert!(asm.contains(&format!("\t{op}\t")), "no {op}:\n{asm}");
+        }
+    }
 }
