@@ -18,6 +18,7 @@ pub mod effects;
 pub mod fold;
 pub mod globalopt;
 pub mod gvn;
+pub mod ifconv;
 pub mod indvars;
 pub mod inline;
 pub mod instcombine;

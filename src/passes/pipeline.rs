@@ -42,6 +42,10 @@ pub const ALL_FUNC_PASSES: &[Pass] = &[
         run: Run::Legacy(super::gvn::run),
     },
     Pass {
+        name: "ifconv",
+        run: Run::Legacy(super::ifconv::run),
+    },
+    Pass {
         name: "indvars",
         run: Run::Legacy(super::indvars::run),
     },
@@ -171,6 +175,9 @@ pub const O2: &[Step] = &[
     module_pass!(memo),       // last: callers have used the purity its cache must not disturb
     legacy_pass!(lftr),       // after unroll, which reads counters; dce below drops them
     legacy_pass!(dead_loop),  // loops whose results inlining left unused (dce emptied them)
+    legacy_pass!(simplify_cfg),
+    legacy_pass!(ifconv), // late: the loop and branch passes above have read the branches they match
+    legacy_pass!(instcombine), // selects with 0/1 arms become boolean operations
     legacy_pass!(simplify_cfg),
     pass!(dce), // conditions folded by simplify_cfg leave dead compares
 ];
