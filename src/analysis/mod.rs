@@ -5,6 +5,8 @@
 //! - `domtree`: the dominator tree, dominance queries and frontiers.
 //! - `loops`: the natural-loop forest.
 //! - `manager`: `FuncAnalyses` (the per-function cache) and `Preserved` (what a pass kept).
+//! - `range`: a signed interval per integer value, narrowed by dominating branch conditions
+//!   (`Ranges::is_nonneg`, `range_at`, `decide_icmp`); computed by the pass that asks.
 //!
 //! Analyses read `ir` and nothing else; passes read analyses.
 
@@ -12,8 +14,10 @@ pub mod cfg;
 pub mod domtree;
 pub mod loops;
 pub mod manager;
+pub mod range;
 
 pub use cfg::Cfg;
 pub use domtree::DomTree;
 pub use loops::{Loop, LoopForest};
 pub use manager::{FuncAnalyses, Preserved};
+pub use range::{Interval, Ranges};

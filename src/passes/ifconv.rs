@@ -26,11 +26,12 @@
 //! a predictable branch is nearly free and a select lengthens loop-carried chains, under
 //! `LOOP_LIMIT`. Loads, stores, calls and divisions never move.
 //!
-//! Needs: CFG and loop forest (the predecessor lists are kept up to date here as edges merge).
+//! Needs: CFG and loop forest, from the analysis manager (the predecessor lists are kept up to
+//! date here as edges merge); keeps nothing when it converts.
 //! A join left with the converted block as its only predecessor is merged into it at once.
 //! Cost: O(blocks + instructions).
 
-use crate::analysis::{Cfg, LoopForest};
+use crate::analysis::{Cfg, FuncAnalyses, LoopForest, Preserved};
 use crate::ir::{mk, Block, CmpCond, Function, Inst, ModuleCx, Opcode, Type, Value};
 
 /// Largest cost (ALU operations) traded for a branch outside loops.
@@ -40,11 +41,9 @@ const LOOP_LIMIT: u32 = 3;
 /// Most instructions an arm may hold.
 const MAX_ARM: usize = 6;
 
-pub fn run(f: &mut Function, _cx: &ModuleCx) -> bool {
-    let cfg = Cfg::compute(f);
-    let dt = crate::analysis::DomTree::compute(f, &cfg);
-    let loops = LoopForest::compute(&cfg, &dt);
-    convert(f, &cfg, &loops)
+pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved {
+    let (cfg, _, loops) = am.all(f);
+    Preserved::unless(convert(f, cfg, loops))
 }
 
 /// If-converts every qualifying branch of `f`, given its CFG and loops (both describe `f` on
@@ -74,7 +73,18 @@ pub fn convert(f: &mut Function, cfg: &Cfg, loops: &LoopForest) -> bool {
 struct Way {
     join: Block,
     arm: Option<Block>,
+    /// An empty block the edge passes through (it stays if it has other predecessors).
+    via: Option<Block>,
     args: Vec<Value>,
+}
+
+/// `b`'s target and arguments if it holds only a `jump` and has no parameters.
+fn forwarded(f: &Function, b: Block) -> Option<(Block, Vec<Value>)> {
+    let t = f.layout().first_inst(b)?;
+    if f.op(t) != Opcode::Jump || !f.blocks.params[b].is_empty() {
+        return None;
+    }
+    Some((Block::new(f.data(t).imm as usize), f.args(t).to_vec()))
 }
 
 fn convert_at(f: &mut Function, preds: &mut [Vec<Block>], h: Block, limit: u32) -> bool {
@@ -93,18 +103,33 @@ fn convert_at(f: &mut Function, preds: &mut [Vec<Block>], h: Block, limit: u32) 
         .iter()
         .map(|tc| (tc.block, tc.args.to_vec()))
         .collect();
-    let direct = |k: usize| Way {
-        join: targets[k].0,
-        arm: None,
-        args: targets[k].1.clone(),
+    // A direct edge, or one through an empty block that only jumps on (a preheader or a
+    // split edge other passes left).
+    let direct = |k: usize| {
+        let (to, args) = (targets[k].0, &targets[k].1);
+        match forwarded(f, to) {
+            Some((join, fwd)) if to != h && join != to => Way {
+                join,
+                arm: None,
+                via: Some(to),
+                args: fwd,
+            },
+            _ => Way {
+                join: to,
+                arm: None,
+                via: None,
+                args: args.clone(),
+            },
+        }
     };
     let arm = |f: &Function, k: usize| arm_way(f, preds, h, targets[k].0);
-    let (a, b) = if targets[0].0 == targets[1].0 {
-        (direct(0), direct(1))
+    let (d0, d1) = (direct(0), direct(1));
+    let (a, b) = if d0.join == d1.join {
+        (d0, d1)
     } else {
         match (arm(f, 0), arm(f, 1)) {
-            (Some(x), _) if x.join == targets[1].0 => (x, direct(1)),
-            (_, Some(y)) if y.join == targets[0].0 => (direct(0), y),
+            (Some(x), _) if x.join == d1.join => (x, d1),
+            (_, Some(y)) if y.join == d0.join => (d0, y),
             (Some(x), Some(y)) if x.join == y.join => (x, y),
             _ => return false,
         }
@@ -173,6 +198,13 @@ fn convert_at(f: &mut Function, preds: &mut [Vec<Block>], h: Block, limit: u32) 
     }
     // The join's predecessors: the arms and the direct edges from `h` become one edge from `h`.
     preds[j.index()].retain(|&p| p != h && Some(p) != a.arm && Some(p) != b.arm);
+    for via in [a.via, b.via].into_iter().flatten() {
+        preds[via.index()].retain(|&p| p != h);
+        if preds[via.index()].is_empty() && f.layout().is_block_inserted(via) {
+            f.remove_block(via);
+            preds[j.index()].retain(|&p| p != via);
+        }
+    }
     preds[j.index()].push(h);
     if preds[j.index()][..] == [h] && j != f.entry() {
         merge_join(f, preds, h, j);
@@ -234,6 +266,7 @@ fn arm_way(f: &Function, preds: &[Vec<Block>], h: Block, target: Block) -> Optio
     Some(Way {
         join,
         arm: Some(target),
+        via: None,
         args: f.args(t).to_vec(),
     })
 }

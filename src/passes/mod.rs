@@ -34,6 +34,7 @@ pub mod memopt;
 pub mod peel;
 pub mod pipeline;
 pub mod promote;
+pub mod rangefold;
 pub mod reassociate;
 pub mod sccp;
 pub mod simplify_cfg;

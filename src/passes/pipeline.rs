@@ -43,7 +43,7 @@ pub const ALL_FUNC_PASSES: &[Pass] = &[
     },
     Pass {
         name: "ifconv",
-        run: Run::Legacy(super::ifconv::run),
+        run: Run::Managed(super::ifconv::run),
     },
     Pass {
         name: "indvars",
@@ -88,6 +88,10 @@ pub const ALL_FUNC_PASSES: &[Pass] = &[
     Pass {
         name: "promote",
         run: Run::Legacy(super::promote::run),
+    },
+    Pass {
+        name: "rangefold",
+        run: Run::Managed(super::rangefold::run),
     },
     Pass {
         name: "reassociate",
@@ -152,7 +156,8 @@ pub const O2: &[Step] = &[
     legacy_pass!(memopt),   // after gvn: equal addresses are one value
     pass!(dce),
     legacy_pass!(ivrange),      // inlined bounds checks of loop counters
-    legacy_pass!(simplify_cfg), // fold the branches ivrange decided
+    pass!(rangefold),           // compares decided by intervals; divisions of non-negative values
+    legacy_pass!(simplify_cfg), // fold the branches ivrange and rangefold decided
     legacy_pass!(early_exit),   // counted loops whose remaining iterations would do nothing
     legacy_pass!(licm),         // after gvn, so hoisted code is already deduplicated
     legacy_pass!(promote),      // after licm hoisted the invariant addresses it needs
@@ -164,8 +169,9 @@ pub const O2: &[Step] = &[
     legacy_pass!(instcombine), // fold the new constant-index geps and offset chains
     legacy_pass!(gvn),
     pass!(dce),                // the index arithmetic lsr made dead
-    legacy_pass!(unroll),      // after lsr: copies share one pointer and fold into offsets
-    legacy_pass!(instcombine), // merge the copies' offset chains and counter increments
+    pass!(ifconv),             // late: the loop passes above have read the branches they match
+    legacy_pass!(unroll),      // after lsr (copies share one pointer), ifconv (one-block bodies)
+    legacy_pass!(instcombine), // the copies' offset chains and counters; selects with 0/1 arms
     legacy_pass!(gvn),
     legacy_pass!(memopt), // copies re-load words the previous copy loaded or stored
     legacy_pass!(instcombine), // fold what forwarding made constant (fully unrolled recurrences)
@@ -175,9 +181,6 @@ pub const O2: &[Step] = &[
     module_pass!(memo),       // last: callers have used the purity its cache must not disturb
     legacy_pass!(lftr),       // after unroll, which reads counters; dce below drops them
     legacy_pass!(dead_loop),  // loops whose results inlining left unused (dce emptied them)
-    legacy_pass!(simplify_cfg),
-    legacy_pass!(ifconv), // late: the loop and branch passes above have read the branches they match
-    legacy_pass!(instcombine), // selects with 0/1 arms become boolean operations
     legacy_pass!(simplify_cfg),
     pass!(dce), // conditions folded by simplify_cfg leave dead compares
 ];
