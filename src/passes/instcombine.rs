@@ -355,7 +355,7 @@ fn as_bool(f: &Function, v: Value) -> Option<Bool> {
         return Some(Bool::Val(v));
     }
     let (_, d, args) = def_of(f, v)?;
-    (d.op == Opcode::Zext && f.ty(args[0]) == Type::I1).then_some(Bool::Val(args[0]))
+    (d.op == Opcode::Zext && f.ty(args[0]) == Type::I1).then(|| Bool::Val(args[0]))
 }
 
 /// `!c` as a new instruction before `at`: an inverted integer compare, else `c ^ 1`.

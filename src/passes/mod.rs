@@ -22,6 +22,7 @@ pub mod ifconv;
 pub mod indvars;
 pub mod inline;
 pub mod instcombine;
+pub mod ivmul;
 pub mod ivrange;
 pub mod jump_thread;
 pub mod lftr;

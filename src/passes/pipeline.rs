@@ -54,6 +54,10 @@ pub const ALL_FUNC_PASSES: &[Pass] = &[
         run: Run::Legacy(super::instcombine::run),
     },
     Pass {
+        name: "ivmul",
+        run: Run::Managed(super::ivmul::run),
+    },
+    Pass {
         name: "ivrange",
         run: Run::Legacy(super::ivrange::run),
     },
@@ -169,6 +173,7 @@ pub const O2: &[Step] = &[
     legacy_pass!(instcombine), // fold the new constant-index geps and offset chains
     legacy_pass!(gvn),
     pass!(dce),                // the index arithmetic lsr made dead
+    pass!(ivmul),              // after lsr: the multiplications left are not addresses
     pass!(ifconv),             // late: the loop passes above have read the branches they match
     legacy_pass!(unroll),      // after lsr (copies share one pointer), ifconv (one-block bodies)
     legacy_pass!(instcombine), // the copies' offset chains and counters; selects with 0/1 arms
