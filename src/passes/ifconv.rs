@@ -17,9 +17,9 @@
 //! the selects then mean is `instcombine`'s business (`select c, 1, 0` is `c` widened; with
 //! 0/1 arms a select is an `and`/`or` of booleans).
 //!
-//! Cost (U74, in ALU operations; the core issues two per cycle): a conditional branch costs an
-//! instruction, one of the two ways a taken-branch bubble, and a misprediction 3 cycles, so a
-//! diamond costs roughly 2 to 5 cycles. Speculated instructions, the selects (4 operations
+//! Cost (the U74 machine model of the backend, in ALU operations; the core issues two per
+//! cycle): a conditional branch costs an instruction, one of the two ways a taken-branch
+//! bubble, and a misprediction 3 cycles, so a diamond costs roughly 2 to 5 cycles. Speculated instructions, the selects (4 operations
 //! `b ^ ((a ^ b) & -c)` in general, 2 with a zero arm, at most 1 with a 0/1 constant and a
 //! boolean arm, 3 with two booleans) and the
 //! compare that no longer fuses into the branch must stay under `LIMIT`; inside loops, where
@@ -32,12 +32,16 @@
 //! Cost: O(blocks + instructions).
 
 use crate::analysis::{Cfg, FuncAnalyses, LoopForest, Preserved};
+use crate::backend::riscv::model::{ISSUE_WIDTH, MISPREDICT_PENALTY, TAKEN_BRANCH_BUBBLE};
 use crate::ir::{mk, Block, CmpCond, Function, Inst, ModuleCx, Opcode, Type, Value};
 
-/// Largest cost (ALU operations) traded for a branch outside loops.
-const LIMIT: u32 = 6;
-/// Largest cost traded for a branch inside a loop.
-const LOOP_LIMIT: u32 = 3;
+/// Largest cost (ALU operations, `ISSUE_WIDTH` per cycle) traded for a branch outside loops:
+/// the branch itself, the taken-branch bubble on one of the two ways, and a misprediction
+/// every other time (a boolean computed from data is as good as random).
+const LIMIT: u32 = 1 + ISSUE_WIDTH * TAKEN_BRANCH_BUBBLE + ISSUE_WIDTH * MISPREDICT_PENALTY / 2;
+/// Largest cost traded for a branch inside a loop, where the predictor learns most branches:
+/// the branch and its bubble only.
+const LOOP_LIMIT: u32 = 1 + ISSUE_WIDTH * TAKEN_BRANCH_BUBBLE;
 /// Most instructions an arm may hold.
 const MAX_ARM: usize = 6;
 
