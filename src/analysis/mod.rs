@@ -10,6 +10,8 @@
 //! - `ivrange`: the range an induction variable stays in.
 //! - `loop_shape`: a latch's counter and exit test; loops with one latch and a preheader.
 //! - `manager`: `FuncAnalyses` (the per-function cache) and `Preserved` (what a pass kept).
+//! - `range`: a signed interval per integer value, narrowed by dominating branch conditions
+//!   (`Ranges::is_nonneg`, `range_at`, `decide_icmp`); computed by the pass that asks.
 //!
 //! Analyses read `ir` and nothing else; passes read analyses.
 
@@ -22,8 +24,10 @@ pub mod ivrange;
 pub mod loop_shape;
 pub mod loops;
 pub mod manager;
+pub mod range;
 
 pub use cfg::Cfg;
 pub use domtree::DomTree;
 pub use loops::{Loop, LoopForest};
 pub use manager::{FuncAnalyses, Preserved};
+pub use range::{Interval, Ranges};

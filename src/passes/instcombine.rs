@@ -5,7 +5,9 @@
 //! `x*1`, `x*0`, `x/1`, `x%1`, `x-x`, `x^x`, shifts by 0, `select c, x, x`); `x*2^k` to a shift;
 //! `x - c` to `x + (-c)`; reassociation of constants (`(x+c1)+c2`, `(x*c1)*c2`); cancellation
 //! (`(x+a)-a`, `(x-a)+a`, `(a+x)-a`); compares of a value with itself; compares of a zero-extended
-//! boolean with 0 or 1 back to the boolean. All rewrites hold under wrapping arithmetic.
+//! boolean with 0 or 1 back to the boolean; selects whose arms are 0/1 (constants or widened
+//! booleans) to boolean operations on the condition (`select c, 1, 0` is `zext c`,
+//! `select c, 1, zext x` is `zext (c | x)`); `and`/`or` of an `i1` with true. All rewrites hold under wrapping arithmetic.
 //! Replaced instructions are left for `dce`. Cost: O(instructions) per sweep.
 
 use crate::analysis::{FuncAnalyses, Preserved};
@@ -104,6 +106,8 @@ fn simplify(f: &mut Function, i: Inst) -> bool {
                 (Add | Sub | Or | Xor | Shl | Ashr | Lshr, Some(0)) => return replace(f, i, a),
                 (Mul | Sdiv, Some(1)) => return replace(f, i, a),
                 (Mul | And, Some(0)) => return replace(f, i, b),
+                (And, Some(c)) if ty == Type::I1 && c & 1 != 0 => return replace(f, i, a),
+                (Or, Some(c)) if ty == Type::I1 && c & 1 != 0 => return replace(f, i, b),
                 (Srem, Some(1 | -1)) => {
                     let z = make_int(f, i, ty, 0);
                     return replace(f, i, z);
@@ -249,10 +253,14 @@ fn simplify(f: &mut Function, i: Inst) -> bool {
             false
         }
         Select => {
-            if args[1] == args[2] {
-                return replace(f, i, args[1]);
+            let (c, x, y) = (args[0], args[1], args[2]);
+            if x == y {
+                return replace(f, i, x);
             }
-            false
+            if let Some(k) = int_const(f, c) {
+                return replace(f, i, if k & 1 != 0 { x } else { y });
+            }
+            ty.is_int() && boolean_select(f, i, ty, c, x, y)
         }
         Fneg => {
             if let Some((_, ad, aargs)) = def_of(f, args[0]) {
@@ -326,4 +334,84 @@ fn combine_like_terms(f: &mut Function, i: Inst, ty: Type, a: Value, b: Value) -
         }
     }
     false
+}
+
+/// A 0/1 value: a constant, or an `i1` (possibly zero-extended).
+#[derive(Clone, Copy)]
+enum Bool {
+    Const(bool),
+    Val(Value),
+}
+
+fn as_bool(f: &Function, v: Value) -> Option<Bool> {
+    if let Some(k) = int_const(f, v) {
+        return match k {
+            0 => Some(Bool::Const(false)),
+            1 => Some(Bool::Const(true)),
+            -1 if f.ty(v) == Type::I1 => Some(Bool::Const(true)),
+            _ => None,
+        };
+    }
+    if f.ty(v) == Type::I1 {
+        return Some(Bool::Val(v));
+    }
+    let (_, d, args) = def_of(f, v)?;
+    (d.op == Opcode::Zext && f.ty(args[0]) == Type::I1).then(|| Bool::Val(args[0]))
+}
+
+/// `!c` as a new instruction before `at`: an inverted integer compare, else `c ^ 1`.
+fn negate(f: &mut Function, at: Inst, c: Value) -> Value {
+    if let Some((_, d, args)) = def_of(f, c) {
+        let exact = d.op == Opcode::Icmp || matches!(d.cond(), CmpCond::Eq | CmpCond::Ne);
+        if matches!(d.op, Opcode::Icmp | Opcode::Fcmp) && exact {
+            let row = if d.op == Opcode::Icmp {
+                mk::icmp(d.cond().invert())
+            } else {
+                mk::fcmp(d.cond().invert())
+            };
+            let n = f.insert_new_before(at, row, &args);
+            return f.res(n);
+        }
+    }
+    let one = make_int(f, at, Type::I1, 1);
+    let n = f.insert_new_before(at, mk::binary(Opcode::Xor, Type::I1), &[c, one]);
+    f.res(n)
+}
+
+/// `select c, x, y` with 0/1 arms as boolean operations on `c`, widened to `ty`: `c`, `!c`,
+/// `c | y`, `!c & y`, `c & x`, `!c | x`, and `y ^ (c & (x ^ y))` for two booleans.
+fn boolean_select(f: &mut Function, i: Inst, ty: Type, c: Value, x: Value, y: Value) -> bool {
+    let (Some(bx), Some(by)) = (as_bool(f, x), as_bool(f, y)) else {
+        return false;
+    };
+    let op = |f: &mut Function, op: Opcode, a: Value, b: Value| {
+        let n = f.insert_new_before(i, mk::binary(op, Type::I1), &[a, b]);
+        f.res(n)
+    };
+    let v = match (bx, by) {
+        (Bool::Const(true), Bool::Const(false)) => c,
+        (Bool::Const(false), Bool::Const(true)) => negate(f, i, c),
+        (Bool::Const(true), Bool::Val(v)) => op(f, Opcode::Or, c, v),
+        (Bool::Const(false), Bool::Val(v)) => {
+            let n = negate(f, i, c);
+            op(f, Opcode::And, n, v)
+        }
+        (Bool::Val(v), Bool::Const(false)) => op(f, Opcode::And, c, v),
+        (Bool::Val(v), Bool::Const(true)) => {
+            let n = negate(f, i, c);
+            op(f, Opcode::Or, n, v)
+        }
+        (Bool::Val(a), Bool::Val(b)) => {
+            // b ^ (c & (a ^ b))
+            let d = op(f, Opcode::Xor, a, b);
+            let m = op(f, Opcode::And, c, d);
+            op(f, Opcode::Xor, b, m)
+        }
+        _ => return false,
+    };
+    if ty == Type::I1 {
+        return replace(f, i, v);
+    }
+    f.replace_inst(i, mk::unary(Opcode::Zext, ty), &[v]);
+    true
 }

@@ -76,7 +76,8 @@ pub const O2: &[Step] = &[
     pass!(memopt),      // after gvn: equal addresses are one value
     pass!(dce),
     loop_pass!(ivrange),    // inlined bounds checks of loop counters
-    pass!(simplify_cfg),    // fold the branches ivrange decided
+    pass!(rangefold),       // compares decided by intervals; divisions of non-negative values
+    pass!(simplify_cfg),    // fold the branches ivrange and rangefold decided
     loop_pass!(early_exit), // counted loops whose remaining iterations would do nothing
     loop_pass!(licm),       // after gvn, so hoisted code is already deduplicated
     loop_pass!(promote),    // after licm hoisted the invariant addresses it needs
@@ -84,8 +85,10 @@ pub const O2: &[Step] = &[
     CLEANUP,
     loop_pass!(lsr),    // late: addresses are final, invariant bases already hoisted
     CLEANUP,            // the new constant-index geps and offset chains; dead index arithmetic
-    loop_pass!(unroll), // after lsr: copies share one pointer and fold into offsets
-    pass!(instcombine), // merge the copies' offset chains and counter increments
+    pass!(ivmul),       // after lsr: the multiplications left are not addresses
+    pass!(ifconv),      // late: the loop passes above have read the branches they match
+    loop_pass!(unroll), // after lsr (copies share one pointer), ifconv (one-block bodies)
+    pass!(instcombine), // the copies' offset chains and counters; selects with 0/1 arms
     pass!(gvn),
     pass!(memopt),            // copies re-load words the previous copy loaded or stored
     pass!(instcombine),       // fold what forwarding made constant (fully unrolled recurrences)

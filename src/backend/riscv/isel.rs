@@ -970,7 +970,12 @@ impl<'a> Isel<'a> {
     }
 
     /// Branch-free select: `d = b ^ ((a ^ b) & -c)`; floats go through integer registers.
+    /// With a zero arm it is a mask (`a & -c`, `b & (c - 1)`), with two constant arms the
+    /// constants fold into immediates.
     fn select(&mut self, ty: Type, rd: Reg, c: Value, a: Value, b: Value) {
+        if !ty.is_float() && self.select_special(rd, c, a, b) {
+            return;
+        }
         let rc = self.reg(c);
         let (mut ra, mut rb) = (self.reg(a), self.reg(b));
         let float = ty.is_float();
@@ -994,6 +999,44 @@ impl<'a> Isel<'a> {
         } else {
             self.push(MInst::r(MOp::Xor, rd, rb, y));
         }
+    }
+
+    /// Integer selects cheaper than the general four operations, if `a` or `b` is a constant
+    /// that allows it.
+    fn select_special(&mut self, rd: Reg, c: Value, a: Value, b: Value) -> bool {
+        let f = self.f;
+        let (ka, kb) = (f.as_iconst(a), f.as_iconst(b));
+        // `x & m`, with an immediate when `x` is a small constant.
+        let and_mask = |s: &mut Self, x: Value, kx: Option<i64>, m: Reg| match kx {
+            Some(k) if fits12(k) => s.push(MInst::i(MOp::Andi, rd, m, k)),
+            _ => {
+                let rx = s.reg(x);
+                s.push(MInst::r(MOp::And, rd, rx, m));
+            }
+        };
+        match (ka, kb) {
+            (_, Some(0)) => {
+                let rc = self.reg(c);
+                let m = self.vreg(RegClass::Int);
+                self.push(MInst::unary(MOp::Neg, m, rc));
+                and_mask(self, a, ka, m);
+            }
+            (Some(0), _) => {
+                let rc = self.reg(c);
+                let m = self.vreg(RegClass::Int);
+                self.push(MInst::i(MOp::Addi, m, rc, -1));
+                and_mask(self, b, kb, m);
+            }
+            (Some(x), Some(y)) if fits12(x ^ y) && fits12(y) => {
+                let rc = self.reg(c);
+                let (m, t) = (self.vreg(RegClass::Int), self.vreg(RegClass::Int));
+                self.push(MInst::unary(MOp::Neg, m, rc));
+                self.push(MInst::i(MOp::Andi, t, m, x ^ y));
+                self.push(MInst::i(MOp::Xori, rd, t, y));
+            }
+            _ => return false,
+        }
+        true
     }
 
     fn gep(&mut self, rd: Reg, base: Value, idx: Value, stride: i64) {

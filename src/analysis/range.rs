@@ -1,0 +1,555 @@
+//! Value ranges: a signed interval for every integer SSA value, under wrapping arithmetic.
+//!
+//! Sources: constants; the transfer function of each operation (an `add`, `sub`, `mul` or
+//! `shl` whose result could leave its type's range, which would wrap, gives the whole type);
+//! `srem`/`sdiv` by constants; `and` with a non-negative mask; compares (0 or 1); block
+//! parameters as the union over their incoming edges; and branch conditions. A condition
+//! narrows a value in two places: on an edge into a join (the argument a latch passes back when
+//! `i + 1 < n` held), and in every block dominated by the target of a branch edge (`j > 2233`
+//! below `if (j < n)`), which `range_at` reads by walking the dominator tree up to the value's
+//! definition.
+//!
+//! Solver: sweeps in reverse post-order until nothing changes. A block parameter that keeps
+//! growing is widened after `WIDEN_AFTER` changes: the bound that moved jumps to the next
+//! constant some compare tests against (or its neighbour), then to the type's end, so every
+//! loop terminates and an increment below a tested bound is not mistaken for one that wraps; two narrowing sweeps then recompute everything from the
+//! widened state, which stays sound and recovers the bounds loop conditions imply. A loop
+//! counter that only grows (by any mix of positive steps) keeps its start as lower bound, and
+//! its test gives the upper one.
+//!
+//! Needs: CFG and dominator tree. Cost: O(sweeps * (instructions + edges) * dominator depth
+//! walked per operand, at most `WALK`).
+
+use super::{Cfg, DomTree};
+use crate::ir::{Block, CmpCond, Function, IdVec, Inst, Opcode, Type, Value};
+
+/// Changes of a block parameter before its range is widened.
+const WIDEN_AFTER: u32 = 3;
+/// Sweeps before giving up on a fixpoint (then everything still changing is widened).
+const MAX_SWEEPS: u32 = 40;
+/// Dominating branch edges examined per query.
+const WALK: u32 = 24;
+
+/// The signed interval `[lo, hi]`; empty (no value seen yet) when `lo > hi`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Interval {
+    pub lo: i64,
+    pub hi: i64,
+}
+
+impl Interval {
+    pub const EMPTY: Interval = Interval { lo: 1, hi: 0 };
+
+    pub fn new(lo: i64, hi: i64) -> Interval {
+        Interval { lo, hi }
+    }
+    pub fn point(k: i64) -> Interval {
+        Interval { lo: k, hi: k }
+    }
+    /// Every value of `ty` (integers; other types have no range and get the i64 one).
+    pub fn full(ty: Type) -> Interval {
+        match ty {
+            Type::I1 => Interval::new(0, 1),
+            Type::I32 => Interval::new(i32::MIN as i64, i32::MAX as i64),
+            _ => Interval::new(i64::MIN, i64::MAX),
+        }
+    }
+    pub fn is_empty(self) -> bool {
+        self.lo > self.hi
+    }
+    pub fn union(self, o: Interval) -> Interval {
+        if self.is_empty() {
+            return o;
+        }
+        if o.is_empty() {
+            return self;
+        }
+        Interval::new(self.lo.min(o.lo), self.hi.max(o.hi))
+    }
+    pub fn meet(self, o: Interval) -> Interval {
+        Interval::new(self.lo.max(o.lo), self.hi.min(o.hi))
+    }
+    pub fn contains(self, k: i64) -> bool {
+        self.lo <= k && k <= self.hi
+    }
+    /// `[lo, hi]` computed in i128, or the whole type if it leaves the type's range (the
+    /// operation would wrap).
+    fn checked(ty: Type, lo: i128, hi: i128) -> Interval {
+        let full = Interval::full(ty);
+        if lo < full.lo as i128 || hi > full.hi as i128 {
+            full
+        } else {
+            Interval::new(lo as i64, hi as i64)
+        }
+    }
+}
+
+/// Per-value intervals of one function and the branch facts that refine them per block.
+pub struct Ranges {
+    range: IdVec<Value, Interval>,
+    /// The condition (and its value) known on entry to each block from its single
+    /// predecessor's `brif`.
+    edge_fact: IdVec<Block, Option<(Value, bool)>>,
+    idom: IdVec<Block, Option<Block>>,
+    /// Where widening stops first: the constants compares test against, and their
+    /// neighbours, sorted.
+    thresholds: Vec<i64>,
+}
+
+impl Ranges {
+    /// Ranges of every integer value of `f`, given its CFG and dominator tree.
+    pub fn compute(f: &Function, cfg: &Cfg, dt: &DomTree) -> Ranges {
+        let n = f.num_blocks();
+        let mut edge_fact = IdVec::filled(n, None);
+        for &b in &cfg.rpo {
+            edge_fact[b] = branch_fact(f, cfg, b);
+        }
+        let mut thresholds = Vec::new();
+        for &b in &cfg.rpo {
+            for i in f.layout().block_insts(b) {
+                if f.op(i) == Opcode::Icmp {
+                    for &a in f.args(i) {
+                        if let Some(k) = f.as_iconst(a) {
+                            thresholds.extend([k.saturating_sub(1), k, k.saturating_add(1)]);
+                        }
+                    }
+                }
+            }
+        }
+        thresholds.sort_unstable();
+        thresholds.dedup();
+        let mut r = Ranges {
+            range: IdVec::filled(f.num_values(), Interval::EMPTY),
+            edge_fact,
+            idom: dt.idom.clone(),
+            thresholds,
+        };
+        for &p in f.params() {
+            r.range[p] = Interval::full(f.ty(p));
+        }
+        let mut changes: IdVec<Value, u32> = IdVec::filled(f.num_values(), 0);
+        let mut sweeps = 0;
+        loop {
+            // Past MAX_SWEEPS every change widens at once: at most two more per parameter.
+            sweeps += 1;
+            if !r.sweep(f, cfg, Some((&mut changes, sweeps >= MAX_SWEEPS))) {
+                break;
+            }
+        }
+        for _ in 0..2 {
+            r.sweep(f, cfg, None);
+        }
+        r
+    }
+
+    /// The range of `v` anywhere it is defined. Values without one (floats, pointers) get
+    /// the i64 range.
+    pub fn range(&self, f: &Function, v: Value) -> Interval {
+        let r = self.range[v];
+        if r.is_empty() {
+            // Unreachable or not an integer: nothing is known (callers may be asked about a
+            // value the solver never reached).
+            return Interval::full(f.ty(v));
+        }
+        r
+    }
+
+    /// Whether `v` is never negative.
+    pub fn is_nonneg(&self, f: &Function, v: Value) -> bool {
+        f.ty(v).is_int() && self.range(f, v).lo >= 0
+    }
+
+    /// The range of `v` where block `b` runs: its range narrowed by the branch conditions
+    /// known in `b` (those on the edges into `b` and the blocks dominating it, up to the
+    /// definition of `v`).
+    pub fn range_at(&self, f: &Function, v: Value, b: Block) -> Interval {
+        let r = self.raw_at(f, v, b);
+        if r.is_empty() {
+            return Interval::full(f.ty(v));
+        }
+        r
+    }
+
+    /// `range_at` during solving: empty for values not reached yet (optimistic).
+    fn raw_at(&self, f: &Function, v: Value, b: Block) -> Interval {
+        if !f.ty(v).is_int() {
+            return Interval::full(f.ty(v));
+        }
+        let mut r = self.range[v];
+        if r.is_empty() || r.lo == r.hi {
+            return r;
+        }
+        let def = f.def_block(v);
+        if def == Some(b) {
+            return r;
+        }
+        let mut blk = b;
+        for _ in 0..WALK {
+            if Some(blk) == def {
+                break;
+            }
+            if let Some((c, t)) = self.edge_fact[blk] {
+                r = self.refine(f, c, t, v, r, 2);
+            }
+            match self.idom.get(blk).copied().flatten() {
+                Some(d) => blk = d,
+                None => break,
+            }
+        }
+        r
+    }
+
+    /// Whether `v` is never negative where block `b` runs.
+    pub fn is_nonneg_at(&self, f: &Function, v: Value, b: Block) -> bool {
+        f.ty(v).is_int() && self.range_at(f, v, b).lo >= 0
+    }
+
+    /// The value of `icmp cond x, y` where block `b` runs, if the ranges decide it.
+    pub fn decide_icmp(
+        &self,
+        f: &Function,
+        cond: CmpCond,
+        x: Value,
+        y: Value,
+        b: Block,
+    ) -> Option<bool> {
+        decide(cond, self.range_at(f, x, b), self.range_at(f, y, b))
+    }
+
+    /// `r` (the range of `v`) narrowed by knowing that condition `c` is `t`.
+    fn refine(
+        &self,
+        f: &Function,
+        c: Value,
+        t: bool,
+        v: Value,
+        r: Interval,
+        depth: u32,
+    ) -> Interval {
+        if c == v {
+            return r.meet(Interval::point(t as i64));
+        }
+        let Some(i) = f.def_inst(c) else { return r };
+        let d = f.data(i);
+        match d.op {
+            Opcode::Icmp => {
+                let (a, b) = (f.arg(i, 0), f.arg(i, 1));
+                let cond = if t { d.cond() } else { d.cond().invert() };
+                if a == v && b != v {
+                    constrain(r, cond, self.range[b])
+                } else if b == v && a != v {
+                    constrain(r, cond.swap(), self.range[a])
+                } else {
+                    r
+                }
+            }
+            Opcode::And if t && depth > 0 => {
+                let r = self.refine(f, f.arg(i, 0), true, v, r, depth - 1);
+                self.refine(f, f.arg(i, 1), true, v, r, depth - 1)
+            }
+            Opcode::Or if !t && depth > 0 => {
+                let r = self.refine(f, f.arg(i, 0), false, v, r, depth - 1);
+                self.refine(f, f.arg(i, 1), false, v, r, depth - 1)
+            }
+            _ => r,
+        }
+    }
+
+    /// The range of `v` as an argument on the edge from `from` (ending in `term`) into
+    /// successor `k`: its range in `from`, narrowed by the branch condition of that edge.
+    fn edge_arg(&self, f: &Function, from: Block, term: Inst, k: usize, v: Value) -> Interval {
+        let r = self.raw_at(f, v, from);
+        if r.is_empty() || f.op(term) != Opcode::Brif {
+            return r;
+        }
+        let targets = f.branch_targets(term);
+        if targets[0].block == targets[1].block {
+            return r;
+        }
+        self.refine(f, f.arg(term, 0), k == 0, v, r, 2)
+    }
+
+    /// One sweep over the blocks in reverse post-order; returns whether a range changed.
+    /// With `widen`, block parameters count their changes and widen; without, every range is
+    /// recomputed from the current state (narrowing).
+    fn sweep(
+        &mut self,
+        f: &Function,
+        cfg: &Cfg,
+        mut widen: Option<(&mut IdVec<Value, u32>, bool)>,
+    ) -> bool {
+        let mut changed = false;
+        let entry = f.entry();
+        for &b in &cfg.rpo {
+            if b != entry {
+                let params = &f.blocks.params[b];
+                for (n, &p) in params.iter().enumerate() {
+                    if !f.ty(p).is_int() {
+                        continue;
+                    }
+                    let mut new = Interval::EMPTY;
+                    for &pred in &cfg.preds[b] {
+                        if !cfg.is_reachable(pred) {
+                            continue;
+                        }
+                        let Some(t) = f.terminator(pred) else {
+                            continue;
+                        };
+                        for (k, call) in f.branch_targets(t).iter().enumerate() {
+                            if call.block == b {
+                                let a = call.args[n];
+                                new = new.union(self.edge_arg(f, pred, t, k, a));
+                            }
+                        }
+                    }
+                    let old = self.range[p];
+                    if let Some((counts, all)) = widen.as_mut() {
+                        new = new.union(old);
+                        if new != old {
+                            counts[p] += 1;
+                            if (counts[p] > WIDEN_AFTER || *all) && !old.is_empty() {
+                                let full = Interval::full(f.ty(p));
+                                let th = &self.thresholds;
+                                if new.lo < old.lo {
+                                    let k = th.partition_point(|&t| t <= new.lo);
+                                    new.lo = if k > 0 && !*all { th[k - 1] } else { full.lo };
+                                }
+                                if new.hi > old.hi {
+                                    let k = th.partition_point(|&t| t < new.hi);
+                                    new.hi =
+                                        th.get(k).copied().filter(|_| !*all).unwrap_or(full.hi);
+                                }
+                            }
+                        }
+                    }
+                    if new != old {
+                        self.range[p] = new;
+                        changed = true;
+                    }
+                }
+            }
+            for i in f.layout().block_insts(b) {
+                let Some(v) = f.result(i) else { continue };
+                if !f.ty(v).is_int() {
+                    continue;
+                }
+                let mut new = self.transfer(f, i, b);
+                if widen.is_some() {
+                    new = new.union(self.range[v]);
+                }
+                if new != self.range[v] {
+                    self.range[v] = new;
+                    changed = true;
+                }
+            }
+        }
+        changed
+    }
+
+    /// The range of the result of `i` (in block `b`) from its operands' ranges there.
+    fn transfer(&self, f: &Function, i: Inst, b: Block) -> Interval {
+        use Opcode::*;
+        let d = f.data(i);
+        let ty = d.ty;
+        let full = Interval::full(ty);
+        let arg = |k: usize| self.raw_at(f, f.arg(i, k), b);
+        let konst = |k: usize| f.as_iconst(f.arg(i, k));
+        match d.op {
+            Iconst => Interval::point(crate::ir::fold::wrap(ty, d.imm)),
+            Icmp | Fcmp => {
+                if d.op == Icmp {
+                    if let Some(t) = decide(d.cond(), arg(0), arg(1)) {
+                        return Interval::point(t as i64);
+                    }
+                }
+                Interval::new(0, 1)
+            }
+            Add | Sub | Mul | Shl | And | Or | Xor | Sdiv | Srem | Ashr | Lshr => {
+                let (x, y) = (arg(0), arg(1));
+                if x.is_empty() || y.is_empty() {
+                    return Interval::EMPTY;
+                }
+                binary(d.op, ty, x, y, konst(1)).meet(full)
+            }
+            Select => {
+                let c = arg(0);
+                if c == Interval::point(1) {
+                    arg(1)
+                } else if c == Interval::point(0) {
+                    arg(2)
+                } else {
+                    arg(1).union(arg(2))
+                }
+            }
+            Zext => {
+                let x = arg(0);
+                if x.is_empty() {
+                    Interval::EMPTY
+                } else if x.lo >= 0 {
+                    x
+                } else if f.ty(f.arg(i, 0)) == Type::I32 {
+                    Interval::new(0, u32::MAX as i64)
+                } else {
+                    full
+                }
+            }
+            Sext => arg(0),
+            Trunc => {
+                let x = arg(0);
+                if x.is_empty() {
+                    Interval::EMPTY
+                } else if full.lo <= x.lo && x.hi <= full.hi {
+                    x
+                } else {
+                    full
+                }
+            }
+            _ => full,
+        }
+    }
+}
+
+/// The range of `x op y` (`ky`: `y` as a constant), before clipping to `ty`.
+fn binary(op: Opcode, ty: Type, x: Interval, y: Interval, ky: Option<i64>) -> Interval {
+    use Opcode::*;
+    let full = Interval::full(ty);
+    let (xl, xh, yl, yh) = (x.lo as i128, x.hi as i128, y.lo as i128, y.hi as i128);
+    match op {
+        Add => Interval::checked(ty, xl + yl, xh + yh),
+        Sub => Interval::checked(ty, xl - yh, xh - yl),
+        Mul => {
+            let p = [xl * yl, xl * yh, xh * yl, xh * yh];
+            Interval::checked(ty, *p.iter().min().unwrap(), *p.iter().max().unwrap())
+        }
+        Shl => match ky {
+            Some(k) if (0..63).contains(&k) && k < bits(ty) as i64 => {
+                Interval::checked(ty, xl << k, xh << k)
+            }
+            _ => full,
+        },
+        Ashr => match ky {
+            Some(k) if (0..bits(ty) as i64).contains(&k) => Interval::new(x.lo >> k, x.hi >> k),
+            _ => Interval::new(x.lo.min(0), x.hi.max(0)),
+        },
+        Lshr => match ky {
+            Some(k) if x.lo >= 0 && (0..bits(ty) as i64).contains(&k) => {
+                Interval::new(x.lo >> k, x.hi >> k)
+            }
+            Some(k) if (1..bits(ty) as i64).contains(&k) && ty != Type::I1 => {
+                Interval::new(0, ((1u64 << (bits(ty) - k as u32)) - 1) as i64)
+            }
+            _ => full,
+        },
+        And => match (x.lo >= 0, y.lo >= 0) {
+            (true, true) => Interval::new(0, x.hi.min(y.hi)),
+            (true, false) => Interval::new(0, x.hi),
+            (false, true) => Interval::new(0, y.hi),
+            _ => full,
+        },
+        Or | Xor if x.lo >= 0 && y.lo >= 0 => {
+            let m = x.hi.max(y.hi) as u64;
+            let ones = if m == 0 {
+                0
+            } else {
+                u64::MAX >> m.leading_zeros()
+            };
+            Interval::new(0, ones as i64)
+        }
+        Sdiv => match ky {
+            Some(c) if c > 0 => Interval::new(x.lo / c, x.hi / c),
+            Some(c) if c < -1 => Interval::new(x.hi / c, x.lo / c),
+            _ => full,
+        },
+        Srem => {
+            // |x % y| < |y| and the sign is the dividend's.
+            let m = if ky == Some(0) {
+                return full;
+            } else if ky.is_some() {
+                yl.abs() - 1
+            } else if y.lo > 0 || y.hi < 0 {
+                yl.abs().max(yh.abs()) - 1
+            } else {
+                i128::MAX
+            };
+            let lo = if x.lo >= 0 { 0 } else { (-m).max(xl) };
+            let hi = if x.hi <= 0 { 0 } else { m.min(xh) };
+            Interval::checked(ty, lo, hi)
+        }
+        _ => full,
+    }
+}
+
+fn bits(ty: Type) -> u32 {
+    match ty {
+        Type::I1 => 1,
+        Type::I32 => 32,
+        _ => 64,
+    }
+}
+
+/// `r` narrowed by `v cond y` for `y` in `o`.
+fn constrain(r: Interval, cond: CmpCond, o: Interval) -> Interval {
+    if o.is_empty() {
+        return r;
+    }
+    match cond {
+        CmpCond::Lt => r.meet(Interval::new(i64::MIN, o.hi.saturating_sub(1))),
+        CmpCond::Le => r.meet(Interval::new(i64::MIN, o.hi)),
+        CmpCond::Gt => r.meet(Interval::new(o.lo.saturating_add(1), i64::MAX)),
+        CmpCond::Ge => r.meet(Interval::new(o.lo, i64::MAX)),
+        CmpCond::Eq => r.meet(o),
+        CmpCond::Ne if o.lo == o.hi => {
+            let mut r = r;
+            if r.lo == o.lo {
+                r.lo = r.lo.saturating_add(1);
+            }
+            if r.hi == o.lo {
+                r.hi = r.hi.saturating_sub(1);
+            }
+            r
+        }
+        CmpCond::Ne => r,
+    }
+}
+
+/// `x cond y` for every `x` in `a` and `y` in `b`, if it is the same for all.
+pub fn decide(cond: CmpCond, a: Interval, b: Interval) -> Option<bool> {
+    if a.is_empty() || b.is_empty() {
+        return None;
+    }
+    let lt = a.hi < b.lo; // always x < y
+    let ge = a.lo >= b.hi; // always x >= y
+    let gt = a.lo > b.hi;
+    let le = a.hi <= b.lo;
+    let ne = lt || gt;
+    let eq = a.lo == a.hi && b.lo == b.hi && a.lo == b.lo;
+    match cond {
+        CmpCond::Lt if lt => Some(true),
+        CmpCond::Lt if ge => Some(false),
+        CmpCond::Le if le => Some(true),
+        CmpCond::Le if gt => Some(false),
+        CmpCond::Gt if gt => Some(true),
+        CmpCond::Gt if le => Some(false),
+        CmpCond::Ge if ge => Some(true),
+        CmpCond::Ge if lt => Some(false),
+        CmpCond::Eq if eq => Some(true),
+        CmpCond::Eq if ne => Some(false),
+        CmpCond::Ne if ne => Some(true),
+        CmpCond::Ne if eq => Some(false),
+        _ => None,
+    }
+}
+
+/// The condition `b` learns from its single predecessor's `brif`: `(cond, value on this edge)`.
+fn branch_fact(f: &Function, cfg: &Cfg, b: Block) -> Option<(Value, bool)> {
+    let [p] = cfg.preds[b][..] else { return None };
+    let t = f.terminator(p)?;
+    if f.op(t) != Opcode::Brif {
+        return None;
+    }
+    let targets = f.branch_targets(t);
+    if targets[0].block == targets[1].block {
+        return None;
+    }
+    Some((f.arg(t, 0), b == targets[0].block))
+}
