@@ -6,6 +6,7 @@
 //! into exit code 2 without writing any output.
 
 use crate::backend::{llvm, riscv};
+use crate::frontend::diag::DiagOptions;
 use crate::ir::{print, verify};
 use crate::passes::{self, PassOptions};
 
@@ -37,6 +38,10 @@ pub struct CompileOptions {
     pub opt_bisect: Option<u64>,
     /// Register allocator of the RISC-V backend.
     pub regalloc: riscv::regalloc::Allocator,
+    /// Which warnings, how many errors, colour.
+    pub diagnostics: DiagOptions,
+    /// The target the LLVM IR is for (`Emit::Llvm`).
+    pub llvm_target: llvm::Target,
 }
 
 impl Default for CompileOptions {
@@ -49,19 +54,59 @@ impl Default for CompileOptions {
             time_passes: false,
             opt_bisect: None,
             regalloc: riscv::regalloc::Allocator::default(),
+            diagnostics: DiagOptions::default(),
+            llvm_target: llvm::Target::default(),
         }
     }
 }
 
 /// Compiles one SysY source to text. `Err` holds rendered diagnostics
-/// (`file:line:col: error: ...`, the source line and a caret), ready for stderr.
+/// (`file:line:col: error: ...`, the source line and a caret), ready for stderr; warnings of a
+/// successful compile are dropped (see `compile_reporting`).
 pub fn compile(source: &[u8], file_name: &str, opts: &CompileOptions) -> Result<String, String> {
-    let m = optimized_ir(source, file_name, opts)?;
-    Ok(match opts.emit {
-        Emit::Ir => print::module(&m),
-        Emit::Llvm => llvm::emit_module(&m),
-        Emit::Asm => riscv::compile_module(&m, &riscv_options(opts)),
-    })
+    let out = compile_reporting(source, file_name, opts, false);
+    out.output.ok_or(out.diagnostics)
+}
+
+/// The result of `compile_reporting`.
+pub struct Compiled {
+    /// The output text; `None` after errors (or when only checking).
+    pub output: Option<String>,
+    /// Warnings and errors, rendered, ready for stderr (empty when there are none).
+    pub diagnostics: String,
+    /// The source had errors (`-Werror` warnings included).
+    pub failed: bool,
+}
+
+/// Compiles one SysY source, keeping the warnings; with `syntax_only`, stops after the front
+/// end (`-fsyntax-only`: every diagnostic, no output).
+pub fn compile_reporting(
+    source: &[u8],
+    file_name: &str,
+    opts: &CompileOptions,
+    syntax_only: bool,
+) -> Compiled {
+    let front = crate::frontend::run(source, file_name, &opts.diagnostics);
+    let Some(mut m) = front.module else {
+        return Compiled {
+            output: None,
+            diagnostics: front.diagnostics,
+            failed: true,
+        };
+    };
+    let output = (!syntax_only).then(|| {
+        optimize(&mut m, opts);
+        match opts.emit {
+            Emit::Ir => print::module(&m),
+            Emit::Llvm => llvm::emit_module(&m, opts.llvm_target),
+            Emit::Asm => riscv::compile_module(&m, &riscv_options(opts)),
+        }
+    });
+    Compiled {
+        output,
+        diagnostics: front.diagnostics,
+        failed: false,
+    }
 }
 
 /// The static counts of the RISC-V code `compile` would produce (spill code, moves, frames,
@@ -90,8 +135,14 @@ fn optimized_ir(
     opts: &CompileOptions,
 ) -> Result<crate::ir::Module, String> {
     let mut m = crate::frontend::compile_to_ir(source, file_name)?;
+    optimize(&mut m, opts);
+    Ok(m)
+}
+
+/// Verifies the lowered module (with `verify_each`) and runs the passes.
+fn optimize(m: &mut crate::ir::Module, opts: &CompileOptions) {
     if opts.verify_each {
-        if let Err(e) = verify::module(&m) {
+        if let Err(e) = verify::module(m) {
             panic!("IR broken after lowering:\n{e}");
         }
     }
@@ -102,8 +153,7 @@ fn optimized_ir(
         time_passes: opts.time_passes,
         opt_bisect: opts.opt_bisect,
     };
-    passes::optimize(&mut m, &popts);
-    Ok(m)
+    passes::optimize(m, &popts);
 }
 
 /// Runs `f` on a thread with a stack large enough for deeply nested programs, turning a panic
