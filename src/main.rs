@@ -150,7 +150,11 @@ fn normalize_args(args: &[String]) -> Result<Vec<String>, String> {
                     | "--march"
             );
         if is_option_value || positional_only {
-            out.push(if a == "-" { STDIN_ARG.to_string() } else { a.clone() });
+            out.push(if a == "-" {
+                STDIN_ARG.to_string()
+            } else {
+                a.clone()
+            });
             continue;
         }
         let mut push = |s: &str| out.push(s.to_string());
@@ -300,10 +304,7 @@ fn help_text(cmd: &str) -> String {
     for (name, desc) in subcommands() {
         s.push_str(&format!("  {name:<8} {desc}\n"));
     }
-    s.push_str(&format!(
-        "  {:<8} show the help of a subcommand\n",
-        "help"
-    ));
+    s.push_str(&format!("  {:<8} show the help of a subcommand\n", "help"));
     s.push_str(
         "\ngcc-compatible spellings:
   -O1 -O2 -O3 -Os -Ofast -O  full optimization (all the same code; -O1 is the contest's flag)
@@ -424,7 +425,11 @@ fn options(cli: &Cli) -> Result<(String, CompileOptions), String> {
         })
     };
     let enabled = cli.warn.iter().map(lint).collect::<Result<Vec<_>, _>>()?;
-    let mut disabled = cli.no_warn.iter().map(lint).collect::<Result<Vec<_>, _>>()?;
+    let mut disabled = cli
+        .no_warn
+        .iter()
+        .map(lint)
+        .collect::<Result<Vec<_>, _>>()?;
     disabled.retain(|l| !enabled.contains(l));
     let color = match cli.color.as_str() {
         "always" => true,
@@ -433,7 +438,11 @@ fn options(cli: &Cli) -> Result<(String, CompileOptions), String> {
             std::io::stderr().is_terminal()
                 && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
         }
-        other => return Err(format!("--color takes auto, always or never, not `{other}`")),
+        other => {
+            return Err(format!(
+                "--color takes auto, always or never, not `{other}`"
+            ))
+        }
     };
     let opts = CompileOptions {
         opt_level: cli.opt_level.min(2),
@@ -615,7 +624,10 @@ mod tests {
         }
         assert_eq!(norm(&["-Og"]), ["--opt-level", "1"]);
         assert_eq!(norm(&["-O0"]), ["--opt-level", "0"]);
-        assert_eq!(norm(&["-Wno-unused-variable"]), ["--no-warn", "unused-variable"]);
+        assert_eq!(
+            norm(&["-Wno-unused-variable"]),
+            ["--no-warn", "unused-variable"]
+        );
         assert_eq!(norm(&["-ferror-limit=3"]), ["--error-limit", "3"]);
         assert_eq!(norm(&["-fsyntax-only", "-"]), ["--syntax-only", STDIN_ARG]);
         assert_eq!(norm(&["-o", "-O2"]), ["-o", "-O2"]);

@@ -311,7 +311,9 @@ impl Diags {
         order.sort_by_key(|d| d.span.lo);
         for d in order {
             let message = match d.lint {
-                Some(l) if d.level == Level::Error => format!("{} [-Werror,-W{}]", d.message, l.name()),
+                Some(l) if d.level == Level::Error => {
+                    format!("{} [-Werror,-W{}]", d.message, l.name())
+                }
                 Some(l) => format!("{} [-W{}]", d.message, l.name()),
                 None => d.message.clone(),
             };
@@ -371,7 +373,11 @@ impl Diags {
             (0, 0) => None,
             (w, 0) => Some(plural(w, "warning")),
             (0, e) => Some(plural(e, "error")),
-            (w, e) => Some(format!("{} and {}", plural(w, "warning"), plural(e, "error"))),
+            (w, e) => Some(format!(
+                "{} and {}",
+                plural(w, "warning"),
+                plural(e, "error")
+            )),
         }
         .map(|s| format!("{s} generated.\n"))
     }

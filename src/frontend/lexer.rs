@@ -428,7 +428,10 @@ fn lex_number(src: &[u8], start: usize, diags: &mut Diags) -> (Tok, usize) {
         while end < n && (is_ident_char(src[end]) || src[end] == b'.') {
             end += 1;
         }
-        let mut text: String = String::from_utf8_lossy(&src[start..end]).chars().take(40).collect();
+        let mut text: String = String::from_utf8_lossy(&src[start..end])
+            .chars()
+            .take(40)
+            .collect();
         if end - start > 40 {
             text.push_str("...");
         }

@@ -51,9 +51,15 @@ pub fn check(p: &Program, diags: &mut Diags) {
                 let d = Diagnostic::warning(
                     Lint::Uninitialized,
                     span,
-                    format!("variable `{}` is read before it is assigned a value", var.name),
+                    format!(
+                        "variable `{}` is read before it is assigned a value",
+                        var.name
+                    ),
                 )
-                .with_note(Some(var.span), format!("`{}` is declared here without a value", var.name));
+                .with_note(
+                    Some(var.span),
+                    format!("`{}` is declared here without a value", var.name),
+                );
                 diags.push(d);
             }
         }
@@ -107,7 +113,9 @@ impl Walk<'_> {
             StmtKind::Decl(v) => {
                 let var = &p.vars[*v];
                 match &var.init {
-                    VarInit::None if var.kind == VarKind::Local && !var.is_array() && !var.is_const => {
+                    VarInit::None
+                        if var.kind == VarKind::Local && !var.is_array() && !var.is_const =>
+                    {
                         self.tracked[v.index()] = true;
                     }
                     VarInit::Expr(e) => {
@@ -183,7 +191,10 @@ impl Walk<'_> {
             ExprKind::Var(v) => {
                 if self.tracked[v.index()] && !self.assigned[v.index()] {
                     let span = p.exprs[e].span;
-                    self.pending.last_mut().expect("function level").push((*v, span));
+                    self.pending
+                        .last_mut()
+                        .expect("function level")
+                        .push((*v, span));
                 }
             }
             ExprKind::Elem { indices, .. } | ExprKind::Addr { indices, .. } => {
@@ -191,9 +202,10 @@ impl Walk<'_> {
                     self.expr(i);
                 }
             }
-            ExprKind::Neg(x) | ExprKind::Not(x) | ExprKind::IntToFloat(x) | ExprKind::FloatToInt(x) => {
-                self.expr(*x)
-            }
+            ExprKind::Neg(x)
+            | ExprKind::Not(x)
+            | ExprKind::IntToFloat(x)
+            | ExprKind::FloatToInt(x) => self.expr(*x),
             ExprKind::Arith { lhs, rhs, .. }
             | ExprKind::Cmp { lhs, rhs, .. }
             | ExprKind::And(lhs, rhs)

@@ -57,7 +57,10 @@ pub fn run(source: &[u8], file_name: &str, opts: &diag::DiagOptions) -> Frontend
                 diag::Diagnostic::warning(
                     diag::Lint::ReturnType,
                     end,
-                    format!("control reaches the end of non-void function `{}`", func.name),
+                    format!(
+                        "control reaches the end of non-void function `{}`",
+                        func.name
+                    ),
                 )
                 .with_note(Some(func.span), "the function is defined here"),
             );

@@ -407,10 +407,8 @@ impl<'a> Parser<'a> {
         let mut items = Vec::new();
         while *self.peek() != Tok::RBrace && !self.unwind {
             if *self.peek() == Tok::Eof {
-                let d = Diagnostic::new(start, "this `{` is never closed").with_note(
-                    Some(self.span()),
-                    "expected `}` before the end of the file",
-                );
+                let d = Diagnostic::new(start, "this `{` is never closed")
+                    .with_note(Some(self.span()), "expected `}` before the end of the file");
                 self.diags.push(d);
                 self.fatal = true;
                 return Err(Stop);

@@ -213,7 +213,10 @@ impl<'a> Sema<'a> {
         let mut best: Option<(usize, &str)> = None;
         let scoped = self.scopes.iter().flatten().copied();
         let runtime = self.prelude.keys().copied();
-        let timers = [self.starttime, self.stoptime].into_iter().flatten().map(|t| t.0);
+        let timers = [self.starttime, self.stoptime]
+            .into_iter()
+            .flatten()
+            .map(|t| t.0);
         for cand in scoped.chain(runtime).chain(timers) {
             let is_func = match self.lookup(cand) {
                 Some(Binding::Func(_)) => true,
@@ -924,7 +927,10 @@ impl<'a> Sema<'a> {
                             ),
                         );
                         if let Some(&pv) = self.p.funcs[f].params.get(i) {
-                            d = d.with_note(Some(self.p.vars[pv].span), "the parameter is declared here");
+                            d = d.with_note(
+                                Some(self.p.vars[pv].span),
+                                "the parameter is declared here",
+                            );
                         }
                         self.diags.push(d);
                     }
@@ -1313,14 +1319,12 @@ impl<'a> Sema<'a> {
                 };
                 let var = &self.p.vars[v];
                 if var.is_const {
-                    let d = Diagnostic::new(
-                        tspan,
-                        format!("cannot assign to constant `{}`", var.name),
-                    )
-                    .with_note(
-                        Some(var.span),
-                        format!("`{}` is declared `const` here", var.name),
-                    );
+                    let d =
+                        Diagnostic::new(tspan, format!("cannot assign to constant `{}`", var.name))
+                            .with_note(
+                                Some(var.span),
+                                format!("`{}` is declared `const` here", var.name),
+                            );
                     self.diags.push(d);
                     return;
                 }

@@ -378,11 +378,11 @@ pub fn run_bench(args: &BenchArgs) -> i32 {
         Ok(c) if !c.is_empty() => c,
         Ok(_) => {
             eprintln!("sysyc bench: no cases found");
-            return 2;
+            return 1;
         }
         Err(e) => {
             eprintln!("sysyc bench: {e}");
-            return 2;
+            return 1;
         }
     };
     let with_ref = match args.reference.as_deref() {
@@ -402,7 +402,7 @@ pub fn run_bench(args: &BenchArgs) -> i32 {
             Ok(j) => Some(j),
             Err(e) => {
                 eprintln!("sysyc bench: baseline {}: {e}", p.display());
-                return 2;
+                return 1;
             }
         },
     };
@@ -415,7 +415,7 @@ pub fn run_bench(args: &BenchArgs) -> i32 {
             Ok(j) => saved_references(&j),
             Err(e) => {
                 eprintln!("sysyc bench: reference file {}: {e}", p.display());
-                return 2;
+                return 1;
             }
         },
     };

@@ -104,11 +104,11 @@ pub fn run_build(args: &BuildArgs) -> i32 {
         Ok(c) if !c.is_empty() => c,
         Ok(_) => {
             eprintln!("sysyc build: no .sy files found");
-            return 2;
+            return 1;
         }
         Err(e) => {
             eprintln!("sysyc build: {e}");
-            return 2;
+            return 1;
         }
     };
     let (emit, ext) = match (args.emit_llvm, args.emit_ir) {
@@ -212,17 +212,18 @@ pub fn test_config(args: &TestArgs) -> Result<RunConfig, String> {
     Ok(cfg)
 }
 
-/// `sysyc test`: returns the exit code (1 if any case failed, 2 on bad usage).
+/// `sysyc test`: returns the exit code (1 if any case failed or the cases cannot be read, 2 on
+/// bad usage).
 pub fn run_test(args: &TestArgs) -> i32 {
     let cases = match discover(&args.dirs, args.filter.as_deref()) {
         Ok(c) if !c.is_empty() => c,
         Ok(_) => {
             eprintln!("sysyc test: no cases found");
-            return 2;
+            return 1;
         }
         Err(e) => {
             eprintln!("sysyc test: {e}");
-            return 2;
+            return 1;
         }
     };
     let cfg = match test_config(args) {
@@ -263,7 +264,7 @@ pub fn run_test(args: &TestArgs) -> i32 {
         let doc = results_json(&results, &cfg);
         if let Err(e) = std::fs::write(path, doc.pretty()) {
             eprintln!("sysyc test: writing {}: {e}", path.display());
-            return 2;
+            return 1;
         }
     }
     i32::from(failed > 0)
