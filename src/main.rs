@@ -149,7 +149,11 @@ fn normalize_args(args: &[String]) -> Result<Vec<String>, String> {
                     | "--color"
                     | "--march"
             );
-        if is_option_value || positional_only {
+        if is_option_value {
+            out.push(a.clone());
+            continue;
+        }
+        if positional_only {
             out.push(if a == "-" {
                 STDIN_ARG.to_string()
             } else {
@@ -581,8 +585,13 @@ fn remove_stale_output(path: &Path) {
 }
 
 /// Writes `bytes` to a temporary file beside `path` and renames it into place, so a failure never
-/// leaves a partial output file.
+/// leaves a partial output file. Something that exists and is not a regular file (`/dev/null`, a
+/// pipe, a terminal) is written in place: renaming over it would replace a device by a file.
 fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        let mut f = std::fs::OpenOptions::new().write(true).open(path)?;
+        return f.write_all(bytes).and_then(|_| f.flush());
+    }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -631,6 +640,7 @@ mod tests {
         assert_eq!(norm(&["-ferror-limit=3"]), ["--error-limit", "3"]);
         assert_eq!(norm(&["-fsyntax-only", "-"]), ["--syntax-only", STDIN_ARG]);
         assert_eq!(norm(&["-o", "-O2"]), ["-o", "-O2"]);
+        assert_eq!(norm(&["-o", "-", "-"]), ["-o", "-", STDIN_ARG]);
         assert_eq!(norm(&["-march=rv64gc"]), ["--march", "rv64gc"]);
         assert!(normalize_args(&["-Ox".to_string()]).is_err());
     }

@@ -80,7 +80,7 @@ fn render(diags: &diag::Diags, source: &[u8], file_name: &str) -> String {
 }
 
 /// Lexing, parsing, semantic checks and the warnings on the checked program; `None` after
-/// errors (in `diags`).
+/// errors (in `diags`) before the warnings.
 fn analyze(source: &[u8], diags: &mut diag::Diags) -> Option<hir::Program> {
     let mut interner = lexer::Interner::default();
     let toks = lexer::lex(source, &mut interner, diags);
@@ -93,8 +93,9 @@ fn analyze(source: &[u8], diags: &mut diag::Diags) -> Option<hir::Program> {
     if !diags.is_empty() {
         return None;
     }
+    // Lint warnings (errors under -Werror) do not stop lowering, whose CFG gives one more.
     lint::check(&program, diags);
-    diags.is_empty().then_some(program)
+    Some(program)
 }
 
 /// Lexes, parses and checks `source` with the default options. `Err` holds the rendered
@@ -102,7 +103,10 @@ fn analyze(source: &[u8], diags: &mut diag::Diags) -> Option<hir::Program> {
 /// warnings alone are not reported.
 pub fn check(source: &[u8], file_name: &str) -> Result<hir::Program, String> {
     let mut diags = diag::Diags::default();
-    analyze(source, &mut diags).ok_or_else(|| render(&diags, source, file_name))
+    match analyze(source, &mut diags) {
+        Some(p) if diags.is_empty() => Ok(p),
+        _ => Err(render(&diags, source, file_name)),
+    }
 }
 
 /// Runs `f` on a fresh thread with `STACK_SIZE` bytes of stack (for deeply nested programs).
