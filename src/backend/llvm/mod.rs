@@ -104,14 +104,14 @@ pub fn emit_module(m: &Module, target: Target) -> String {
             uses_memset = true;
             continue;
         }
-        let mut params: Vec<&str> = d.sig.params.iter().map(|&t| ty(t)).collect();
+        let mut params: Vec<&str> = d.sig.params.iter().map(|&t| abi_ty(t, target)).collect();
         if d.sig.variadic {
             params.push("...");
         }
         let _ = writeln!(
             s,
             "declare {} {}({})",
-            ty(d.sig.ret),
+            abi_ret(d.sig.ret, target),
             quote(&func_symbol(d)),
             params.join(", ")
         );
@@ -129,6 +129,7 @@ pub fn emit_module(m: &Module, target: Target) -> String {
             gaddr: &gaddr,
             out: &mut s,
             attrs: if target == Target::Riscv64 { " #0" } else { "" },
+            target,
         }
         .function();
     }
@@ -152,6 +153,24 @@ fn ty(t: Type) -> &'static str {
         Type::F32 => "float",
         Type::F64 => "double",
         Type::Ptr => "i8*",
+    }
+}
+
+/// The spelling of a parameter or result type in a signature or call: on riscv64 an `i32`
+/// travels sign-extended to 64 bits (lp64), which LLVM must be told (`signext`, as clang writes
+/// it) to extend arguments and to rely on the runtime's extension of results.
+fn abi_ty(t: Type, target: Target) -> &'static str {
+    match (t, target) {
+        (Type::I32, Target::Riscv64) => "i32 signext",
+        _ => ty(t),
+    }
+}
+
+/// `abi_ty` for a result: the attribute goes before the type.
+fn abi_ret(t: Type, target: Target) -> &'static str {
+    match (t, target) {
+        (Type::I32, Target::Riscv64) => "signext i32",
+        _ => ty(t),
     }
 }
 
@@ -244,6 +263,7 @@ struct Emitter<'a> {
     out: &'a mut String,
     /// Attribute group reference after each `define` (the target features), or "".
     attrs: &'static str,
+    target: Target,
 }
 
 /// One incoming edge of a phi: the predecessor's label and the arguments it passes.
@@ -298,13 +318,13 @@ impl<'a> Emitter<'a> {
         let params: Vec<String> = f
             .params()
             .iter()
-            .map(|&p| format!("{} %{p}", ty(f.ty(p))))
+            .map(|&p| format!("{} %{p}", abi_ty(f.ty(p), self.target)))
             .collect();
         let linkage = if decl.name == "main" { "" } else { "internal " };
         let _ = writeln!(
             self.out,
             "define {linkage}{} {}({}){} {{",
-            ty(decl.sig.ret),
+            abi_ret(decl.sig.ret, self.target),
             quote(&func_symbol(decl)),
             params.join(", "),
             self.attrs
@@ -609,7 +629,10 @@ impl<'a> Emitter<'a> {
             return;
         }
         let ret = ty(decl.sig.ret);
-        let list: Vec<String> = args.iter().map(|&a| self.typed(a)).collect();
+        let list: Vec<String> = args
+            .iter()
+            .map(|&a| format!("{} {}", abi_ty(self.f.ty(a), self.target), self.op(a)))
+            .collect();
         let fnty = if decl.sig.variadic {
             let mut p: Vec<&str> = decl.sig.params.iter().map(|&t| ty(t)).collect();
             p.push("...");
