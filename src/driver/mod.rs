@@ -6,6 +6,7 @@
 //! into exit code 2 without writing any output.
 
 use crate::backend::{llvm, riscv};
+use crate::frontend::diag::DiagOptions;
 use crate::ir::{print, verify};
 use crate::passes::{self, PassOptions};
 use crate::timing::Timings;
@@ -42,6 +43,10 @@ pub struct CompileOptions {
     pub regalloc: riscv::regalloc::Allocator,
     /// ISA extensions beyond rv64gc (`-march=`).
     pub isa: riscv::isa::Isa,
+    /// Which warnings, how many errors, colour.
+    pub diagnostics: DiagOptions,
+    /// The target the LLVM IR is for (`Emit::Llvm`).
+    pub llvm_target: llvm::Target,
 }
 
 impl Default for CompileOptions {
@@ -55,20 +60,61 @@ impl Default for CompileOptions {
             opt_bisect: None,
             regalloc: riscv::regalloc::Allocator::default(),
             isa: riscv::isa::Isa::default(),
+            diagnostics: DiagOptions::default(),
+            llvm_target: llvm::Target::default(),
         }
     }
 }
 
 /// Compiles one SysY source to text. `Err` holds rendered diagnostics
-/// (`file:line:col: error: ...`, the source line and a caret), ready for stderr.
+/// (`file:line:col: error: ...`, the source line and a caret), ready for stderr; warnings of a
+/// successful compile are dropped (see `compile_reporting`).
 pub fn compile(source: &[u8], file_name: &str, opts: &CompileOptions) -> Result<String, String> {
+    let out = compile_reporting(source, file_name, opts, false);
+    out.output.ok_or(out.diagnostics)
+}
+
+/// The result of `compile_reporting`.
+pub struct Compiled {
+    /// The output text; `None` after errors (or when only checking).
+    pub output: Option<String>,
+    /// Warnings and errors, rendered, ready for stderr (empty when there are none).
+    pub diagnostics: String,
+    /// The source had errors (`-Werror` warnings included).
+    pub failed: bool,
+}
+
+/// Compiles one SysY source, keeping the warnings; with `syntax_only`, stops after the front
+/// end (`-fsyntax-only`: every diagnostic, no output). With `time_passes`, reports the time of
+/// every stage on stderr.
+pub fn compile_reporting(
+    source: &[u8],
+    file_name: &str,
+    opts: &CompileOptions,
+    syntax_only: bool,
+) -> Compiled {
     let t = Timings::new(opts.time_passes);
     let start = Instant::now();
-    let m = optimized_ir(source, file_name, opts, &t)?;
+    let front = crate::frontend::run_timed(source, file_name, &opts.diagnostics, &t);
+    let Some(mut m) = front.module else {
+        return Compiled {
+            output: None,
+            diagnostics: front.diagnostics,
+            failed: true,
+        };
+    };
+    if syntax_only {
+        return Compiled {
+            output: None,
+            diagnostics: front.diagnostics,
+            failed: false,
+        };
+    }
+    optimize(&mut m, opts, &t);
     let optimized = start.elapsed();
     let text = match opts.emit {
         Emit::Ir => print::module(&m),
-        Emit::Llvm => llvm::emit_module(&m),
+        Emit::Llvm => llvm::emit_module(&m, opts.llvm_target),
         Emit::Asm => riscv::compile_module_timed(&m, &riscv_options(opts), &t),
     };
     let generated = start.elapsed();
@@ -82,7 +128,11 @@ pub fn compile(source: &[u8], file_name: &str, opts: &CompileOptions) -> Result<
         ];
         eprint!("{}", t.report(&stages, wall));
     }
-    Ok(text)
+    Compiled {
+        output: Some(text),
+        diagnostics: front.diagnostics,
+        failed: false,
+    }
 }
 
 /// The static counts of the RISC-V code `compile` would produce (spill code, moves, frames,
@@ -112,10 +162,16 @@ fn optimized_ir(
     opts: &CompileOptions,
     t: &Timings,
 ) -> Result<crate::ir::Module, String> {
-    let mut m = crate::frontend::compile_to_ir_timed(source, file_name, t)?;
+    let mut m = crate::frontend::compile_to_ir(source, file_name)?;
+    optimize(&mut m, opts, t);
+    Ok(m)
+}
+
+/// Verifies the lowered module (with `verify_each`) and runs the passes.
+fn optimize(m: &mut crate::ir::Module, opts: &CompileOptions, t: &Timings) {
     if opts.verify_each {
         t.time("verify lowered IR", || {
-            if let Err(e) = verify::module(&m) {
+            if let Err(e) = verify::module(m) {
                 panic!("IR broken after lowering:\n{e}");
             }
         });
@@ -126,8 +182,7 @@ fn optimized_ir(
         print_after: opts.print_after.clone(),
         opt_bisect: opts.opt_bisect,
     };
-    passes::pipeline::optimize_timed(&mut m, &popts, t);
-    Ok(m)
+    passes::pipeline::optimize_timed(m, &popts, t);
 }
 
 /// Runs `f` on a thread with a stack large enough for deeply nested programs, turning a panic

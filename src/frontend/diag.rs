@@ -1,25 +1,32 @@
-//! Diagnostics: source spans, error records and their rendering.
+//! Diagnostics: source spans, errors and warnings, and their rendering.
 //!
 //! A `Span` is a half-open byte range into the source. Line and column (both 1-based, column in
 //! bytes) are computed only when rendering, so the lexer and parser never track them. Rendering
-//! follows the gcc/clang shape the driver prints on stderr:
+//! follows the gcc/clang shape the driver prints on stderr, a named warning carrying its flag:
 //!
 //! ```text
 //! prog.sy:3:9: error: undefined name `x`
 //!     int y = x + 1;
 //!             ^
+//! prog.sy:5:7: warning: unused variable `t` [-Wunused-variable]
 //! ```
 //!
-//! `Diags` collects errors and stops accepting more after `MAX_ERRORS`, so a broken input cannot
-//! produce unbounded output. Works on arbitrary bytes: the echoed line shows bytes that are not
-//! UTF-8 as `<FF>` and control, bidirectional and other invisible format characters as
-//! `<U+001B>` (as clang does), so a hostile file cannot garble the terminal, and the caret line
-//! counts display columns (escapes, wide characters, tabs), so it still points at the byte.
+//! `Diags` collects diagnostics under `DiagOptions`: warnings that are turned off (`-w`,
+//! `-Wno-NAME`) are dropped as they arrive, `-Werror` makes the rest errors, and after
+//! `error_limit` errors it accepts no more (`is_full`; the stages stop) and the rendering ends
+//! with a "too many errors" line, so a broken input cannot produce unbounded output. Works on
+//! arbitrary bytes: the echoed line shows bytes that are not UTF-8 as `<FF>` and control,
+//! bidirectional and other invisible format characters as `<U+001B>` (as clang does), so a
+//! hostile file cannot garble the terminal, and the caret line counts display columns (escapes,
+//! wide characters, tabs), so it still points at the byte.
 
 use std::fmt::Write;
 
-/// At most this many errors are kept; later ones are dropped (and counted in the summary).
+/// Default for `-ferror-limit`: at most this many errors are reported.
 pub const MAX_ERRORS: usize = 20;
+
+/// At most this many warnings are shown; the rest are counted in the summary.
+pub const MAX_WARNINGS: usize = 200;
 
 /// A half-open byte range `[lo, hi)` in the source.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -42,79 +49,360 @@ impl Span {
             hi: self.hi.max(other.hi),
         }
     }
+    /// The last byte of the span (a closing `}`).
+    pub fn last(self) -> Span {
+        Span {
+            lo: self.hi.saturating_sub(1).max(self.lo),
+            hi: self.hi,
+        }
+    }
 }
 
-/// One error with optional notes pointing elsewhere (e.g. at a previous definition).
+/// How serious a diagnostic (or one of its notes) is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
+    Error,
+    Warning,
+    Note,
+    Help,
+}
+
+impl Level {
+    fn text(self) -> &'static str {
+        match self {
+            Level::Error => "error",
+            Level::Warning => "warning",
+            Level::Note => "note",
+            Level::Help => "help",
+        }
+    }
+    /// ANSI colour of the level's word (bold): red, magenta, cyan, green, as clang.
+    fn color(self) -> &'static str {
+        match self {
+            Level::Error => "\x1b[1;31m",
+            Level::Warning => "\x1b[1;35m",
+            Level::Note => "\x1b[1;36m",
+            Level::Help => "\x1b[1;32m",
+        }
+    }
+}
+
+/// A named warning: `-Wno-NAME` turns it off.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lint {
+    /// Control can reach the end of a function that returns a value.
+    ReturnType,
+    /// A local variable that is never read.
+    UnusedVariable,
+    /// `x / 0` or `x % 0` with a constant zero.
+    DivByZero,
+    /// A constant array index outside the array.
+    ArrayBounds,
+    /// Integer overflow while folding a constant expression.
+    Overflow,
+    /// A float constant converted to `int` loses its fraction.
+    FloatConversion,
+    /// A variable read before any assignment, on every path.
+    Uninitialized,
+}
+
+impl Lint {
+    pub const ALL: [Lint; 7] = [
+        Lint::ReturnType,
+        Lint::UnusedVariable,
+        Lint::DivByZero,
+        Lint::ArrayBounds,
+        Lint::Overflow,
+        Lint::FloatConversion,
+        Lint::Uninitialized,
+    ];
+    /// The name in `-Wno-NAME` (gcc's names).
+    pub fn name(self) -> &'static str {
+        match self {
+            Lint::ReturnType => "return-type",
+            Lint::UnusedVariable => "unused-variable",
+            Lint::DivByZero => "div-by-zero",
+            Lint::ArrayBounds => "array-bounds",
+            Lint::Overflow => "overflow",
+            Lint::FloatConversion => "float-conversion",
+            Lint::Uninitialized => "uninitialized",
+        }
+    }
+    pub fn from_name(name: &str) -> Option<Lint> {
+        Lint::ALL.into_iter().find(|l| l.name() == name)
+    }
+    /// One line for `--help` and the README.
+    pub fn description(self) -> &'static str {
+        match self {
+            Lint::ReturnType => "control reaches the end of a non-void function",
+            Lint::UnusedVariable => "a local variable is never read",
+            Lint::DivByZero => "division or remainder by a constant zero",
+            Lint::ArrayBounds => "a constant array index outside the array",
+            Lint::Overflow => "integer overflow in a constant expression",
+            Lint::FloatConversion => "a float constant converted to int loses its fraction",
+            Lint::Uninitialized => "a variable is read before any assignment on every path",
+        }
+    }
+}
+
+/// What the user asked of diagnostics on the command line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DiagOptions {
+    /// Stop after this many errors (`-ferror-limit=N`; 0: no limit).
+    pub error_limit: usize,
+    /// `-w`: no warnings at all.
+    pub no_warnings: bool,
+    /// `-Wno-NAME`.
+    pub disabled: Vec<Lint>,
+    /// `-Werror`: warnings are errors.
+    pub werror: bool,
+    /// ANSI colours (a terminal without `NO_COLOR`).
+    pub color: bool,
+}
+
+impl Default for DiagOptions {
+    fn default() -> Self {
+        DiagOptions {
+            error_limit: MAX_ERRORS,
+            no_warnings: false,
+            disabled: Vec::new(),
+            werror: false,
+            color: false,
+        }
+    }
+}
+
+/// A note or help line under a diagnostic, optionally pointing at another place (the
+/// declaration a message is about).
+#[derive(Clone, Debug)]
+pub struct Note {
+    pub level: Level,
+    pub span: Option<Span>,
+    pub message: String,
+}
+
+/// One error or warning with its notes.
 #[derive(Clone, Debug)]
 pub struct Diagnostic {
+    pub level: Level,
+    /// The warning's name; kept when `-Werror` makes it an error.
+    pub lint: Option<Lint>,
     pub span: Span,
     pub message: String,
-    pub notes: Vec<(Option<Span>, String)>,
+    pub notes: Vec<Note>,
 }
 
 impl Diagnostic {
+    /// An error.
     pub fn new(span: Span, message: impl Into<String>) -> Diagnostic {
         Diagnostic {
+            level: Level::Error,
+            lint: None,
             span,
             message: message.into(),
             notes: Vec::new(),
         }
     }
+    /// A warning named `lint`.
+    pub fn warning(lint: Lint, span: Span, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            level: Level::Warning,
+            lint: Some(lint),
+            ..Diagnostic::new(span, message)
+        }
+    }
     pub fn with_note(mut self, span: Option<Span>, note: impl Into<String>) -> Diagnostic {
-        self.notes.push((span, note.into()));
+        self.notes.push(Note {
+            level: Level::Note,
+            span,
+            message: note.into(),
+        });
+        self
+    }
+    pub fn with_help(mut self, help: impl Into<String>) -> Diagnostic {
+        self.notes.push(Note {
+            level: Level::Help,
+            span: None,
+            message: help.into(),
+        });
         self
     }
 }
 
-/// An error sink with a cap.
+/// A diagnostic sink with a cap.
 #[derive(Default, Debug)]
 pub struct Diags {
     pub list: Vec<Diagnostic>,
-    /// Errors seen beyond `MAX_ERRORS`.
-    pub dropped: usize,
+    pub opts: DiagOptions,
+    errors: usize,
+    warnings: usize,
+    /// Errors refused after the limit (the stages stop soon after the first one).
+    dropped_errors: usize,
+    /// Warnings beyond `MAX_WARNINGS`.
+    dropped_warnings: usize,
 }
 
 impl Diags {
-    pub fn push(&mut self, d: Diagnostic) {
-        if self.list.len() < MAX_ERRORS {
-            self.list.push(d);
-        } else {
-            self.dropped += 1;
+    pub fn new(opts: DiagOptions) -> Diags {
+        Diags {
+            opts,
+            ..Diags::default()
         }
+    }
+    pub fn push(&mut self, mut d: Diagnostic) {
+        if d.level == Level::Warning {
+            let lint = d.lint.expect("a warning has a name");
+            if self.opts.no_warnings || self.opts.disabled.contains(&lint) {
+                return;
+            }
+            if self.opts.werror {
+                d.level = Level::Error;
+            }
+        }
+        if d.level == Level::Error {
+            if self.is_full() {
+                self.dropped_errors += 1;
+                return;
+            }
+            self.errors += 1;
+        } else {
+            if self.warnings >= MAX_WARNINGS {
+                self.dropped_warnings += 1;
+                return;
+            }
+            self.warnings += 1;
+        }
+        self.list.push(d);
     }
     pub fn error(&mut self, span: Span, message: impl Into<String>) {
         self.push(Diagnostic::new(span, message));
     }
+    pub fn warn(&mut self, lint: Lint, span: Span, message: impl Into<String>) {
+        self.push(Diagnostic::warning(lint, span, message));
+    }
+    /// Whether warning `lint` would be kept (so callers can skip costly checks).
+    pub fn wants(&self, lint: Lint) -> bool {
+        !self.opts.no_warnings && !self.opts.disabled.contains(&lint)
+    }
+    /// True if no error has been reported (warnings do not count).
     pub fn is_empty(&self) -> bool {
-        self.list.is_empty()
+        self.errors == 0
     }
+    pub fn has_errors(&self) -> bool {
+        self.errors > 0
+    }
+    pub fn num_errors(&self) -> usize {
+        self.errors
+    }
+    pub fn num_warnings(&self) -> usize {
+        self.warnings + self.dropped_warnings
+    }
+    /// The error limit is reached: stages stop.
     pub fn is_full(&self) -> bool {
-        self.list.len() >= MAX_ERRORS
+        self.opts.error_limit != 0 && self.errors >= self.opts.error_limit
     }
+    /// Every diagnostic in source order (stable: a stage's own order among equal positions),
+    /// the "too many errors" line if the limit was hit, and a summary line.
     pub fn render(&self, source: &[u8], file_name: &str) -> String {
         let mut out = String::new();
         let lines = LineIndex::new(source);
-        for d in &self.list {
-            render_one(
-                &mut out, &lines, source, file_name, "error", d.span, &d.message,
-            );
-            for (span, note) in &d.notes {
-                match span {
-                    Some(s) => render_one(&mut out, &lines, source, file_name, "note", *s, note),
+        let paint = Paint(self.opts.color);
+        let view = SourceView {
+            lines: &lines,
+            source,
+            file_name,
+            paint,
+        };
+        let mut order: Vec<&Diagnostic> = self.list.iter().collect();
+        order.sort_by_key(|d| d.span.lo);
+        for d in order {
+            let message = match d.lint {
+                Some(l) if d.level == Level::Error => {
+                    format!("{} [-Werror,-W{}]", d.message, l.name())
+                }
+                Some(l) => format!("{} [-W{}]", d.message, l.name()),
+                None => d.message.clone(),
+            };
+            render_one(&mut out, view, d.level, d.span, &message);
+            for note in &d.notes {
+                match note.span {
+                    Some(s) => render_one(&mut out, view, note.level, s, &note.message),
                     None => {
-                        let _ = writeln!(out, "note: {note}");
+                        let _ = writeln!(
+                            out,
+                            "{}: {}",
+                            paint.level(note.level),
+                            escape_str(&note.message)
+                        );
                     }
                 }
             }
         }
-        if self.dropped > 0 {
+        // The stages stop at the limit, so reaching it is reported even if no error was refused.
+        if self.dropped_errors > 0 || self.is_full() {
             let _ = writeln!(
                 out,
-                "{}: too many errors ({} more not shown)",
-                file_name, self.dropped
+                "{}: {}: too many errors emitted, stopping now [-ferror-limit={}]",
+                paint.bold(&escape_str(file_name)),
+                paint.level(Level::Error),
+                self.opts.error_limit
+            );
+        }
+        if self.dropped_warnings > 0 {
+            let _ = writeln!(
+                out,
+                "{}: {}: {} more warnings not shown",
+                paint.bold(&escape_str(file_name)),
+                paint.level(Level::Note),
+                self.dropped_warnings
             );
         }
         out
+    }
+
+    /// The closing count, `2 warnings and 1 error generated.` (clang's words), if anything was
+    /// reported.
+    pub fn summary(&self) -> Option<String> {
+        let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+        match (self.num_warnings(), self.errors) {
+            (0, 0) => None,
+            (w, 0) => Some(plural(w, "warning")),
+            (0, e) => Some(plural(e, "error")),
+            (w, e) => Some(format!(
+                "{} and {}",
+                plural(w, "warning"),
+                plural(e, "error")
+            )),
+        }
+        .map(|s| format!("{s} generated.\n"))
+    }
+}
+
+/// Optional ANSI colouring of the rendering.
+#[derive(Clone, Copy)]
+struct Paint(bool);
+
+impl Paint {
+    fn bold(self, s: &str) -> String {
+        if self.0 {
+            format!("\x1b[1m{s}\x1b[0m")
+        } else {
+            s.to_string()
+        }
+    }
+    fn level(self, l: Level) -> String {
+        if self.0 {
+            format!("{}{}\x1b[0m", l.color(), l.text())
+        } else {
+            l.text().to_string()
+        }
+    }
+    fn caret(self, s: &str) -> String {
+        if self.0 {
+            format!("\x1b[1;32m{s}\x1b[0m")
+        } else {
+            s.to_string()
+        }
     }
 }
 
@@ -163,22 +451,30 @@ pub fn line_of(source: &[u8], offset: u32) -> usize {
         .count()
 }
 
-fn render_one(
-    out: &mut String,
-    lines: &LineIndex,
-    source: &[u8],
-    file_name: &str,
-    level: &str,
-    span: Span,
-    message: &str,
-) {
+/// What every rendered diagnostic of one file shares.
+#[derive(Clone, Copy)]
+struct SourceView<'a> {
+    lines: &'a LineIndex,
+    source: &'a [u8],
+    file_name: &'a str,
+    paint: Paint,
+}
+
+fn render_one(out: &mut String, view: SourceView, level: Level, span: Span, message: &str) {
+    let SourceView {
+        lines,
+        source,
+        file_name,
+        paint,
+    } = view;
     let lo = span.lo.min(source.len() as u32);
     let (line, col) = lines.line_col(lo);
     let _ = writeln!(
         out,
-        "{}:{line}:{col}: {level}: {}",
-        escape_str(file_name),
-        escape_str(message)
+        "{} {}: {}",
+        paint.bold(&format!("{}:{line}:{col}:", escape_str(file_name))),
+        paint.level(level),
+        paint.bold(&escape_str(message))
     );
     let (ls, le) = lines.line_range(source, line);
     // Long lines (a 10^5-character identifier) are shown cut around the caret, at character
@@ -223,12 +519,14 @@ fn render_one(
         }
     }
     let _ = writeln!(out, "{shown}");
+    let indent = marker.len();
     marker.push('^');
     marker.extend(std::iter::repeat_n(
         '~',
         span_width.saturating_sub(1).min(WINDOW),
     ));
-    let _ = writeln!(out, "{}", marker);
+    let (pad, mark) = marker.split_at(indent);
+    let _ = writeln!(out, "{pad}{}", paint.caret(mark));
 }
 
 /// One displayed piece of a source line.

@@ -143,6 +143,8 @@ pub struct Var {
     pub kind: VarKind,
     pub is_const: bool,
     pub init: VarInit,
+    /// Read somewhere (as a value, an element or an array argument), before constant folding.
+    pub read: bool,
 }
 
 impl Var {

@@ -422,6 +422,25 @@ fn lex_number(src: &[u8], start: usize, diags: &mut Diags) -> (Tok, usize) {
             return (Tok::Float(0.0), end);
         }
     }
+    if is_float && at(i) == b'.' {
+        // `1.2.3`, `1..2`: one literal with a second point, not a literal and a member access.
+        let mut end = i;
+        while end < n && (is_ident_char(src[end]) || src[end] == b'.') {
+            end += 1;
+        }
+        let mut text: String = String::from_utf8_lossy(&src[start..end])
+            .chars()
+            .take(40)
+            .collect();
+        if end - start > 40 {
+            text.push_str("...");
+        }
+        diags.error(
+            Span::new(start, end),
+            format!("invalid number literal `{text}`: a number has at most one decimal point"),
+        );
+        return (Tok::Float(0.0), end);
+    }
     let end = skip_suffix(src, i);
     if end != i {
         diags.error(Span::new(start, end), "invalid suffix on number literal");

@@ -68,8 +68,9 @@ struct ModInfo {
     memset: Option<FuncId>,
 }
 
-/// Lowers a checked program to an IR module.
-pub fn lower_program(p: &Program) -> Module {
+/// Lowers a checked program to an IR module. `falls_off` receives the functions whose end is
+/// reachable in the CFG (they return 0 or nothing there).
+pub fn lower_program(p: &Program, falls_off: &mut Vec<hir::FuncId>) -> Module {
     let mut m = Module::new();
     let mut info = ModInfo {
         funcs: FxHashMap::default(),
@@ -172,7 +173,9 @@ pub fn lower_program(p: &Program) -> Module {
         let Some(body) = func.body else { continue };
         let fid = info.funcs[&id];
         let mut f = std::mem::replace(&mut m.funcs[fid], Function::new(fid, func.name.clone()));
-        FnLower::run(p, &info, &mut f, func, body);
+        if FnLower::run(p, &info, &mut f, func, body) {
+            falls_off.push(id);
+        }
         m.funcs[fid] = f;
     }
     m
@@ -193,13 +196,14 @@ struct FnLower<'a> {
 }
 
 impl<'a> FnLower<'a> {
+    /// Builds `f`; true if control can reach the end of the body.
     fn run(
         p: &'a Program,
         info: &'a ModInfo,
         f: &'a mut Function,
         func: &hir::Func,
         body: hir::StmtId,
-    ) {
+    ) -> bool {
         let entry = f.make_block();
         f.append_block(entry);
         let ssa = SsaBuilder::new(entry);
@@ -224,7 +228,8 @@ impl<'a> FnLower<'a> {
             }
         }
         l.stmt(body);
-        if l.cur.is_some() {
+        let falls_off = l.cur.is_some();
+        if falls_off {
             let v = match ret {
                 Type::Void => None,
                 t => Some(l.ssa.zero(l.f, t)),
@@ -232,6 +237,7 @@ impl<'a> FnLower<'a> {
             l.builder().ret(v);
         }
         l.ssa.finish(l.f);
+        falls_off
     }
 
     fn builder(&mut self) -> Builder<'_> {

@@ -2,8 +2,9 @@
 //!
 //! Pipeline: `lexer::lex` (bytes -> tokens) -> `parser::parse` (tokens -> `ast::Ast`) ->
 //! `sema::check` (-> `hir::Program`: resolved, typed, folded) -> lowering to `crate::ir`.
-//! Each stage reports into one `diag::Diags`; the first stage with errors stops the pipeline and
-//! the rendered diagnostics are returned as `Err`.
+//! Each stage reports into one `diag::Diags`; the first stage with errors stops the pipeline.
+//! Warnings come from sema (while folding), `lint` (on the checked program) and lowering (on the
+//! CFG); `run` renders them all, in source order, with any errors.
 //!
 //! Stack: walks recurse along the tree, whose depth the parser caps at `ast::MAX_DEPTH`. Callers
 //! must run the frontend on a thread with a large stack (see `STACK_SIZE`) to accept the deepest
@@ -13,6 +14,7 @@ pub mod ast;
 pub mod diag;
 pub mod hir;
 pub mod lexer;
+pub mod lint;
 pub mod lower;
 pub mod parser;
 pub mod sema;
@@ -28,32 +30,97 @@ mod tests;
 /// 128 MB for 10^5 levels), ~640 B for parentheses/blocks/loops; twice that as a margin.
 pub const STACK_SIZE: usize = 512 << 20;
 
-/// Lexes, parses and checks `source`. `Err` holds the rendered diagnostics
-/// (`file:line:col: error: ...` with source line and caret), ready for stderr.
-pub fn check(source: &[u8], file_name: &str) -> Result<hir::Program, String> {
-    check_timed(source, file_name, &Timings::off())
+/// The frontend's result on one file.
+pub struct Frontend {
+    /// The lowered module; `None` if there were errors (warnings do not count).
+    pub module: Option<crate::ir::Module>,
+    /// Every diagnostic, rendered in source order with the closing count (`2 warnings
+    /// generated.`); empty when there is nothing to say.
+    pub diagnostics: String,
 }
 
-/// `check`, timing lexing, parsing and semantic analysis into `t`.
-pub fn check_timed(source: &[u8], file_name: &str, t: &Timings) -> Result<hir::Program, String> {
-    let mut diags = diag::Diags::default();
-    let mut interner = lexer::Interner::default();
-    let toks = t.time("lex", || lexer::lex(source, &mut interner, &mut diags));
-    if !diags.is_empty() {
-        return Err(diags.render(source, file_name));
+/// Lexes, parses, checks, lints and lowers `source` under `opts` (`-w`, `-Wno-NAME`,
+/// `-Werror`, the error limit, colour). Warnings that need the CFG (control reaching the end of
+/// a non-void function) are read off the lowered functions.
+pub fn run(source: &[u8], file_name: &str, opts: &diag::DiagOptions) -> Frontend {
+    run_timed(source, file_name, opts, &Timings::off())
+}
+
+/// `run`, timing each stage (lex, parse, sema, lower, drops) into `t`.
+pub fn run_timed(
+    source: &[u8],
+    file_name: &str,
+    opts: &diag::DiagOptions,
+    t: &Timings,
+) -> Frontend {
+    let mut diags = diag::Diags::new(opts.clone());
+    let module = (|| {
+        let program = analyze(source, &mut diags, t)?;
+        let mut falls_off = Vec::new();
+        let module = t.time("lower", || lower::lower_program(&program, &mut falls_off));
+        for f in falls_off {
+            let func = &program.funcs[f];
+            if func.ret.is_none() || Some(f) == program.main {
+                continue;
+            }
+            let Some(body) = func.body else { continue };
+            let end = program.stmts[body].span.last();
+            diags.push(
+                diag::Diagnostic::warning(
+                    diag::Lint::ReturnType,
+                    end,
+                    format!(
+                        "control reaches the end of non-void function `{}`",
+                        func.name
+                    ),
+                )
+                .with_note(Some(func.span), "the function is defined here"),
+            );
+        }
+        t.time("drop checked program", || drop(program));
+        diags.is_empty().then_some(module)
+    })();
+    Frontend {
+        module,
+        diagnostics: render(&diags, source, file_name),
     }
-    let Some(ast) = t.time("parse", || parser::parse(&toks, &interner, &mut diags)) else {
-        return Err(diags.render(source, file_name));
-    };
+}
+
+fn render(diags: &diag::Diags, source: &[u8], file_name: &str) -> String {
+    let mut text = diags.render(source, file_name);
+    text.push_str(&diags.summary().unwrap_or_default());
+    text
+}
+
+/// Lexing, parsing, semantic checks and the warnings on the checked program; `None` after
+/// errors (in `diags`) before the warnings.
+fn analyze(source: &[u8], diags: &mut diag::Diags, t: &Timings) -> Option<hir::Program> {
+    let mut interner = lexer::Interner::default();
+    let toks = t.time("lex", || lexer::lex(source, &mut interner, diags));
+    if !diags.is_empty() {
+        return None;
+    }
+    let ast = t.time("parse", || parser::parse(&toks, &interner, diags))?;
     drop(toks);
-    let program = t.time("sema", || {
-        sema::check(&ast, &mut interner, source, &mut diags)
-    });
+    let program = t.time("sema", || sema::check(&ast, &mut interner, source, diags));
     t.time("drop syntax tree", || drop(ast));
     if !diags.is_empty() {
-        return Err(diags.render(source, file_name));
+        return None;
     }
-    Ok(program)
+    // Lint warnings (errors under -Werror) do not stop lowering, whose CFG gives one more.
+    lint::check(&program, diags);
+    Some(program)
+}
+
+/// Lexes, parses and checks `source` with the default options. `Err` holds the rendered
+/// diagnostics (`file:line:col: error: ...` with source line and caret), ready for stderr;
+/// warnings alone are not reported.
+pub fn check(source: &[u8], file_name: &str) -> Result<hir::Program, String> {
+    let mut diags = diag::Diags::default();
+    match analyze(source, &mut diags, &Timings::off()) {
+        Some(p) if diags.is_empty() => Ok(p),
+        _ => Err(render(&diags, source, file_name)),
+    }
 }
 
 /// Runs `f` on a fresh thread with `STACK_SIZE` bytes of stack (for deeply nested programs).
@@ -66,19 +133,9 @@ pub fn with_big_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static)
         .unwrap_or_else(|e| std::panic::resume_unwind(e))
 }
 
-/// Parses, checks and lowers one SysY source file. `Err` holds rendered diagnostics.
+/// Parses, checks and lowers one SysY source file with the default options. `Err` holds
+/// rendered diagnostics; warnings alone are dropped.
 pub fn compile_to_ir(source: &[u8], file_name: &str) -> Result<crate::ir::Module, String> {
-    compile_to_ir_timed(source, file_name, &Timings::off())
-}
-
-/// `compile_to_ir`, timing each stage into `t`.
-pub fn compile_to_ir_timed(
-    source: &[u8],
-    file_name: &str,
-    t: &Timings,
-) -> Result<crate::ir::Module, String> {
-    let program = check_timed(source, file_name, t)?;
-    let m = t.time("lower", || lower::lower_program(&program));
-    t.time("drop checked program", || drop(program));
-    Ok(m)
+    let out = run(source, file_name, &diag::DiagOptions::default());
+    out.module.ok_or(out.diagnostics)
 }

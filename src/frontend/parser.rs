@@ -9,11 +9,16 @@
 //! (so a 10^5-term `a+a+...` chain, parsed by a loop, is still caught). Either exceeding
 //! `MAX_DEPTH` gives "nesting too deep" and stops, so no later tree walk recurses deeper.
 //!
-//! Error handling: the first syntax error stops parsing (it is reported with what was expected
-//! and what was found); later errors would mostly be noise.
+//! Error handling: a syntax error is reported with what was expected and what was found, and
+//! parsing resumes at the next statement (`recover`: skip to a `;` or past a balanced `{...}`, or
+//! stop before the `}` that closes the block), or at the next top-level item, so independent
+//! errors are all reported. A missing closing delimiter gets a note at the opening one ("to match
+//! this `(`"), a `{` still open at the end of the file is reported at itself, and a function
+//! definition met inside a body is taken as a missing `}` (every open block is closed there, so
+//! the rest of the file parses normally). Nesting too deep and the error limit stop parsing.
 
 use super::ast::*;
-use super::diag::{Diags, Span};
+use super::diag::{Diagnostic, Diags, Span};
 use super::lexer::{Interner, Sym, Tok, Token};
 
 pub struct Parser<'a> {
@@ -25,6 +30,12 @@ pub struct Parser<'a> {
     depth: u32,
     /// Height of each expression tree, parallel to `ast.exprs`.
     expr_depth: Vec<u32>,
+    /// Parsing cannot resume (nesting too deep, error limit reached).
+    fatal: bool,
+    /// A function definition was found inside a body: every open block ends here.
+    unwind: bool,
+    /// The `{` of each open block, outermost first.
+    open_braces: Vec<Span>,
 }
 
 /// A reported syntax error; parsing stops.
@@ -42,10 +53,13 @@ pub fn parse(toks: &[Token], interner: &Interner, diags: &mut Diags) -> Option<A
         diags,
         depth: 0,
         expr_depth: Vec::new(),
+        fatal: false,
+        unwind: false,
+        open_braces: Vec::new(),
     };
     match p.comp_unit() {
-        Ok(()) => Some(p.ast),
-        Err(Stop) => None,
+        Ok(()) if p.diags.is_empty() => Some(p.ast),
+        _ => None,
     }
 }
 
@@ -95,6 +109,67 @@ impl<'a> Parser<'a> {
             self.error(&format!("`{}`", t.text()))
         }
     }
+    /// The closing `)` or `]` of the delimiter opened at `open`: when missing, the error notes
+    /// where it was opened.
+    fn expect_close(&mut self, t: &Tok, open: Span) -> PResult<Span> {
+        if self.peek() == t {
+            return Ok(self.bump().span);
+        }
+        self.close_error(&format!("`{}`", t.text()), open)
+    }
+    fn close_error<T>(&mut self, expected: &str, open: Span) -> PResult<T> {
+        let found = self.peek().describe(self.interner);
+        let opener = match self.toks.iter().find(|t| t.span == open).map(|t| &t.tok) {
+            Some(t) => t.text(),
+            None => "(",
+        };
+        let d = Diagnostic::new(self.span(), format!("expected {expected}, found {found}"))
+            .with_note(Some(open), format!("to match this `{opener}`"));
+        self.diags.push(d);
+        Err(Stop)
+    }
+    /// After a syntax error in a statement: skips to just after the next `;` or balanced
+    /// `{...}` at this level, or to just before the `}` closing the enclosing block, or to the
+    /// end of the file. `Err` if parsing cannot go on.
+    fn recover(&mut self) -> PResult<()> {
+        if self.fatal || self.diags.is_full() {
+            self.fatal = true;
+            return Err(Stop);
+        }
+        if self.unwind {
+            return Ok(());
+        }
+        let mut nested = 0u32;
+        loop {
+            match self.peek() {
+                Tok::Eof => return Ok(()),
+                Tok::Semi if nested == 0 => {
+                    self.bump();
+                    return Ok(());
+                }
+                Tok::LBrace => nested += 1,
+                Tok::RBrace if nested == 0 => return Ok(()),
+                Tok::RBrace => {
+                    nested -= 1;
+                    if nested == 0 {
+                        self.bump();
+                        return Ok(());
+                    }
+                }
+                _ => {}
+            }
+            self.bump();
+        }
+    }
+    /// After a syntax error at the top level: skips past the next `;` or balanced `{...}` (a
+    /// stray `}` included).
+    fn recover_top(&mut self) -> PResult<()> {
+        self.recover()?;
+        if *self.peek() == Tok::RBrace {
+            self.bump();
+        }
+        Ok(())
+    }
     fn ident(&mut self) -> PResult<(Sym, Span)> {
         if let Tok::Ident(s) = *self.peek() {
             let sp = self.bump().span;
@@ -106,6 +181,7 @@ impl<'a> Parser<'a> {
     fn enter(&mut self) -> PResult<()> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
+            self.fatal = true;
             let span = self.span();
             self.diags.error(
                 span,
@@ -131,6 +207,7 @@ impl<'a> Parser<'a> {
             _ => 0,
         };
         if d > MAX_DEPTH {
+            self.fatal = true;
             self.diags.error(
                 span,
                 format!("expression nesting too deep (more than {MAX_DEPTH} levels)"),
@@ -143,6 +220,20 @@ impl<'a> Parser<'a> {
 
     fn comp_unit(&mut self) -> PResult<()> {
         while *self.peek() != Tok::Eof {
+            self.unwind = false;
+            let depth = self.depth;
+            if self.item().is_err() {
+                self.depth = depth;
+                self.open_braces.clear();
+                self.recover_top()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A declaration or function definition at the top level.
+    fn item(&mut self) -> PResult<()> {
+        {
             let start = self.span();
             let is_const = self.eat(&Tok::KwConst);
             let ty = match self.peek() {
@@ -178,7 +269,7 @@ impl<'a> Parser<'a> {
 
     fn func_def(&mut self, ret: Option<BaseType>, start: Span) -> PResult<FuncDef> {
         let (name, name_span) = self.ident()?;
-        self.expect(&Tok::LParen)?;
+        let open = self.expect(&Tok::LParen)?;
         let mut params = Vec::new();
         if *self.peek() != Tok::RParen {
             loop {
@@ -190,12 +281,14 @@ impl<'a> Parser<'a> {
                 };
                 self.bump();
                 let (pname, _) = self.ident()?;
-                let dims = if self.eat(&Tok::LBracket) {
-                    self.expect(&Tok::RBracket)?;
+                let dims = if *self.peek() == Tok::LBracket {
+                    let open = self.bump().span;
+                    self.expect_close(&Tok::RBracket, open)?;
                     let mut dims = Vec::new();
-                    while self.eat(&Tok::LBracket) {
+                    while *self.peek() == Tok::LBracket {
+                        let open = self.bump().span;
                         dims.push(self.expr()?);
-                        self.expect(&Tok::RBracket)?;
+                        self.expect_close(&Tok::RBracket, open)?;
                     }
                     Some(dims)
                 } else {
@@ -212,7 +305,10 @@ impl<'a> Parser<'a> {
                 }
             }
         }
-        self.expect(&Tok::RParen)?;
+        if *self.peek() != Tok::RParen {
+            return self.close_error("`,` or `)`", open);
+        }
+        self.bump();
         if *self.peek() != Tok::LBrace {
             return self.error("`{` (function body)");
         }
@@ -233,9 +329,10 @@ impl<'a> Parser<'a> {
         loop {
             let (name, nspan) = self.ident()?;
             let mut dims = Vec::new();
-            while self.eat(&Tok::LBracket) {
+            while *self.peek() == Tok::LBracket {
+                let open = self.bump().span;
                 dims.push(self.expr()?);
-                self.expect(&Tok::RBracket)?;
+                self.expect_close(&Tok::RBracket, open)?;
             }
             let init = if self.eat(&Tok::Assign) {
                 Some(self.init_val()?)
@@ -285,7 +382,7 @@ impl<'a> Parser<'a> {
                 }
             }
             if *self.peek() != Tok::RBrace {
-                return self.error("`,` or `}`");
+                return self.close_error("`,` or `}`", start);
             }
             let end = self.bump().span;
             self.leave();
@@ -306,14 +403,34 @@ impl<'a> Parser<'a> {
     fn block(&mut self) -> PResult<StmtId> {
         self.enter()?;
         let start = self.expect(&Tok::LBrace)?;
+        self.open_braces.push(start);
         let mut items = Vec::new();
-        while *self.peek() != Tok::RBrace {
+        while *self.peek() != Tok::RBrace && !self.unwind {
             if *self.peek() == Tok::Eof {
-                return self.error("`}`");
+                let d = Diagnostic::new(start, "this `{` is never closed")
+                    .with_note(Some(self.span()), "expected `}` before the end of the file");
+                self.diags.push(d);
+                self.fatal = true;
+                return Err(Stop);
             }
-            items.push(self.stmt()?);
+            let depth = self.depth;
+            match self.stmt() {
+                Ok(s) => items.push(s),
+                Err(Stop) => {
+                    self.depth = depth;
+                    if let Some(k) = self.open_braces.iter().rposition(|&b| b == start) {
+                        self.open_braces.truncate(k + 1);
+                    }
+                    self.recover()?;
+                }
+            }
         }
-        let end = self.bump().span;
+        self.open_braces.pop();
+        let end = if self.unwind {
+            self.prev_span()
+        } else {
+            self.bump().span
+        };
         self.leave();
         Ok(self.ast.stmts.push(Stmt {
             kind: StmtKind::Block(items),
@@ -325,6 +442,26 @@ impl<'a> Parser<'a> {
         let start = self.span();
         let kind = match self.peek().clone() {
             Tok::LBrace => return self.block(),
+            Tok::KwInt | Tok::KwFloat | Tok::KwVoid
+                if matches!(self.peek_at(1), Tok::Ident(_)) && *self.peek_at(2) == Tok::LParen =>
+            {
+                // A function definition inside a body: a `}` is missing before it.
+                let (_, name_span) = {
+                    self.bump();
+                    self.ident()?
+                };
+                let mut d = Diagnostic::new(
+                    name_span,
+                    "a function cannot be defined inside another function",
+                );
+                if let Some(&open) = self.open_braces.first() {
+                    d = d.with_note(Some(open), "this `{` is never closed");
+                }
+                self.diags.push(d);
+                self.pos -= 2;
+                self.unwind = true;
+                return Err(Stop);
+            }
             Tok::KwConst | Tok::KwInt | Tok::KwFloat => {
                 let is_const = self.eat(&Tok::KwConst);
                 let ty = match self.peek() {
@@ -341,9 +478,9 @@ impl<'a> Parser<'a> {
             }
             Tok::KwIf => {
                 self.bump();
-                self.expect(&Tok::LParen)?;
+                let open = self.expect(&Tok::LParen)?;
                 let cond = self.expr()?;
-                self.expect(&Tok::RParen)?;
+                self.expect_close(&Tok::RParen, open)?;
                 self.enter()?;
                 let then = self.stmt()?;
                 let els = if self.eat(&Tok::KwElse) {
@@ -356,9 +493,9 @@ impl<'a> Parser<'a> {
             }
             Tok::KwWhile => {
                 self.bump();
-                self.expect(&Tok::LParen)?;
+                let open = self.expect(&Tok::LParen)?;
                 let cond = self.expr()?;
-                self.expect(&Tok::RParen)?;
+                self.expect_close(&Tok::RParen, open)?;
                 self.enter()?;
                 let body = self.stmt()?;
                 self.leave();
@@ -480,9 +617,9 @@ impl<'a> Parser<'a> {
         let start = self.span();
         match t {
             Tok::LParen => {
-                self.bump();
+                let open = self.bump().span;
                 let e = self.expr()?;
-                self.expect(&Tok::RParen)?;
+                self.expect_close(&Tok::RParen, open)?;
                 Ok(e)
             }
             Tok::Int(v) => {
@@ -500,7 +637,8 @@ impl<'a> Parser<'a> {
             }
             Tok::Ident(name) => {
                 self.bump();
-                if self.eat(&Tok::LParen) {
+                if *self.peek() == Tok::LParen {
+                    let open = self.bump().span;
                     let mut args = Vec::new();
                     if *self.peek() != Tok::RParen {
                         loop {
@@ -511,7 +649,7 @@ impl<'a> Parser<'a> {
                         }
                     }
                     if *self.peek() != Tok::RParen {
-                        return self.error("`,` or `)`");
+                        return self.close_error("`,` or `)`", open);
                     }
                     let end = self.bump().span;
                     self.make_expr(
@@ -524,9 +662,10 @@ impl<'a> Parser<'a> {
                     )
                 } else {
                     let mut indices = Vec::new();
-                    while self.eat(&Tok::LBracket) {
+                    while *self.peek() == Tok::LBracket {
+                        let open = self.bump().span;
                         indices.push(self.expr()?);
-                        self.expect(&Tok::RBracket)?;
+                        self.expect_close(&Tok::RBracket, open)?;
                     }
                     let span = start.to(self.prev_span());
                     self.make_expr(

@@ -12,7 +12,7 @@
 //! the parser bounded by `MAX_DEPTH`.
 
 use super::ast::{self, BaseType, BinOp, InitKind, Item, StmtKind as AStmt, UnOp};
-use super::diag::{line_of, Diagnostic, Diags, Span};
+use super::diag::{line_of, Diagnostic, Diags, Lint, Span};
 use super::hir::*;
 use super::lexer::{Interner, Sym};
 use rustc_hash::FxHashMap;
@@ -47,6 +47,8 @@ struct Sema<'a> {
     loop_depth: u32,
     /// Span of the first `x / 0` met while folding (explains a non-constant expression).
     div_zero: Option<Span>,
+    /// Inside an expression that must be constant (where `x / 0` is an error, not a warning).
+    in_const: u32,
 }
 
 /// Runs semantic analysis. Errors go to `diags`; the program is meaningful only if none.
@@ -74,6 +76,7 @@ pub fn check(ast: &ast::Ast, interner: &mut Interner, source: &[u8], diags: &mut
         cur_func_name: String::new(),
         loop_depth: 0,
         div_zero: None,
+        in_const: 0,
     };
     for ((name, ret, params, variadic), sym) in runtime.into_iter().zip(syms) {
         let id = s.p.funcs.push(Func {
@@ -195,6 +198,69 @@ impl<'a> Sema<'a> {
     fn error(&mut self, span: Span, msg: impl Into<String>) {
         self.diags.error(span, msg);
     }
+    fn warn(&mut self, lint: Lint, span: Span, msg: impl Into<String>) {
+        self.diags.warn(lint, span, msg);
+    }
+
+    /// The visible name closest to `s` (edit distance at most a third of its length, at least
+    /// 1) among variables (`want_func` false) or functions: "did you mean" material.
+    fn similar_name(&self, s: Sym, want_func: bool) -> Option<String> {
+        let target = self.interner.get(s);
+        if target.len() > 64 {
+            return None;
+        }
+        let limit = (target.len() / 3).max(1);
+        let mut best: Option<(usize, &str)> = None;
+        let scoped = self.scopes.iter().flatten().copied();
+        let runtime = self.prelude.keys().copied();
+        let timers = [self.starttime, self.stoptime]
+            .into_iter()
+            .flatten()
+            .map(|t| t.0);
+        for cand in scoped.chain(runtime).chain(timers) {
+            let is_func = match self.lookup(cand) {
+                Some(Binding::Func(_)) => true,
+                Some(Binding::Var(_)) => false,
+                None => true, // starttime/stoptime
+            };
+            if is_func != want_func || cand == s {
+                continue;
+            }
+            let name = self.interner.get(cand);
+            if name.len().abs_diff(target.len()) > limit {
+                continue;
+            }
+            let d = edit_distance(target.as_bytes(), name.as_bytes());
+            if d <= limit && best.is_none_or(|(bd, bn)| (d, name) < (bd, bn)) {
+                best = Some((d, name));
+            }
+        }
+        best.map(|(_, n)| n.to_string())
+    }
+
+    /// An "undefined name" error with a suggestion.
+    fn undefined(&mut self, name: Sym, span: Span, what: &str, want_func: bool) {
+        let mut d = Diagnostic::new(span, format!("undefined {what} `{}`", self.name(name)));
+        if let Some(sugg) = self.similar_name(name, want_func) {
+            d = d.with_help(format!("did you mean `{sugg}`?"));
+        }
+        self.diags.push(d);
+    }
+
+    /// Folds an int operation, warning when it overflows.
+    fn fold_int(&mut self, r: (i32, bool), span: Span) -> i32 {
+        if r.1 {
+            self.warn(
+                Lint::Overflow,
+                span,
+                format!(
+                    "integer overflow in constant expression; the result wraps to {}",
+                    r.0
+                ),
+            );
+        }
+        r.0
+    }
 
     /// The innermost visible binding of `s`: its index in `shadow`.
     fn innermost(&self, s: Sym) -> Option<usize> {
@@ -289,7 +355,17 @@ impl<'a> Sema<'a> {
                 _ => self.mk(ExprKind::IntToFloat(e), Ty::Float, span),
             },
             (Ty::Float, Scalar::Int) => match self.const_of(e) {
-                Some(Const::Float(v)) => self.mk_const(Const::Int(v as i32), span),
+                Some(Const::Float(v)) => {
+                    let i = v as i32;
+                    if i as f32 != v {
+                        self.warn(
+                            Lint::FloatConversion,
+                            span,
+                            format!("conversion from `float` to `int` changes the value from {v:?} to {i}"),
+                        );
+                    }
+                    self.mk_const(Const::Int(i), span)
+                }
                 _ => self.mk(ExprKind::FloatToInt(e), Ty::Int, span),
             },
             _ => e,
@@ -408,7 +484,16 @@ impl<'a> Sema<'a> {
                 match op {
                     UnOp::Plus => x,
                     UnOp::Neg => match self.const_of(x) {
-                        Some(Const::Int(v)) => self.mk_const(Const::Int(v.wrapping_neg()), span),
+                        // `-2147483648` is the literal 2^31 negated: no overflow.
+                        Some(Const::Int(i32::MIN))
+                            if matches!(self.ast.exprs[*inner].kind, ast::ExprKind::Int(_)) =>
+                        {
+                            self.mk_const(Const::Int(i32::MIN), span)
+                        }
+                        Some(Const::Int(v)) => {
+                            let r = self.fold_int(v.overflowing_neg(), span);
+                            self.mk_const(Const::Int(r), span)
+                        }
                         Some(Const::Float(v)) => self.mk_const(Const::Float(-v), span),
                         None => self.mk(ExprKind::Neg(x), Ty::scalar(ty), span),
                     },
@@ -491,13 +576,29 @@ impl<'a> Sema<'a> {
             BinOp::Div => ArithOp::Div,
             _ => ArithOp::Rem,
         };
+        if matches!(aop, ArithOp::Div | ArithOp::Rem)
+            && self.in_const == 0
+            && self.const_of(rhs) == Some(Const::Int(0))
+        {
+            let rspan = self.p.exprs[rhs].span;
+            let what = if aop == ArithOp::Div {
+                "division"
+            } else {
+                "remainder"
+            };
+            self.warn(
+                Lint::DivByZero,
+                rspan,
+                format!("{what} by zero (the program's behaviour is undefined)"),
+            );
+        }
         if let (Some(a), Some(b)) = (self.const_of(lhs), self.const_of(rhs)) {
             let folded = match (a, b) {
                 (Const::Int(a), Const::Int(b)) => match aop {
-                    ArithOp::Add => Some(a.wrapping_add(b)),
-                    ArithOp::Sub => Some(a.wrapping_sub(b)),
-                    ArithOp::Mul => Some(a.wrapping_mul(b)),
-                    ArithOp::Div if b != 0 => Some(a.wrapping_div(b)),
+                    ArithOp::Add => Some(self.fold_int(a.overflowing_add(b), span)),
+                    ArithOp::Sub => Some(self.fold_int(a.overflowing_sub(b), span)),
+                    ArithOp::Mul => Some(self.fold_int(a.overflowing_mul(b), span)),
+                    ArithOp::Div if b != 0 => Some(self.fold_int(a.overflowing_div(b), span)),
                     ArithOp::Rem if b != 0 => Some(a.wrapping_rem(b)),
                     _ => {
                         let rspan = self.p.exprs[rhs].span;
@@ -525,11 +626,15 @@ impl<'a> Sema<'a> {
     fn var_of(&mut self, name: Sym, name_span: Span) -> Option<VarId> {
         match self.lookup(name) {
             Some(Binding::Var(v)) => Some(v),
-            Some(Binding::Func(_)) => {
-                self.error(
+            Some(Binding::Func(f)) => {
+                let mut d = Diagnostic::new(
                     name_span,
                     format!("`{}` is a function, not a variable", self.name(name)),
                 );
+                if !self.p.funcs[f].is_external() {
+                    d = d.with_note(Some(self.p.funcs[f].span), "the function is defined here");
+                }
+                self.diags.push(d);
                 None
             }
             None => {
@@ -541,7 +646,7 @@ impl<'a> Sema<'a> {
                         format!("`{}` is a function, not a variable", self.name(name)),
                     );
                 } else {
-                    self.error(name_span, format!("undefined name `{}`", self.name(name)));
+                    self.undefined(name, name_span, "name", false);
                 }
                 None
             }
@@ -569,6 +674,32 @@ impl<'a> Sema<'a> {
                     ok = false;
                 }
                 None => ok = false,
+            }
+        }
+        if indices.len() <= ndims && self.diags.wants(Lint::ArrayBounds) {
+            for (k, &x) in out.iter().enumerate() {
+                let dim = self.p.vars[v].dims[k];
+                // An array parameter's first dimension is not known.
+                let (Some(Const::Int(c)), true) = (self.const_of(x), dim > 0) else {
+                    continue;
+                };
+                if c >= 0 && (c as u32) < dim {
+                    continue;
+                }
+                let msg = if c < 0 {
+                    format!("array index {c} is before the beginning of the array")
+                } else {
+                    format!(
+                        "array index {c} is past the end of the array (which has {dim} element{})",
+                        if dim == 1 { "" } else { "s" }
+                    )
+                };
+                let d = Diagnostic::warning(Lint::ArrayBounds, self.p.exprs[x].span, msg)
+                    .with_note(
+                        Some(self.p.vars[v].span),
+                        format!("array `{}` is declared here", self.name(name)),
+                    );
+                self.diags.push(d);
             }
         }
         if indices.len() > ndims {
@@ -608,6 +739,7 @@ impl<'a> Sema<'a> {
             }
             return self.error_expr(span);
         };
+        self.p.vars[v].read = true;
         let Some(idx) = self.indices(v, name, indices, span) else {
             return self.error_expr(span);
         };
@@ -693,21 +825,23 @@ impl<'a> Sema<'a> {
         }
         let f = match self.lookup(name) {
             Some(Binding::Func(f)) => f,
-            Some(Binding::Var(_)) => {
-                self.error(
+            Some(Binding::Var(v)) => {
+                let d = Diagnostic::new(
                     name_span,
                     format!("called object `{}` is not a function", self.name(name)),
+                )
+                .with_note(
+                    Some(self.p.vars[v].span),
+                    format!("`{}` is declared here", self.name(name)),
                 );
+                self.diags.push(d);
                 for &a in args {
                     self.expr(a);
                 }
                 return self.error_expr(span);
             }
             None => {
-                self.error(
-                    name_span,
-                    format!("undefined function `{}`", self.name(name)),
-                );
+                self.undefined(name, name_span, "function", true);
                 for &a in args {
                     self.expr(a);
                 }
@@ -726,17 +860,28 @@ impl<'a> Sema<'a> {
         let param_tys = self.p.funcs[f].param_tys.clone();
         let is_runtime = self.p.funcs[f].is_external();
         if args.len() != param_tys.len() {
-            self.error(
+            let n = param_tys.len();
+            let mut d = Diagnostic::new(
                 span,
                 format!(
                     "function `{}` expects {} argument{}, but {} {} given",
                     fname,
-                    param_tys.len(),
-                    if param_tys.len() == 1 { "" } else { "s" },
+                    n,
+                    if n == 1 { "" } else { "s" },
                     args.len(),
                     if args.len() == 1 { "was" } else { "were" }
                 ),
             );
+            if !is_runtime {
+                d = d.with_note(
+                    Some(self.p.funcs[f].span),
+                    format!(
+                        "`{fname}` is defined here with {n} parameter{}",
+                        if n == 1 { "" } else { "s" }
+                    ),
+                );
+            }
+            self.diags.push(d);
             for &a in args {
                 self.expr(a);
             }
@@ -771,7 +916,7 @@ impl<'a> Sema<'a> {
                     } else if aty == Ty::Void {
                         self.error(aspan, "void value used in an expression");
                     } else {
-                        self.error(
+                        let mut d = Diagnostic::new(
                             aspan,
                             format!(
                                 "argument {} of `{}` has type `{}`, but the parameter has type `{}`",
@@ -781,6 +926,13 @@ impl<'a> Sema<'a> {
                                 pty.describe()
                             ),
                         );
+                        if let Some(&pv) = self.p.funcs[f].params.get(i) {
+                            d = d.with_note(
+                                Some(self.p.vars[pv].span),
+                                "the parameter is declared here",
+                            );
+                        }
+                        self.diags.push(d);
                     }
                     ok = false;
                 }
@@ -827,7 +979,9 @@ impl<'a> Sema<'a> {
     /// An expression that must be a compile-time constant (`what` names the context).
     fn const_expr(&mut self, e: ast::ExprId, to: Scalar, what: &str) -> Option<Const> {
         let saved = self.div_zero.take();
+        self.in_const += 1;
         let x = self.expr(e);
+        self.in_const -= 1;
         let r = self.const_value(x, to, what);
         self.div_zero = saved;
         r
@@ -860,7 +1014,9 @@ impl<'a> Sema<'a> {
         for &d in dims {
             let span = self.ast.exprs[d].span;
             let saved = self.div_zero.take();
+            self.in_const += 1;
             let x = self.expr(d);
+            self.in_const -= 1;
             let c = if self.p.exprs[x].ty == Ty::Float {
                 self.error(span, "array size must be an `int`, found `float`");
                 None
@@ -923,6 +1079,7 @@ impl<'a> Sema<'a> {
                 kind,
                 is_const: d.is_const,
                 init,
+                read: false,
             });
             // Declared after the initialiser: `int x = x;` refers to an outer `x`.
             self.declare(def.name, Binding::Var(v), def.span);
@@ -1105,6 +1262,7 @@ impl<'a> Sema<'a> {
                 kind: VarKind::Param(i as u32),
                 is_const: false,
                 init: VarInit::None,
+                read: false,
             });
             self.declare(p.name, Binding::Var(v), p.span);
             params.push(v);
@@ -1161,8 +1319,13 @@ impl<'a> Sema<'a> {
                 };
                 let var = &self.p.vars[v];
                 if var.is_const {
-                    let msg = format!("cannot assign to constant `{}`", var.name);
-                    self.error(tspan, msg);
+                    let d =
+                        Diagnostic::new(tspan, format!("cannot assign to constant `{}`", var.name))
+                            .with_note(
+                                Some(var.span),
+                                format!("`{}` is declared `const` here", var.name),
+                            );
+                    self.diags.push(d);
                     return;
                 }
                 if idx.len() < var.dims.len() {
@@ -1285,4 +1448,19 @@ fn cmp_fold<T: PartialOrd>(op: CmpOp, a: T, b: T) -> bool {
         CmpOp::Eq => a == b,
         CmpOp::Ne => a != b,
     }
+}
+
+/// Levenshtein distance between two byte strings (small: names up to 64 bytes).
+fn edit_distance(a: &[u8], b: &[u8]) -> usize {
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut cur = vec![0; b.len() + 1];
+    for (i, &ca) in a.iter().enumerate() {
+        cur[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(!ca.eq_ignore_ascii_case(&cb));
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    prev[b.len()]
 }

@@ -121,52 +121,58 @@ fn sysy_fixtures_lower_and_verify() {
     }
 }
 
-#[test]
-fn invalid_fixtures() {
-    let dir = manifest_dir().join("fixtures/invalid");
-    let files = sy_files(&dir);
-    assert!(
-        files.len() >= 30,
-        "expected at least 30 invalid fixtures, found {}",
-        files.len()
-    );
+/// Every `NAME.sy` under `dir` compiled with the default options: its complete rendered
+/// diagnostics must equal `NAME.<ext>` (`BLESS=1` rewrites them), and it must be rejected
+/// (`fails`) or accepted. Returns the number of files.
+fn ui_fixtures(dir: &str, ext: &str, fails: bool) -> usize {
+    let files = sy_files(&manifest_dir().join(dir));
     let mut failures = Vec::new();
     for f in &files {
         let src = std::fs::read(f).unwrap();
         let name = f.file_name().unwrap().to_string_lossy().to_string();
-        if std::env::var_os("BLESS").is_some() {
-            let n2 = name.clone();
-            let src2 = src.clone();
-            if let Err(text) = with_big_stack(move || check(&src2, &n2).map(|_| ())) {
-                std::fs::write(
-                    f.with_extension("err"),
-                    format!("{}\n", text.lines().next().unwrap_or("")),
-                )
-                .unwrap();
-            }
-        }
-        let expected = std::fs::read_to_string(f.with_extension("err"))
-            .unwrap_or_else(|_| panic!("missing {}", f.with_extension("err").display()));
-        let expected = expected.trim_end();
         let n2 = name.clone();
-        match with_big_stack(move || check(&src, &n2).map(|_| ())) {
-            Ok(()) => failures.push(format!("{name}: accepted, expected `{expected}`")),
-            Err(text) => {
-                let first = text.lines().next().unwrap_or("");
-                if first != expected {
-                    failures.push(format!(
-                        "{name}:\n  expected: {expected}\n  got:      {first}\n{text}"
-                    ));
-                }
-            }
+        let out = with_big_stack(move || {
+            let r = run(&src, &n2, &diag::DiagOptions::default());
+            (r.module.is_none(), r.diagnostics)
+        });
+        let expected_path = f.with_extension(ext);
+        if std::env::var_os("BLESS").is_some() {
+            std::fs::write(&expected_path, &out.1).unwrap();
+        }
+        let expected = std::fs::read_to_string(&expected_path)
+            .unwrap_or_else(|_| panic!("missing {}", expected_path.display()));
+        if out.0 != fails {
+            let what = if fails { "accepted" } else { "rejected" };
+            failures.push(format!("{name}: {what}\n{}", out.1));
+        } else if out.1 != expected {
+            failures.push(format!(
+                "{name}: rendering differs\n--- expected\n{expected}--- got\n{}",
+                out.1
+            ));
         }
     }
     assert!(
         failures.is_empty(),
-        "{} invalid fixtures failed:\n{}",
+        "{} of {} fixtures in {dir} failed (BLESS=1 rewrites the expectations):\n{}",
         failures.len(),
+        files.len(),
         failures.join("\n")
     );
+    files.len()
+}
+
+/// `fixtures/invalid/*.sy` are rejected with exactly the diagnostics in `*.err`.
+#[test]
+fn invalid_fixtures() {
+    let n = ui_fixtures("fixtures/invalid", "err", true);
+    assert!(n >= 30, "expected at least 30 invalid fixtures, found {n}");
+}
+
+/// `fixtures/warn/*.sy` compile, with exactly the warnings in `*.stderr`.
+#[test]
+fn warn_fixtures() {
+    let n = ui_fixtures("fixtures/warn", "stderr", false);
+    assert!(n >= 7, "expected a warn fixture per warning, found {n}");
 }
 
 struct XorShift(u64);

@@ -327,9 +327,9 @@ pub fn run_bench(args: &BenchArgs) -> i32 {
         "sysyc bench",
     ) {
         Ok(c) => c,
-        Err(e) => {
+        Err((code, e)) => {
             eprintln!("{e}");
-            return 2;
+            return code;
         }
     };
     let with_ref = match args.reference.as_deref() {

@@ -127,9 +127,9 @@ pub fn run_build(args: &BuildArgs) -> i32 {
         "sysyc build",
     ) {
         Ok(c) => c,
-        Err(e) => {
+        Err((code, e)) => {
             eprintln!("{e}");
-            return 2;
+            return code;
         }
     };
     let (emit, ext) = match (args.emit_llvm, args.emit_ir) {
@@ -241,14 +241,15 @@ pub fn test_config(args: &TestArgs) -> Result<RunConfig, String> {
     Ok(cfg)
 }
 
-/// `sysyc test`: returns the exit code (1 if any case failed, 2 on bad usage).
+/// `sysyc test`: returns the exit code (1 if any case failed or the cases cannot be read, 2 on
+/// bad usage).
 pub fn run_test(args: &TestArgs) -> i32 {
     let (cases, shard) =
         match select_cases(&args.dirs, args.filter.as_deref(), args.shard, "sysyc test") {
             Ok(c) => c,
-            Err(e) => {
+            Err((code, e)) => {
                 eprintln!("{e}");
-                return 2;
+                return code;
             }
         };
     let cfg = match test_config(args) {
@@ -295,7 +296,7 @@ pub fn run_test(args: &TestArgs) -> i32 {
     if let Some(path) = &args.junit {
         if let Err(e) = std::fs::write(path, junit::test_xml(&report)) {
             eprintln!("sysyc test: writing {}: {e}", path.display());
-            return 2;
+            return 1;
         }
     }
     i32::from(failed > 0)
@@ -403,12 +404,13 @@ pub fn select_cases(
     filter: Option<&str>,
     flag: Option<Shard>,
     tool: &str,
-) -> Result<(Vec<Case>, Option<Shard>), String> {
-    let mut cases = discover(dirs, filter).map_err(|e| format!("{tool}: {e}"))?;
+) -> Result<(Vec<Case>, Option<Shard>), (i32, String)> {
+    // Unreadable directories and empty suites are the user's input (1); a bad shard is usage (2).
+    let mut cases = discover(dirs, filter).map_err(|e| (1, format!("{tool}: {e}")))?;
     if cases.is_empty() {
-        return Err(format!("{tool}: no cases found"));
+        return Err((1, format!("{tool}: no cases found")));
     }
-    let shard = shard::from_args_or_env(flag, tool).map_err(|e| format!("{tool}: {e}"))?;
+    let shard = shard::from_args_or_env(flag, tool).map_err(|e| (2, format!("{tool}: {e}")))?;
     if let Some(s) = shard {
         let all = cases.len();
         cases.retain(|c| s.contains(&c.name));

@@ -15,6 +15,8 @@
 //!   costs assembly regions the same way);
 //! - `cli` (`build`, `test`), `bench`, `merge` and `cost`: the subcommands.
 
+use std::io::Write;
+
 pub mod bench;
 pub mod cases;
 pub mod cli;
@@ -79,7 +81,9 @@ pub fn dispatch(cmd: &str, args: &[String]) -> Option<i32> {
         },
         Err(argh::EarlyExit { output, status }) => {
             if status.is_ok() {
-                println!("{output}");
+                // Help into a pipe whose reader left is not a failure.
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "{output}").and_then(|_| out.flush());
                 0
             } else {
                 eprintln!("{output}");

@@ -313,6 +313,17 @@ pub fn build_case(case: &Case, cfg: &RunConfig, dir: &Path) -> Result<Built, Out
             let source = std::fs::read(&case.sy)
                 .map_err(|e| Outcome::HarnessError(format!("{}: {e}", case.sy.display())))?;
             let file_name = case.sy.to_string_lossy();
+            // LLVM IR runs natively: for the host's clang, not the RISC-V default.
+            let native;
+            let opts = if opts.emit == Emit::Llvm {
+                native = CompileOptions {
+                    llvm_target: crate::backend::llvm::Target::Host,
+                    ..opts.clone()
+                };
+                &native
+            } else {
+                opts
+            };
             let text = compile_guarded(source, &file_name, opts, cfg.compile_timeout)?;
             let compile_time = start.elapsed();
             let mut cmd;

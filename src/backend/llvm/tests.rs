@@ -1,7 +1,7 @@
 //! Emitter tests: IR text -> LLVM IR -> `clang-14` (with a tiny C runtime) -> run and compare
 //! stdout and exit code. Skipped, loudly, when clang-14 is not installed.
 
-use super::emit_module;
+use super::{emit_module, Target};
 use crate::ir::{parse, verify};
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -42,7 +42,7 @@ fn have_clang() -> bool {
 fn run(name: &str, ir: &str, opt: &str, input: &str) -> (String, i32) {
     let m = parse::module(ir).unwrap_or_else(|e| panic!("{e}"));
     verify::module(&m).unwrap_or_else(|e| panic!("{e}"));
-    let ll = emit_module(&m);
+    let ll = emit_module(&m, Target::Host);
     let dir = std::env::temp_dir().join(format!("sysyc-llvm-{}-{name}{opt}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let (llf, rt, exe) = (dir.join("m.ll"), dir.join("rt.c"), dir.join("a.out"));
@@ -246,7 +246,7 @@ bb0:
     let m = parse::module(ir).unwrap();
     let dir = std::env::temp_dir().join(format!("sysyc-lli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("m.ll"), emit_module(&m)).unwrap();
+    std::fs::write(dir.join("m.ll"), emit_module(&m, Target::Host)).unwrap();
     std::fs::write(dir.join("rt.c"), RUNTIME_C).unwrap();
     let st = Command::new("clang-14")
         .args(["-w", "-S", "-emit-llvm", "-o"])
