@@ -34,6 +34,7 @@ pub enum SuiteCommand {
     Build(BuildArgs),
     Test(TestArgs),
     Bench(BenchArgs),
+    Gen(crate::fuzzgen::cli::GenArgs),
 }
 
 /// Runs `sysyc build|test|bench ARGS...` when `args` starts with one of those words and
@@ -42,7 +43,7 @@ pub enum SuiteCommand {
 pub fn dispatch(cmd: &str, args: &[String]) -> Option<i32> {
     if !matches!(
         args.first().map(String::as_str),
-        Some("build" | "test" | "bench")
+        Some("build" | "test" | "bench" | "gen")
     ) {
         return None;
     }
@@ -58,6 +59,7 @@ pub fn dispatch(cmd: &str, args: &[String]) -> Option<i32> {
             SuiteCommand::Build(a) => run_build(a),
             SuiteCommand::Test(a) => run_test(a),
             SuiteCommand::Bench(a) => run_bench(a),
+            SuiteCommand::Gen(a) => crate::fuzzgen::cli::run_gen(a),
         },
         Err(argh::EarlyExit { output, status }) => {
             if status.is_ok() {
