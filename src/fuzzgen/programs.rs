@@ -1232,6 +1232,7 @@ impl Gen {
         };
         self.line(&format!("{} {name} = {text};", ty.kw()));
         self.stmt_cost();
+        let rg = normal_range(ty, rg);
         self.declare(Var {
             name,
             ty,
@@ -1247,6 +1248,13 @@ impl Gen {
     fn fit(&mut self, e: E, to: Rg) -> String {
         if e.rg.within(to) {
             return e.text;
+        }
+        if !(to.lo <= 0.0 && to.hi >= 1.0 && (to.lo >= 0.0 || -to.lo >= 1.0)) {
+            // Not a range of the shapes above (every declared range is one): a value inside.
+            return match e.ty {
+                Ty::Int => lit(to.lo.max(0.0).min(to.hi).ceil()),
+                Ty::Float => flit(to.lo.max(0.0).min(to.hi).ceil()),
+            };
         }
         match e.ty {
             Ty::Int => {
@@ -2886,6 +2894,16 @@ impl Gen {
         self.line(&format!("{q} = {q} + 1;"));
         self.indent -= 1;
         self.line("}");
+    }
+}
+
+/// The declared range of a variable first holding values in `rg`: `[0, M]` or `[-M, M]` (what
+/// `fit` reduces into), at least 9 wide for ints and 1 for floats.
+fn normal_range(ty: Ty, rg: Rg) -> Rg {
+    match ty {
+        Ty::Int if rg.lo >= 0.0 => Rg::new(0.0, rg.hi.max(9.0)),
+        Ty::Int => Rg::new(-rg.mag().max(9.0), rg.mag().max(9.0)),
+        Ty::Float => Rg::new(-rg.mag().max(1.0), rg.mag().max(1.0)),
     }
 }
 
