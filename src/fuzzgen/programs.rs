@@ -292,7 +292,7 @@ impl Gen {
     }
 
     fn visible(&self) -> impl Iterator<Item = &Var> {
-        self.scopes.iter().rev().flatten().chain(self.globals.iter())
+        self.scopes.iter().rev().flat_map(|s| s.iter().rev()).chain(self.globals.iter())
     }
 
     fn readable(&self, v: &Var) -> bool {
@@ -1339,7 +1339,12 @@ impl Gen {
         ];
         match self.rng.weighted(&w) {
             1 => {
-                let v = (*self.rng.pick(&scalars)).clone();
+                // Recent declarations first: a temporary is usually read soon after.
+                let v = if self.rng.chance(1, 2) {
+                    (*self.rng.pick(&scalars[..scalars.len().min(3)])).clone()
+                } else {
+                    (*self.rng.pick(&scalars)).clone()
+                };
                 E {
                     text: v.name,
                     ty,
@@ -2055,6 +2060,27 @@ impl Gen {
                     text: format!("{} * {} + {}", v.name, flit(c), paren_add(&x.text, true)),
                     ty: Ty::Float,
                     rg: v.rg.mul(Rg::c(c)).add(x.rg).loose(),
+                }
+            }
+            // Most updates read the old value (a plain overwrite leaves the previous store dead,
+            // which ordinary programs seldom do).
+            (_, 1 | 2) => {
+                let x = self.value(v.ty, 2);
+                let me = E {
+                    text: v.name.clone(),
+                    ty: v.ty,
+                    rg: v.rg,
+                };
+                let x = match v.ty {
+                    Ty::Int => Self::reduce(x, 1e8),
+                    Ty::Float => x,
+                };
+                let plus = self.rng.chance(2, 3);
+                let rg = if plus { me.rg.add(x.rg) } else { me.rg.sub(x.rg) };
+                E {
+                    text: format!("{} {} {}", me.text, if plus { "+" } else { "-" }, paren_add(&x.text, plus)),
+                    ty: v.ty,
+                    rg: if v.ty == Ty::Float { rg.loose() } else { rg },
                 }
             }
             _ => self.value(v.ty, 3),
