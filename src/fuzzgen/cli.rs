@@ -1,7 +1,8 @@
 //! `sysyc gen`: writes generated programs (`NAME.sy`, `NAME.in`) to a directory, and with
 //! `--expect` their expected output (`NAME.out`, from the differential oracle: the host gcc and
 //! clang at -O1 reading the program as C, which must agree), so the directory is a test or bench
-//! suite for `sysyc test` and `sysyc bench`.
+//! suite for `sysyc test` and `sysyc bench`. A program whose `.sy` is already there unchanged,
+//! with its `.out`, keeps that `.out`.
 
 use super::{diff, generate_profile, Profile};
 use crate::suite::runner::WorkDir;
@@ -56,7 +57,10 @@ pub fn run_gen(args: &GenArgs) -> i32 {
         let write = |ext: &str, text: &[u8]| {
             std::fs::write(path(ext), text).map_err(|e| format!("{name}.{ext}: {e}"))
         };
-        if args.expect {
+        // An unchanged program keeps its expected output.
+        let unchanged = std::fs::read(path("sy")).is_ok_and(|old| old == source.as_bytes())
+            && path("out").exists();
+        if args.expect && !unchanged {
             let dir = WorkDir::new(&name)?;
             let inp = dir.path.join("prog.in");
             std::fs::write(&inp, &input).map_err(|e| e.to_string())?;

@@ -2967,13 +2967,20 @@ impl Gen {
         self.line("  }");
         self.line(&format!("  {i} = {i} + 1;"));
         self.line("}");
+        // Every element of the product is read (a result read at a few elements only would let
+        // a compiler skip most of the product).
         if let Some(acc) = self.outer_int_acc() {
+            self.line(&format!("{i} = 0;"));
+            self.line(&format!("while ({i} < {n}) {{"));
+            self.line(&format!("  int {j} = 0;"));
+            self.line(&format!("  while ({j} < {n}) {{"));
             self.line(&format!(
-                "{acc} = ({acc} + {c}[{}][{}] + {c}[0][{}]) % 1000007;",
-                n / 2,
-                n / 3,
-                n - 1
+                "    {acc} = ({acc} * 7 + {c}[{i}][{j}]) % 1000007;"
             ));
+            self.line(&format!("    {j} = {j} + 1;"));
+            self.line("  }");
+            self.line(&format!("  {i} = {i} + 1;"));
+            self.line("}");
         }
         self.indent -= 1;
         self.line("}");
