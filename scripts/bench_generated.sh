@@ -7,7 +7,7 @@
 # from the host gcc and clang (`sysyc gen --expect`; kept while the program is unchanged), then
 # measures sysyc -O2 against riscv64 gcc -O2 under qemu with `sysyc bench --reference gcc`. The
 # gcc half is reused from the previous run for unchanged programs (--reference-from), so a rerun
-# measures only sysyc. Every program is also a correctness check: a sysyc output that differs
+# measures only sysyc (FRESH_REFERENCE=1 measures gcc again). Every program is also a correctness check: a sysyc output that differs
 # from the expected one is listed as a failure (and the script exits 1).
 #
 # Prints, for every metric the bench JSON has (executed instructions `insns`; estimated U74
@@ -41,8 +41,16 @@ mkdir -p "$GEN_DIR" "$(dirname "$GEN_JSON")"
 echo "$RANGE" >"$GEN_DIR/.range"
 $SYSYC gen -o "$GEN_DIR" --profile programs --first "$FIRST" --count "$COUNT" --expect -j "$JOBS"
 
+# The gcc half of the last run is reused, unless FRESH_REFERENCE is set or this sysyc bench
+# estimates cycles and the saved run has none.
 REUSE=()
-[ -f "$LAST" ] && REUSE=(--reference-from "$LAST")
+if [ -f "$LAST" ] && [ -z "${FRESH_REFERENCE:-}" ]; then
+    if $SYSYC bench --help 2>&1 | grep -qi cycles && ! grep -q '"cycles"' "$LAST"; then
+        echo "measuring gcc again: the saved reference has no cycles" >&2
+    else
+        REUSE=(--reference-from "$LAST")
+    fi
+fi
 set +e
 $SYSYC bench "$GEN_DIR" --reference gcc "${REUSE[@]}" --runs 0 -j "$JOBS" --save "$GEN_JSON" "$@" \
     >target/bench-generated/table.txt
