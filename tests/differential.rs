@@ -6,6 +6,8 @@
 //! - `differential_fixed_seeds`: seeds 0, 1, 2, ... checked in parallel until a time budget
 //!   (`SYSYC_DIFF_BUDGET` seconds, default 150) or `SYSYC_DIFF_N` seeds (default 400) are used
 //!   up; fails naming every failing seed with its program and diff.
+//! - `programs_profile_seeds`: a few programs of the `programs` profile (shapes of ordinary
+//!   programs, the ones `scripts/bench_generated.sh` measures) in every mode.
 //! - `differential_many` (ignored; `scripts/difftest.sh N`): seeds `SYSYC_DIFF_START..+SYSYC_DIFF_N`
 //!   without a time budget; failing programs are written to `target/difftest/seedN.sy` with
 //!   their input in `seedN.in` and the failure in `seedN.txt`.
@@ -162,6 +164,28 @@ fn differential_fixed_seeds() {
         failures.len()
     );
     assert!(ran > 0, "no seed was checked");
+    if !failures.is_empty() {
+        panic!("{}", render(&mut failures));
+    }
+}
+
+/// Programs of the `programs` profile (the generated benchmark's shapes), seeds 1..=N
+/// (`SYSYC_DIFF_PROGRAMS`, default 6), in every mode against the oracle.
+#[test]
+fn programs_profile_seeds() {
+    let modes = diff::default_modes();
+    if !tools_or_skip(&modes) {
+        return;
+    }
+    let n = env_u64("SYSYC_DIFF_PROGRAMS", 6);
+    let mut failures = Vec::new();
+    for seed in 1..=n {
+        let (program, input) = fuzzgen::generate_profile(fuzzgen::Profile::Programs, seed);
+        match diff::check_program(&format!("programs{seed}"), &program, &input, &modes) {
+            Err(f) if f.kind != diff::DISAGREEMENT => failures.push((seed, program, f)),
+            _ => {}
+        }
+    }
     if !failures.is_empty() {
         panic!("{}", render(&mut failures));
     }

@@ -13,13 +13,48 @@
 //! `input(seed)` is the program's standard input (numbers read by `main`, so that some values are
 //! unknown to the optimizer).
 //!
+//! `Profile::Programs` (`programs.rs`) writes programs shaped like ordinary ones instead (loop
+//! nests over arrays, small recursive helpers, boolean logic, accumulators reduced modulo a
+//! constant), well defined even without `-fwrapv`; `scripts/bench_generated.sh` measures them
+//! against gcc. `sysyc gen` (`cli`) writes programs of either profile with their expected output.
+//!
 //! `diff` runs one program through the host C compiler (the oracle) and through sysyc in several
 //! modes, and reports the first disagreement.
 
+pub mod cli;
 pub mod diff;
 mod gen;
+mod programs;
 
 pub use gen::{generate, input};
+
+/// Which generator writes a program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Profile {
+    /// Stress shapes for the optimizer: `generate` and `input`.
+    Fuzz,
+    /// Shapes of ordinary programs, sized for benchmarking (10^6..10^8 executed instructions).
+    Programs,
+}
+
+impl std::str::FromStr for Profile {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Profile, String> {
+        match s {
+            "fuzz" => Ok(Profile::Fuzz),
+            "programs" => Ok(Profile::Programs),
+            _ => Err(format!("unknown profile `{s}` (fuzz or programs)")),
+        }
+    }
+}
+
+/// The program of `seed` in `profile` and its standard input.
+pub fn generate_profile(profile: Profile, seed: u64) -> (String, String) {
+    match profile {
+        Profile::Fuzz => (generate(seed), input(seed)),
+        Profile::Programs => programs::generate(seed),
+    }
+}
 
 /// splitmix64: small, fast, and the same sequence on every platform.
 #[derive(Clone, Debug)]

@@ -52,15 +52,16 @@ pub enum SuiteCommand {
     Bench(BenchArgs),
     Merge(MergeArgs),
     Cost(cycles::CostArgs),
+    Gen(crate::fuzzgen::cli::GenArgs),
 }
 
-/// Runs `sysyc build|test|bench|merge ARGS...` when `args` starts with one of those words and
+/// Runs `sysyc build|test|bench|merge|cost|gen ARGS...` when `args` starts with one of those words and
 /// returns the exit code; `None` for anything else. `cmd` is the program name for usage text.
 /// `-O2` is `--opt-level 2`.
 pub fn dispatch(cmd: &str, args: &[String]) -> Option<i32> {
     if !matches!(
         args.first().map(String::as_str),
-        Some("build" | "test" | "bench" | "merge" | "cost")
+        Some("build" | "test" | "bench" | "merge" | "cost" | "gen")
     ) {
         return None;
     }
@@ -78,6 +79,7 @@ pub fn dispatch(cmd: &str, args: &[String]) -> Option<i32> {
             SuiteCommand::Bench(a) => run_bench(a),
             SuiteCommand::Merge(a) => run_merge(a),
             SuiteCommand::Cost(a) => cycles::run_cost(a),
+            SuiteCommand::Gen(a) => crate::fuzzgen::cli::run_gen(a),
         },
         Err(argh::EarlyExit { output, status }) => {
             if status.is_ok() {
