@@ -151,11 +151,21 @@ pub fn innermost(mf: &MFunc, iv: &Intervals) -> Vec<InnerLoop> {
             live[c][p] = acc as u32;
         }
     }
+    // A natural loop inside an irreducible cycle (a cycle entered at two places, which tail
+    // duplication of a header with two successors in its loop creates) is only part of the
+    // loop the program runs: the strongly connected component around its header is larger
+    // and no natural loop holds it. Such a loop is not reported as innermost.
+    let scc = components(&rpo, &mf.blocks, &preds);
     let mut out = Vec::new();
     for (k, &h) in headers.iter().enumerate() {
         let body = &bodies[k];
         let inner = !headers.iter().any(|&o| o != h && body[o as usize]);
         if !inner {
+            continue;
+        }
+        let c = scc[h as usize];
+        let in_region = |b: &[bool]| rpo.iter().all(|&x| scc[x as usize] != c || b[x as usize]);
+        if !bodies.iter().any(|b| in_region(b)) {
             continue;
         }
         let blocks: Vec<u32> = (0..nb as u32).filter(|&b| body[b as usize]).collect();
@@ -180,4 +190,32 @@ pub fn innermost(mf: &MFunc, iv: &Intervals) -> Vec<InnerLoop> {
     }
     out.sort_by_key(|l| l.header);
     out
+}
+
+/// Strongly connected components of the blocks reachable from the entry (`rpo` in reverse
+/// postorder), numbered from 0 (Kosaraju: the second search runs on reversed edges in reverse
+/// postorder); unreachable blocks get `u32::MAX`.
+fn components(rpo: &[u32], blocks: &[MBlock], preds: &[Vec<u32>]) -> Vec<u32> {
+    let mut comp = vec![u32::MAX; blocks.len()];
+    let mut reachable = vec![false; blocks.len()];
+    rpo.iter().for_each(|&b| reachable[b as usize] = true);
+    let mut n = 0;
+    let mut stack = Vec::new();
+    for &root in rpo {
+        if comp[root as usize] != u32::MAX {
+            continue;
+        }
+        comp[root as usize] = n;
+        stack.push(root);
+        while let Some(b) = stack.pop() {
+            for &p in &preds[b as usize] {
+                if reachable[p as usize] && comp[p as usize] == u32::MAX {
+                    comp[p as usize] = n;
+                    stack.push(p);
+                }
+            }
+        }
+        n += 1;
+    }
+    comp
 }
