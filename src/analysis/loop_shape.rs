@@ -101,6 +101,38 @@ pub fn latch_counter(
     })
 }
 
+/// How many times the body of a counted loop runs: the first `k >= 1` with `i0 + k*s` failing
+/// the test `cond` against `n` (the loop goes on while `i0 + k*s cond n`).
+pub fn trip_count(cond: CmpCond, i0: i64, n: i64, s: i64) -> i64 {
+    let k = match cond {
+        CmpCond::Lt => (n - i0 + s - 1).div_euclid(s),
+        CmpCond::Le => (n - i0).div_euclid(s) + 1,
+        CmpCond::Gt => (i0 - n + (-s) - 1).div_euclid(-s),
+        CmpCond::Ge => (i0 - n).div_euclid(-s) + 1,
+        _ => 1,
+    };
+    k.max(1)
+}
+
+/// Whether the trip count of a counter from `i0` by `s` tested `cond` against `n` is exact:
+/// the counter's last value does not wrap (else the loop would go on). Known when `i0` and `n`
+/// are constants (`consts`), or when the step is ±1 with a strict test (the last value is `n`).
+/// The step's sign must match the test.
+pub fn exact_trip_count(cond: CmpCond, s: i64, consts: (Option<i64>, Option<i64>)) -> bool {
+    match cond {
+        CmpCond::Lt | CmpCond::Le if s > 0 => {}
+        CmpCond::Gt | CmpCond::Ge if s < 0 => {}
+        _ => return false,
+    }
+    match consts {
+        (Some(a), Some(n)) => {
+            let last = a + trip_count(cond, a, n, s) * s;
+            last >= i32::MIN as i64 && last <= i32::MAX as i64
+        }
+        _ => matches!(cond, CmpCond::Lt | CmpCond::Gt) && (s == 1 || s == -1),
+    }
+}
+
 /// The analyses the loop passes start from, borrowed from the analysis manager.
 pub struct LoopInfo<'a> {
     pub cfg: &'a Cfg,
@@ -153,5 +185,34 @@ impl<'a> LoopInfo<'a> {
     /// Whether `v` is defined inside loop `l`.
     pub fn defined_in(&self, f: &Function, l: super::Loop, v: Value) -> bool {
         f.def_block(v).is_some_and(|b| self.forest.contains(l, b))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trip_counts_match_simulation() {
+        for (cond, i0, n, s) in [
+            (CmpCond::Lt, 0, 300, 1),
+            (CmpCond::Lt, 0, 10, 3),
+            (CmpCond::Le, 0, 10, 3),
+            (CmpCond::Lt, 5, 2, 1),
+            (CmpCond::Gt, 10, 0, -2),
+            (CmpCond::Ge, 10, 0, -3),
+            (CmpCond::Ge, -4, 0, -1),
+        ] {
+            // Simulate: run the body, step, test.
+            let (mut i, mut k) = (i0, 0);
+            loop {
+                k += 1;
+                i += s;
+                if !cond.eval_int(i, n) {
+                    break;
+                }
+            }
+            assert_eq!(trip_count(cond, i0, n, s), k, "{cond:?} {i0} {n} {s}");
+        }
     }
 }

@@ -19,12 +19,12 @@
 //! Needs: loop-simplified form, CFG, dominator tree, loop forest (recomputed after each
 //! deletion, which also restores the form).
 
-use crate::analysis::loop_shape::{exit_test, ExitTest};
+use crate::analysis::loop_shape::{exact_trip_count, exit_test, ExitTest};
 use crate::analysis::loops::Loop;
 use crate::analysis::{Cfg, FuncAnalyses, LoopForest, Preserved};
-use crate::ir::{mk, Block, Builder, CmpCond, Function, ModuleCx, Opcode, Type, Value};
+use crate::ir::{mk, Block, Builder, Function, ModuleCx, Opcode, Type, Value};
 use crate::rewrite::blocks::remove_unreachable;
-use crate::rewrite::loops::ensure_preheaders;
+use crate::rewrite::loops::{build_trip_count, ensure_preheaders};
 
 pub fn run(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved {
     let mut changed = false;
@@ -157,22 +157,8 @@ fn try_delete(f: &mut Function, cx: &ModuleCx, cfg: &Cfg, forest: &LoopForest, l
     let Some(s) = f.as_iconst(step_v) else {
         return false;
     };
-    let strict = matches!(cond, CmpCond::Lt | CmpCond::Gt);
-    match cond {
-        CmpCond::Lt | CmpCond::Le if s > 0 => {}
-        CmpCond::Gt | CmpCond::Ge if s < 0 => {}
-        _ => return false,
-    }
     let consts = (f.as_iconst(i0), f.as_iconst(bound));
-    let exact = match consts {
-        (Some(a), Some(n)) => {
-            let k = trip_count(cond, a, n, s);
-            let last = a + k * s;
-            last >= i32::MIN as i64 && last <= i32::MAX as i64
-        }
-        _ => strict && (s == 1 || s == -1),
-    };
-    if !exact {
+    if !exact_trip_count(cond, s, consts) {
         return false;
     }
 
@@ -209,23 +195,7 @@ fn try_delete(f: &mut Function, cx: &ModuleCx, cfg: &Cfg, forest: &LoopForest, l
 
     // Build k and the final values in the preheader.
     let mut bld = Builder::before(f, pre_t);
-    let k = match consts {
-        (Some(a), Some(n)) => bld.iconst(trip_count(cond, a, n, s) as i32),
-        _ => {
-            // s = ±1, strict test: k = max(1, |n - i0|) in 64 bits, then truncated.
-            let a64 = bld.unary(Opcode::Sext, Type::I64, i0);
-            let n64 = bld.unary(Opcode::Sext, Type::I64, bound);
-            let d = if s > 0 {
-                bld.binary(Opcode::Sub, n64, a64)
-            } else {
-                bld.binary(Opcode::Sub, a64, n64)
-            };
-            let one = bld.iconst_ty(Type::I64, 1);
-            let lt = bld.icmp(CmpCond::Lt, d, one);
-            let k64 = bld.select(lt, one, d);
-            bld.unary(Opcode::Trunc, Type::I32, k64)
-        }
-    };
+    let k = build_trip_count(&mut bld, cond, s, (i0, bound), consts);
     let one = bld.iconst(1);
     let km1 = bld.binary(Opcode::Sub, k, one);
     let mut repl: Vec<(Value, Value)> = Vec::new();
@@ -272,45 +242,4 @@ fn try_delete(f: &mut Function, cx: &ModuleCx, cfg: &Cfg, forest: &LoopForest, l
     }
     f.replace_inst(pre_t, mk::jump(exit), &new_exit_args);
     true
-}
-
-/// How many times the body runs: the first `k >= 1` with `i0 + k*s` failing the test.
-fn trip_count(cond: CmpCond, i0: i64, n: i64, s: i64) -> i64 {
-    let k = match cond {
-        CmpCond::Lt => (n - i0 + s - 1).div_euclid(s),
-        CmpCond::Le => (n - i0).div_euclid(s) + 1,
-        CmpCond::Gt => (i0 - n + (-s) - 1).div_euclid(-s),
-        CmpCond::Ge => (i0 - n).div_euclid(-s) + 1,
-        _ => 1,
-    };
-    k.max(1)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn trip_counts_match_simulation() {
-        for (cond, i0, n, s) in [
-            (CmpCond::Lt, 0, 300, 1),
-            (CmpCond::Lt, 0, 10, 3),
-            (CmpCond::Le, 0, 10, 3),
-            (CmpCond::Lt, 5, 2, 1),
-            (CmpCond::Gt, 10, 0, -2),
-            (CmpCond::Ge, 10, 0, -3),
-            (CmpCond::Ge, -4, 0, -1),
-        ] {
-            // Simulate: run the body, step, test.
-            let (mut i, mut k) = (i0, 0);
-            loop {
-                k += 1;
-                i += s;
-                if !cond.eval_int(i, n) {
-                    break;
-                }
-            }
-            assert_eq!(trip_count(cond, i0, n, s), k, "{cond:?} {i0} {n} {s}");
-        }
-    }
 }

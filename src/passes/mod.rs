@@ -29,6 +29,7 @@ pub mod lsr;
 pub mod mem2reg;
 pub mod memo;
 pub mod memopt;
+pub mod modrec;
 pub mod peel;
 pub mod pipeline;
 pub mod promote;

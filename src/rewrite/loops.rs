@@ -6,8 +6,35 @@
 //! `ensure_preheaders` again before their next round. Needs: CFG, dominator tree, loop forest.
 //! Cost: O(blocks + edges) when nothing is missing.
 
+use crate::analysis::loop_shape::trip_count;
 use crate::analysis::{FuncAnalyses, Preserved};
-use crate::ir::{mk, Block, Function, Value};
+use crate::ir::{mk, Block, Builder, CmpCond, Function, Opcode, Type, Value};
+
+/// Emits the trip count (i32) of a counted loop whose count is exact
+/// (`loop_shape::exact_trip_count`): a constant when `i0` and `n` are (`consts`), else
+/// `max(1, |n - i0|)` in 64 bits for a step of ±1 (then truncated).
+pub fn build_trip_count(
+    bld: &mut Builder,
+    cond: CmpCond,
+    s: i64,
+    (i0, n): (Value, Value),
+    consts: (Option<i64>, Option<i64>),
+) -> Value {
+    if let (Some(a), Some(b)) = consts {
+        return bld.iconst(trip_count(cond, a, b, s) as i32);
+    }
+    let a64 = bld.unary(Opcode::Sext, Type::I64, i0);
+    let n64 = bld.unary(Opcode::Sext, Type::I64, n);
+    let d = if s > 0 {
+        bld.binary(Opcode::Sub, n64, a64)
+    } else {
+        bld.binary(Opcode::Sub, a64, n64)
+    };
+    let one = bld.iconst_ty(Type::I64, 1);
+    let lt = bld.icmp(CmpCond::Lt, d, one);
+    let k64 = bld.select(lt, one, d);
+    bld.unary(Opcode::Trunc, Type::I32, k64)
+}
 
 /// Gives every loop a preheader. Returns whether blocks were added.
 pub fn ensure_preheaders(f: &mut Function, am: &mut FuncAnalyses) -> bool {
