@@ -220,6 +220,16 @@ impl Function {
         }
     }
 
+    /// The uses of `v` by instructions in blocks `inside` rejects (a loop's outside uses).
+    pub fn uses_outside(&self, v: Value, inside: impl Fn(Block) -> bool) -> Vec<Use> {
+        self.uses_of(v)
+            .filter(|&u| {
+                let user = self.uses.user[u];
+                self.layout.inst_block(user).is_some_and(|b| !inside(b))
+            })
+            .collect()
+    }
+
     pub fn has_uses(&self, v: Value) -> bool {
         self.uses.first.get(v).copied().flatten().is_some()
     }

@@ -178,12 +178,8 @@ fn try_delete(f: &mut Function, cx: &ModuleCx, cfg: &Cfg, forest: &LoopForest, l
         let mut vals: Vec<Value> = f.blocks.params[b].clone();
         vals.extend(f.layout().block_insts(b).filter_map(|i| f.result(i)));
         for v in vals {
-            let used_outside = f.uses_of(v).any(|u| {
-                let user = f.uses().user[u];
-                f.layout()
-                    .inst_block(user)
-                    .is_some_and(|ub| !forest.contains(l, ub))
-            }) || exit_args.contains(&v);
+            let used_outside =
+                !f.uses_outside(v, |b| forest.contains(l, b)).is_empty() || exit_args.contains(&v);
             if used_outside {
                 if !is_param_or_next(v) {
                     return false;
@@ -227,15 +223,7 @@ fn try_delete(f: &mut Function, cx: &ModuleCx, cfg: &Cfg, forest: &LoopForest, l
         .collect();
     // Outside uses first (uses inside the loop stay until the loop is removed).
     for &(old, new) in &repl {
-        let outside: Vec<_> = f
-            .uses_of(old)
-            .filter(|&u| {
-                let user = f.uses().user[u];
-                f.layout()
-                    .inst_block(user)
-                    .is_some_and(|ub| !forest.contains(l, ub))
-            })
-            .collect();
+        let outside = f.uses_outside(old, |b| forest.contains(l, b));
         for u in outside {
             f.set_use(u, new);
         }

@@ -282,13 +282,8 @@ fn analyze(f: &Function, cx: &ModuleCx, cfg: &Cfg, forest: &LoopForest, l: Loop)
         let mut vals: Vec<Value> = f.blocks.params[b].clone();
         vals.extend(f.layout().block_insts(b).filter_map(|i| f.result(i)));
         for v in vals {
-            let outside = exit_args.contains(&v)
-                || f.uses_of(v).any(|u| {
-                    let user = f.uses().user[u];
-                    f.layout()
-                        .inst_block(user)
-                        .is_some_and(|ub| !forest.contains(l, ub))
-                });
+            let outside =
+                exit_args.contains(&v) || !f.uses_outside(v, |b| forest.contains(l, b)).is_empty();
             if !outside {
                 continue;
             }
@@ -486,15 +481,7 @@ fn apply(f: &mut Function, p: &Plan) -> bool {
         .flat_map(|&(param, _, next, _)| [param, next])
         .collect();
     for v in loop_values {
-        let outside: Vec<_> = f
-            .uses_of(v)
-            .filter(|&u| {
-                let user = f.uses().user[u];
-                f.layout()
-                    .inst_block(user)
-                    .is_some_and(|b| !p.blocks.contains(&b))
-            })
-            .collect();
+        let outside = f.uses_outside(v, |b| p.blocks.contains(&b));
         if outside.is_empty() {
             continue;
         }
