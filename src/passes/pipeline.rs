@@ -83,12 +83,13 @@ pub const O2: &[Step] = &[
     loop_pass!(promote),    // after licm hoisted the invariant addresses it needs
     loop_pass!(indvars),    // after licm: step values and bounds must be defined outside the loop
     CLEANUP,
-    loop_pass!(lsr),    // late: addresses are final, invariant bases already hoisted
-    CLEANUP,            // the new constant-index geps and offset chains; dead index arithmetic
-    pass!(ivmul),       // after lsr: the multiplications left are not addresses
-    pass!(ifconv),      // late: the loop passes above have read the branches they match
-    loop_pass!(unroll), // after lsr (copies share one pointer), ifconv (one-block bodies)
-    pass!(instcombine), // the copies' offset chains and counters; selects with 0/1 arms
+    loop_pass!(lsr),     // late: addresses are final, invariant bases already hoisted
+    CLEANUP,             // the new constant-index geps and offset chains; dead index arithmetic
+    loop_pass!(postinc), // after cleanup merged each pointer step with the accesses it feeds
+    pass!(ivmul),        // after lsr: the multiplications left are not addresses
+    pass!(ifconv),       // late: the loop passes above have read the branches they match
+    loop_pass!(unroll),  // after lsr (copies share one pointer), ifconv (one-block bodies)
+    pass!(instcombine),  // the copies' offset chains and counters; selects with 0/1 arms
     pass!(gvn),
     pass!(memopt),            // copies re-load words the previous copy loaded or stored
     pass!(instcombine),       // fold what forwarding made constant (fully unrolled recurrences)
@@ -100,6 +101,7 @@ pub const O2: &[Step] = &[
     CFG_CLEANUP,
     pass!(divconst), // late: loop passes and constant folding see plain divisions
     pass!(gvn),      // a quotient and remainder of the same operands share the quotient
+    pass!(addchain), // last: sums are final (unrolled copies joined, divisions lowered)
     pass!(dce),      // the replaced divisions
 ];
 
