@@ -3,10 +3,12 @@
 //! SysY pointers come only from allocas, globals and pointer parameters, moved by `gep`/`offset`
 //! (and block parameters after strength reduction). Distinct allocas and globals never alias; a
 //! pointer parameter may point into any global or any caller's memory but never into this
-//! function's allocas; an alias of unknown origin may alias anything but a non-escaping alloca.
+//! function's allocas, nor into a global whose address is only used directly (SysY has no `&`:
+//! scalar globals are reached by name alone, see `ModuleCx::direct_only`); an alias of unknown
+//! origin may alias anything but a non-escaping alloca.
 
 use crate::analysis::Cfg;
-use crate::ir::{Function, GlobalId, Inst, Opcode, Value, ValueDef};
+use crate::ir::{Function, GlobalId, Inst, ModuleCx, Opcode, Value, ValueDef};
 
 /// Where a pointer points.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -145,8 +147,20 @@ pub fn escapes(f: &Function, alloca: Inst) -> bool {
         })
 }
 
+/// Every use of the address of a global (through `gep`/`offset` and block parameters) is the
+/// address of a load or a store: the address never reaches a call, memory or a return.
+pub fn global_direct_only(f: &Function, addr: Value) -> bool {
+    derived_users_via(f, addr, true)
+        .iter()
+        .all(|&(user, v)| match f.op(user) {
+            Opcode::Load => true,
+            Opcode::Store => f.arg(user, 0) != v,
+            _ => false,
+        })
+}
+
 /// Whether two bases may refer to overlapping memory.
-pub fn may_alias(a: Base, b: Base) -> bool {
+pub fn may_alias(cx: &ModuleCx, a: Base, b: Base) -> bool {
     match (a, b) {
         (Base::Alloca(x), Base::Alloca(y)) => x == y,
         (Base::Global(x), Base::Global(y)) => x == y,
@@ -154,6 +168,11 @@ pub fn may_alias(a: Base, b: Base) -> bool {
         // Parameters come from callers: they never point into this function's allocas. An
         // unknown pointer may (an alloca's address merged with another in a block parameter).
         (Base::Alloca(_), Base::Param(_)) | (Base::Param(_), Base::Alloca(_)) => false,
+        // A parameter points where some caller's pointer pointed: never into a global whose
+        // address is only used directly.
+        (Base::Global(g), Base::Param(_)) | (Base::Param(_), Base::Global(g)) => {
+            !cx.is_direct_only(g)
+        }
         _ => true,
     }
 }

@@ -11,7 +11,7 @@
 
 use super::alias::Base;
 use crate::analysis::Cfg;
-use crate::ir::{Effects, FuncId, Module, Opcode, Type};
+use crate::ir::{Effects, FuncId, GlobalId, Module, Opcode, Type};
 
 /// What one function does itself, before looking at callees.
 #[derive(Clone, Default)]
@@ -55,8 +55,39 @@ fn local_facts(m: &Module, id: FuncId) -> Local {
     l
 }
 
-/// Recomputes every function's effect summary. Returns whether any summary changed.
+/// Recomputes `ModuleCx::direct_only`: the globals whose address every defined function uses
+/// only as the address of loads and stores. Returns whether the set changed.
+fn direct_globals(m: &mut Module) -> bool {
+    let mut addressed: Vec<GlobalId> = Vec::new();
+    for (id, d) in m.cx.decls.iter() {
+        if !d.defined {
+            continue;
+        }
+        let f = &m.funcs[id];
+        for b in f.layout().blocks() {
+            for i in f.layout().block_insts(b) {
+                if f.op(i) == Opcode::Gaddr && !super::alias::global_direct_only(f, f.res(i)) {
+                    addressed.push(f.global(i));
+                }
+            }
+        }
+    }
+    let mut direct = slotmap::SecondaryMap::new();
+    for (g, _) in m.cx.globals.iter() {
+        if !addressed.contains(&g) {
+            direct.insert(g, ());
+        }
+    }
+    let changed = direct.len() != m.cx.direct_only.len()
+        || direct.keys().any(|g| !m.cx.direct_only.contains_key(g));
+    m.cx.direct_only = direct;
+    changed
+}
+
+/// Recomputes every function's effect summary and the globals used only directly. Returns
+/// whether any of them changed.
 pub fn run_module(m: &mut Module) -> bool {
+    let direct_changed = direct_globals(m);
     let ids: Vec<FuncId> = m.cx.decls.keys().collect();
     let locals: Vec<Option<Local>> = ids
         .iter()
@@ -104,7 +135,7 @@ pub fn run_module(m: &mut Module) -> bool {
             break;
         }
     }
-    let mut changed = false;
+    let mut changed = direct_changed;
     for (k, &id) in ids.iter().enumerate() {
         if m.cx.decls[id].effects != eff[k] {
             m.cx.decls[id].effects = eff[k];

@@ -119,6 +119,10 @@ impl GlobalData {
 pub struct ModuleCx {
     pub decls: IdVec<FuncId, FuncDecl>,
     pub globals: slotmap::SlotMap<GlobalId, GlobalData>,
+    /// Globals whose address is only ever used directly, as the address of loads and stores
+    /// (never passed to a call, stored or returned), so no pointer parameter points into them.
+    /// Filled by the `effects` module analysis; a global missing here may be addressed.
+    pub direct_only: slotmap::SecondaryMap<GlobalId, ()>,
 }
 
 impl ModuleCx {
@@ -134,6 +138,10 @@ impl ModuleCx {
             .iter()
             .find(|(_, d)| d.name == name)
             .map(|(id, _)| id)
+    }
+    /// Whether global `g` is only accessed directly (see `direct_only`).
+    pub fn is_direct_only(&self, g: GlobalId) -> bool {
+        self.direct_only.contains_key(g)
     }
     /// Globals in a stable order (creation order, by slot).
     pub fn globals_sorted(&self) -> Vec<(GlobalId, &GlobalData)> {

@@ -306,7 +306,7 @@ pub fn run(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved 
                     }
                     if f.op(i) == Opcode::Load {
                         let base = base_of(f, cfg, f.arg(i, 0));
-                        if mem.store_bases.iter().any(|&sb| may_alias(sb, base)) {
+                        if mem.store_bases.iter().any(|&sb| may_alias(cx, sb, base)) {
                             continue;
                         }
                         if mem.writing_call {

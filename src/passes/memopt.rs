@@ -54,8 +54,8 @@ fn addr_of(f: &Function, cfg: &Cfg, ptr: Value) -> Addr {
 }
 
 /// Whether a write of `wsize` bytes at `w` may change the `rsize` bytes at `r`.
-fn may_overlap(w: &Addr, wsize: i64, r: &Addr, rsize: i64) -> bool {
-    if !may_alias(w.base, r.base) {
+fn may_overlap(cx: &ModuleCx, w: &Addr, wsize: i64, r: &Addr, rsize: i64) -> bool {
+    if !may_alias(cx, w.base, r.base) {
         return false;
     }
     if w.root == r.root {
@@ -124,7 +124,7 @@ fn forward(f: &mut Function, cx: &ModuleCx, cfg: &Cfg) -> bool {
                     let ty = f.ty(v);
                     let a = addr_of(f, cfg, f.arg(i, 1));
                     let size = ty.bytes() as i64;
-                    table.retain(|e| !may_overlap(&a, size, &e.addr, e.ty.bytes() as i64));
+                    table.retain(|e| !may_overlap(cx, &a, size, &e.addr, e.ty.bytes() as i64));
                     table.push(Entry {
                         addr: a,
                         ty,
@@ -187,7 +187,7 @@ fn dead_stores_local(f: &mut Function, cx: &ModuleCx, cfg: &Cfg) -> bool {
                 Opcode::Load => {
                     let size = f.data(i).ty.bytes() as i64;
                     let a = addr_of(f, cfg, f.arg(i, 0));
-                    pending.retain(|(_, pa, ps)| !may_overlap(pa, *ps, &a, size));
+                    pending.retain(|(_, pa, ps)| !may_overlap(cx, pa, *ps, &a, size));
                 }
                 Opcode::Call if call_reads(f, cx, i) => {
                     pending.clear();

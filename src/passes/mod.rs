@@ -6,6 +6,7 @@
 //! changed nothing). A module pass is `fn(&mut Module) -> bool` and runs between parallel phases
 //! (inlining, global DCE, effect summaries). Pipelines are data (`pipeline.rs`).
 
+pub mod addchain;
 pub mod condprop;
 pub mod constlocal;
 pub mod dce;
@@ -32,6 +33,7 @@ pub mod memopt;
 pub mod modrec;
 pub mod peel;
 pub mod pipeline;
+pub mod postinc;
 pub mod promote;
 pub mod rangefold;
 pub mod reassociate;

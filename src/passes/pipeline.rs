@@ -86,6 +86,7 @@ pub const O2: &[Step] = &[
     loop_pass!(modrec), // after indvars gave inner loops closed forms; before unroll copies steps
     loop_pass!(lsr),    // late: addresses are final, invariant bases already hoisted
     CLEANUP,            // the new constant-index geps and offset chains; dead index arithmetic
+    loop_pass!(postinc), // after cleanup merged each pointer step with the accesses it feeds
     pass!(ivmul),       // after lsr: the multiplications left are not addresses
     pass!(ifconv),      // late: the loop passes above have read the branches they match
     loop_pass!(unroll), // after lsr (copies share one pointer), ifconv (one-block bodies)
@@ -101,6 +102,7 @@ pub const O2: &[Step] = &[
     CFG_CLEANUP,
     pass!(divconst), // late: loop passes and constant folding see plain divisions
     pass!(gvn),      // a quotient and remainder of the same operands share the quotient
+    pass!(addchain), // last: sums are final (unrolled copies joined, divisions lowered)
     pass!(dce),      // the replaced divisions
 ];
 

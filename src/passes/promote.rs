@@ -89,7 +89,7 @@ fn find(f: &Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Option<Candidate>
             } as i64;
             let alone = accesses.iter().filter(|a| a.1 != addr).all(|a| {
                 let other = base_of(f, cfg, a.1);
-                (!may_alias(base, other) && other != base)
+                (!may_alias(cx, base, other) && other != base)
                     || depend::disjoint(f, addr, ty.bytes() as i64, a.1, size(a.0), &counters)
             });
             if !alone {

@@ -26,7 +26,7 @@ use crate::ir::{
     func_symbol, global_symbol, Block, CmpCond, FuncId, Function, Inst, ModuleCx, Opcode, Type,
     Value,
 };
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// Where an argument travels under lp64d.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,6 +102,9 @@ struct Isel<'a> {
     /// `(base, large offset) -> register` computed earlier in the current block, so that
     /// `base + 8000` can be `(base + 4000) + r4000` (unrolled column walks).
     block_offsets: FxHashMap<(Value, i64), Reg>,
+    /// Large offsets of this block its loads and stores read relative to a nearby entry of
+    /// `block_offsets` (`offset_folds`), so they have no instruction.
+    folded_offsets: FxHashSet<Value>,
     /// `(index, stride) -> (scaled index register, IR block computing it)`: `a[i]`, `b[i]` and
     /// `c[i]` share one `slli` wherever its block dominates.
     scaled: FxHashMap<(Value, i64), (Reg, Block)>,
@@ -149,6 +152,7 @@ pub fn select(f: &Function, cx: &ModuleCx, isa: Isa) -> MFunc {
         local: FxHashMap::default(),
         big_offsets: Vec::new(),
         block_offsets: FxHashMap::default(),
+        folded_offsets: FxHashSet::default(),
         scaled: FxHashMap::default(),
         dom: DomTree::default(),
         cur_block: f.entry(),
@@ -360,6 +364,7 @@ impl<'a> Isel<'a> {
     fn start_block(&mut self, id: u32) {
         self.local.clear();
         self.block_offsets.clear();
+        self.folded_offsets.clear();
         let start = self.mf.insts.len() as u32;
         self.mf.blocks[id as usize].start = start;
         self.mf.order.push(id);
@@ -464,29 +469,42 @@ impl<'a> Isel<'a> {
         self.push(mov(self.mf.class(d), d, s));
     }
 
-    /// Loads the large `offset` immediates used inside loops into registers (see `big_offsets`).
+    /// Loads the large `offset` immediates used inside loops into registers (see `big_offsets`):
+    /// those of the deepest loops first, in block order, and not one within an immediate of an
+    /// offset already chosen (an address in the same block reaches it with an `addi` or a
+    /// load's immediate, see `near_offset`).
     fn load_big_offsets(&mut self, blocks: &[Block], loops: &LoopForest) {
         let f = self.f;
+        let mut cands: Vec<(std::cmp::Reverse<u32>, usize, i64)> = Vec::new();
         for &b in blocks {
-            if loops.depth(b) == 0 {
+            let depth = loops.depth(b);
+            if depth == 0 {
                 continue;
             }
             for i in f.layout().block_insts(b) {
                 let c = f.data(i).imm;
-                if f.op(i) != Opcode::Offset
-                    || fits12(c)
-                    || !f.has_uses(f.res(i))
-                    || self.big_offsets.iter().any(|&(x, _)| x == c)
-                    || self.big_offsets.len() == MAX_BIG_OFFSETS
-                {
-                    continue;
+                if f.op(i) == Opcode::Offset && !fits12(c) && f.has_uses(f.res(i)) {
+                    cands.push((std::cmp::Reverse(depth), cands.len(), c));
                 }
-                let r = self.vreg(RegClass::Int);
-                let at = self.mf.insts.len();
-                self.push(MInst::li(r, c));
-                self.mf.remat[r.vindex()] = Some(self.mf.insts[at]);
-                self.big_offsets.push((c, r));
             }
+        }
+        cands.sort();
+        for (_, _, c) in cands {
+            if self.big_offsets.len() == MAX_BIG_OFFSETS {
+                break;
+            }
+            if self
+                .big_offsets
+                .iter()
+                .any(|&(x, _)| fits12(c.wrapping_sub(x)))
+            {
+                continue;
+            }
+            let r = self.vreg(RegClass::Int);
+            let at = self.mf.insts.len();
+            self.push(MInst::li(r, c));
+            self.mf.remat[r.vindex()] = Some(self.mf.insts[at]);
+            self.big_offsets.push((c, r));
         }
     }
 
@@ -536,6 +554,42 @@ impl<'a> Isel<'a> {
         self.addr_folding(p, only_addressed)
     }
 
+    /// The address computed earlier in this block from `base` nearest to `base + c`, when
+    /// within an immediate of it: `(distance, register)`; ties go to the lower offset, whatever
+    /// the map's order.
+    fn near_offset(&self, base: Value, c: i64) -> Option<(i64, Reg)> {
+        let mut best: Option<(i64, Reg)> = None;
+        for (&(v, x), &r) in &self.block_offsets {
+            let d = c.wrapping_sub(x);
+            if v == base && fits12(d) && best.is_none_or(|(bd, _)| (d.abs(), d) < (bd.abs(), bd)) {
+                best = Some((d, r));
+            }
+        }
+        best
+    }
+
+    /// Whether `p = offset base, c` (a large `c`) needs no instruction: every use is the address
+    /// of a load or store of this block, which reads it as an immediate from an address
+    /// computed earlier in the block (`near_offset`).
+    fn offset_folds(&self, i: Inst) -> bool {
+        let f = self.f;
+        let p = f.res(i);
+        let c = f.data(i).imm;
+        !fits12(c)
+            && self.big_offsets.iter().all(|&(x, _)| x != c)
+            && self.near_offset(f.arg(i, 0), c).is_some()
+            && f.uses_of(p).all(|u| {
+                let user = f.uses().user[u];
+                let a = f.args(user);
+                f.layout().inst_block(user) == Some(self.cur_block)
+                    && match f.op(user) {
+                        Opcode::Load => true,
+                        Opcode::Store => a[0] != p,
+                        _ => false,
+                    }
+            })
+    }
+
     fn addr_folding(&mut self, p: Value, fold_regs: bool) -> (Reg, i64, FrameRef, u32) {
         if let Some(Remat::Object(obj)) = self.remat[p.index()] {
             return (Reg::SP, 0, FrameRef::Object, obj);
@@ -544,6 +598,10 @@ impl<'a> Isel<'a> {
             if self.f.op(i) == Opcode::Offset {
                 let c = self.f.data(i).imm;
                 let base = self.f.arg(i, 0);
+                if self.folded_offsets.contains(&p) {
+                    let (d, r) = self.near_offset(base, c).unwrap();
+                    return (r, d, FrameRef::None, 0);
+                }
                 let (b, off, fr, aux) = self.addr_folding(base, true);
                 let total = off.wrapping_add(c);
                 if fr != FrameRef::None || (fold_regs && fits12(total)) {
@@ -697,6 +755,9 @@ impl<'a> Isel<'a> {
                 self.push(MInst::unary(op, rd, a));
             }
             Gep => self.gep(rd, args[0], args[1], d.imm),
+            Offset if self.offset_folds(i) => {
+                self.folded_offsets.insert(res.unwrap());
+            }
             Offset => {
                 let base = self.reg(args[0]);
                 let c = d.imm;
@@ -710,8 +771,15 @@ impl<'a> Isel<'a> {
                         self.block_offsets.get(&(args[0], c - x)).map(|&p| (p, r))
                     })
                 };
+                // Near an address computed earlier in the block from the same base: one `addi`
+                // (the nearest; ties to the lower offset, whatever the map's order).
+                let near = || self.near_offset(args[0], c);
                 match exact.or_else(chained) {
                     Some((from, r)) => self.push(MInst::r(MOp::Add, rd, from, r)),
+                    None if !fits12(c) => match near() {
+                        Some((d, from)) => self.push(MInst::i(MOp::Addi, rd, from, d)),
+                        None => self.add_imm(rd, base, c),
+                    },
                     None => self.add_imm(rd, base, c),
                 }
                 if !fits12(c) {

@@ -17,13 +17,16 @@
 //! access through another register.
 //!
 //! The scheduler walks cycles: in each it issues the ready instruction of greatest height (the
-//! longest latency-weighted path to the region's end; ties keep source order), then a second one
+//! longest latency-weighted path to the region's end, counting the branch that ends the region
+//! as a reader of the registers it compares; ties keep source order), then a second one
 //! the model lets pair with it that does not depend on it. An unpipelined unit (divider) stays
 //! busy for its occupancy. Before allocation it also tracks live virtual registers per class:
 //! at the class's limit (`PRESSURE_LIMIT`, higher inside loops) it issues in source order, and
 //! a block whose new order needs more registers at some point than the old one (beyond the
 //! limit), or spends more instructions beyond the limit, keeps its old order, so scheduling
-//! adds no spills. A loop update joined to its value by a copy (`i' = i + 1; i := i'`) stays
+//! adds no spills. Each block is first scheduled by latency alone, ignoring the limit; that
+//! order is kept when no point of it needs more registers than the old order (beyond the
+//! limit), else the pressure-watching one is tried. A loop update joined to its value by a copy (`i' = i + 1; i := i'`) stays
 //! after the value's other reads, so both keep one register (see `before_alloc`).
 //! Cost: O(n^2) per region of n <= `WINDOW` instructions.
 
@@ -68,7 +71,7 @@ const WINDOW: usize = 256;
 /// pays for itself over the iterations: a few more, still below the allocatable 24 and 29
 /// (room for values live across calls and linear scan's imperfect packing).
 const PRESSURE_LIMIT: [u32; 2] = [12, 17];
-const PRESSURE_LIMIT_LOOP: [u32; 2] = [18, 22];
+const PRESSURE_LIMIT_LOOP: [u32; 2] = [20, 22];
 
 /// Bytes a load or store accesses.
 fn width(op: MOp) -> i64 {
@@ -128,6 +131,7 @@ fn build_dag(
     uses: &[[Reg; 2]],
     private_below: i64,
     tied: &dyn Fn(Reg, Reg) -> bool,
+    exit_reads: &[Reg],
 ) -> Dag {
     let n = insts.len();
     let mut succs: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n];
@@ -208,10 +212,20 @@ fn build_dag(
             e.1.clear();
         }
     }
-    // Heights, backwards (edges go forwards).
+    // Heights, backwards (edges go forwards). The last write of a register the branch after
+    // the region reads also counts the branch, which waits for it.
     let mut height = vec![0u32; n];
+    let mut pending: Vec<Reg> = (exit_reads.iter().copied())
+        .filter(|&r| r.is_some() && r != Reg::ZERO)
+        .collect();
     for k in (0..n).rev() {
-        let own = machine::latency(insts[k].op).max(1);
+        let mut own = machine::latency(insts[k].op).max(1);
+        if insts[k].rd.is_some() {
+            if let Some(at) = pending.iter().position(|&r| r == insts[k].rd) {
+                pending.swap_remove(at);
+                own += 1;
+            }
+        }
         height[k] = succs[k]
             .iter()
             .map(|&(s, l)| l + height[s as usize])
@@ -331,6 +345,8 @@ fn schedule(
     private_below: i64,
     tied: &dyn Fn(Reg, Reg) -> bool,
     mut pressure: Option<&mut Pressure>,
+    guard: bool,
+    exit_reads: &[Reg],
 ) -> Vec<u32> {
     let n = insts.len();
     if n <= 1 {
@@ -338,7 +354,7 @@ fn schedule(
     }
     // Calls and returns (whose extra reads are not in the row) are never inside a region.
     let uses: Vec<[Reg; 2]> = insts.iter().map(|mi| [mi.rs1, mi.rs2]).collect();
-    let dag = build_dag(insts, &uses, private_below, tied);
+    let dag = build_dag(insts, &uses, private_below, tied, exit_reads);
     let mut npreds = dag.npreds.clone();
     let mut earliest = vec![0u32; n];
     let mut ready: Vec<u32> = (0..n as u32).filter(|&k| npreds[k as usize] == 0).collect();
@@ -354,7 +370,7 @@ fn schedule(
     };
     while !ready.is_empty() {
         // First slot of the cycle.
-        let source_order = pressure.as_ref().is_some_and(|p| p.high());
+        let source_order = guard && pressure.as_ref().is_some_and(|p| p.high());
         let pick = if source_order {
             *ready.iter().min().unwrap()
         } else {
@@ -391,7 +407,7 @@ fn schedule(
                 })
                 .collect();
             // Dual issue can only help if both get a slot; the pressure guard still applies.
-            if let Some(p) = pressure.as_deref() {
+            if let Some(p) = pressure.as_deref().filter(|_| guard) {
                 if (0..2).any(|c| p.cur[c] + 1 >= p.limit[c]) {
                     now.clear();
                 }
@@ -434,6 +450,14 @@ fn best(cands: &[u32], dag: &Dag, insts: &[MInst], p: Option<&Pressure>) -> u32 
             (std::cmp::Reverse(dag.height[k as usize]), d, k)
         })
         .unwrap()
+}
+
+/// The registers a conditional branch right after a region compares.
+fn branch_reads(next: Option<&MInst>) -> [Reg; 2] {
+    match next {
+        Some(mi) if mi.op.is_branch() => [mi.rs1, mi.rs2],
+        _ => [Reg::NONE; 2],
+    }
 }
 
 /// Whether `mi` ends a region before allocation.
@@ -513,32 +537,46 @@ pub fn before_alloc(mf: &mut MFunc, iv: &Intervals) {
         };
         let mut before = Pressure::new(&mf.vclass, limit, body, top, live_in, live_out);
         body.iter().for_each(|mi| before.issue(mi));
-        let mut after = Pressure::new(&mf.vclass, limit, body, top, live_in, live_out);
-        let mut out: Vec<MInst> = Vec::with_capacity(body.len());
-        let mut k = 0;
-        while k < body.len() {
-            if barrier_before_alloc(&body[k]) {
-                after.issue(&body[k]);
-                out.push(body[k]);
-                k += 1;
-                continue;
+        // Two orders: one that falls back to source order at the pressure limit, and one led
+        // by latency alone (which may still need no more registers than the source order: a
+        // long-latency operation moved up past a chain whose temporaries it does not outlive).
+        // The first that passes the check below wins, the latency-led one first.
+        let mut chosen: Option<Vec<MInst>> = None;
+        for guard in [false, true] {
+            let mut after = Pressure::new(&mf.vclass, limit, body, top, live_in, live_out);
+            let mut out: Vec<MInst> = Vec::with_capacity(body.len());
+            let mut k = 0;
+            while k < body.len() {
+                if barrier_before_alloc(&body[k]) {
+                    after.issue(&body[k]);
+                    out.push(body[k]);
+                    k += 1;
+                    continue;
+                }
+                let mut j = k;
+                while j < body.len() && j - k < WINDOW && !barrier_before_alloc(&body[j]) {
+                    j += 1;
+                }
+                let region = &body[k..j];
+                let exit = branch_reads(body.get(j));
+                for idx in schedule(region, 0, &tied, Some(&mut after), guard, &exit) {
+                    out.push(region[idx as usize]);
+                }
+                k = j;
             }
-            let mut j = k;
-            while j < body.len() && j - k < WINDOW && !barrier_before_alloc(&body[j]) {
-                j += 1;
+            // No point needs more registers than before (beyond the limit), and, for the
+            // order that watched the pressure, the pressure beyond the limit does not spread
+            // to more of the block.
+            let limit_ok = (0..2).all(|c| {
+                after.peak[c] <= before.peak[c].max(limit[c])
+                    && (!guard || after.excess[c] <= before.excess[c])
+            });
+            if limit_ok {
+                chosen = Some(out);
+                break;
             }
-            let region = &body[k..j];
-            for idx in schedule(region, 0, &tied, Some(&mut after)) {
-                out.push(region[idx as usize]);
-            }
-            k = j;
         }
-        // No point needs more registers than before (beyond the limit), and the pressure
-        // beyond the limit does not spread to more of the block.
-        let limit_ok = (0..2).all(|c| {
-            after.peak[c] <= before.peak[c].max(limit[c]) && after.excess[c] <= before.excess[c]
-        });
-        if limit_ok {
+        if let Some(out) = chosen {
             new_insts[s..e].copy_from_slice(&out);
         }
     }
@@ -566,7 +604,15 @@ pub fn after_alloc(code: &mut [MInst], private_below: i64) {
         while j < code.len() && j - k < WINDOW && !barrier(&code[j]) {
             j += 1;
         }
-        let order = schedule(&code[k..j], private_below, &|_, _| false, None);
+        let exit = branch_reads(code.get(j));
+        let order = schedule(
+            &code[k..j],
+            private_below,
+            &|_, _| false,
+            None,
+            false,
+            &exit,
+        );
         buf.clear();
         buf.extend(order.iter().map(|&i| code[k + i as usize]));
         code[k..j].copy_from_slice(&buf);
@@ -666,6 +712,7 @@ mod tests {
                 &[[st.rs1, st.rs2], [load.rs1, load.rs2]],
                 0,
                 &|_, _| false,
+                &[],
             );
             assert_eq!(dag.npreds[1] == 0, free, "{load:?}");
         }
@@ -673,14 +720,17 @@ mod tests {
         let bump = MInst::i(MOp::Addi, x(12), x(12), 8);
         let insts = [st, bump, other];
         let uses: Vec<[Reg; 2]> = insts.iter().map(|m| [m.rs1, m.rs2]).collect();
-        let dag = build_dag(&insts, &uses, 0, &|_, _| false);
+        let dag = build_dag(&insts, &uses, 0, &|_, _| false, &[]);
         assert!(dag.succs[0].iter().any(|e| e.0 == 2));
         // Spill slots below the private bound do not alias pointer accesses.
         let spill = MInst::store(MOp::Sd, x(10), Reg::SP, 8);
         let insts = [spill, elsewhere];
         let uses: Vec<[Reg; 2]> = insts.iter().map(|m| [m.rs1, m.rs2]).collect();
-        assert_eq!(build_dag(&insts, &uses, 16, &|_, _| false).npreds[1], 0);
-        assert_eq!(build_dag(&insts, &uses, 8, &|_, _| false).npreds[1], 1);
+        assert_eq!(
+            build_dag(&insts, &uses, 16, &|_, _| false, &[]).npreds[1],
+            0
+        );
+        assert_eq!(build_dag(&insts, &uses, 8, &|_, _| false, &[]).npreds[1], 1);
     }
 
     #[test]
