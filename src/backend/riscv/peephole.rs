@@ -21,6 +21,11 @@
 //! - `drop_dead_spill_stores`: a store to a slot that no path reads before it is stored again
 //!   (or the function returns) is deleted (backward slot liveness over the labelled blocks).
 //!
+//! Also once: `unit_divisors`: within a straight-line run, a division or remainder whose divisor
+//! register holds 1 or -1 from a `li` of the same run (a loop header copied into its preheader
+//! can bring the counter's first value next to a division by the counter) becomes a sign
+//! extension, a negation or a zero, instead of a trip through the slow divider.
+//!
 //! These run after the fixed point because `fold_scratch_moves` relies on each scratch value
 //! having one reader right after it, which forwarding no longer guarantees.
 
@@ -28,6 +33,7 @@ use super::minst::*;
 use std::ops::Range;
 
 pub fn run(code: &mut Vec<MInst>, spill: Option<Range<i64>>) {
+    unit_divisors(code);
     cleanup(code);
     if let Some(spill) = spill.filter(|r| !r.is_empty()) {
         forward_spill_slots(code, &spill);
@@ -71,6 +77,37 @@ fn cleanup(code: &mut Vec<MInst>) {
         code.retain(|_| *it.next().unwrap());
         if code.len() == before {
             break;
+        }
+    }
+}
+
+/// Divisions and remainders by a register known (from a `li` since the last label or call) to
+/// hold 1 or -1 become `sext.w`/`mv`, a negation, or zero. Exact for every dividend: `x / 1 = x`,
+/// `x / -1 = -x` (wrapping at the minimum, as the divider does), `x % ±1 = 0`.
+fn unit_divisors(code: &mut [MInst]) {
+    let mut known: [Option<i64>; 64] = [None; 64];
+    for mi in code.iter_mut() {
+        if mi.op == MOp::Label || mi.op == MOp::Call {
+            known = [None; 64];
+            continue;
+        }
+        let unit = (mi.rs2.is_some() && mi.rs2.0 < 64)
+            .then(|| known[mi.rs2.0 as usize])
+            .flatten()
+            .filter(|&c| c == 1 || c == -1);
+        if let Some(c) = unit {
+            let (rd, x) = (mi.rd, mi.rs1);
+            *mi = match (mi.op, c) {
+                (MOp::Rem | MOp::Remw, _) => MInst::li(rd, 0),
+                (MOp::Divw, 1) => MInst::new(MOp::Addiw, rd, x, Reg::NONE, 0),
+                (MOp::Div, 1) => MInst::new(MOp::Addi, rd, x, Reg::NONE, 0),
+                (MOp::Divw, _) => MInst::r(MOp::Subw, rd, Reg::ZERO, x),
+                (MOp::Div, _) => MInst::r(MOp::Sub, rd, Reg::ZERO, x),
+                _ => *mi,
+            };
+        }
+        if mi.rd.is_some() && mi.rd.0 < 64 {
+            known[mi.rd.0 as usize] = (mi.op == MOp::Li).then_some(mi.imm);
         }
     }
 }
@@ -404,6 +441,26 @@ mod tests {
 
     fn label(b: i64) -> MInst {
         MInst::new(MOp::Label, Reg::NONE, Reg::NONE, Reg::NONE, b)
+    }
+
+    #[test]
+    fn divisions_by_a_unit_constant_leave_the_divider() {
+        let (a0, a1, a2) = (Reg::a(0), Reg::a(1), Reg::a(2));
+        let mut code = vec![
+            label(0),
+            MInst::li(a1, 1),
+            MInst::r(MOp::Remw, a2, a0, a1),
+            MInst::r(MOp::Divw, a2, a0, a1),
+            MInst::li(a1, -1),
+            MInst::r(MOp::Div, a2, a0, a1),
+            label(1),
+            MInst::r(MOp::Divw, a2, a0, a1), // a new run: a1 is unknown again
+        ];
+        unit_divisors(&mut code);
+        assert_eq!(code[2], MInst::li(a2, 0));
+        assert_eq!(code[3], MInst::new(MOp::Addiw, a2, a0, Reg::NONE, 0));
+        assert_eq!(code[5], MInst::r(MOp::Sub, a2, Reg::ZERO, a0));
+        assert_eq!(code[7].op, MOp::Divw);
     }
 
     #[test]
