@@ -460,6 +460,16 @@ impl Function {
 
     // ---- branches ------------------------------------------------------------------------
 
+    /// The positions among branch `i`'s targets (as `branch_targets` lists them) that go to `b`.
+    pub fn edges_to(&self, i: Inst, b: Block) -> Vec<usize> {
+        self.branch_targets(i)
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.block == b)
+            .map(|(k, _)| k)
+            .collect()
+    }
+
     /// Arguments passed to target `which` (0 = jump target / brif then, 1 = brif else).
     pub fn branch_args(&self, i: Inst, which: usize) -> &[Value] {
         self.branch_targets(i)[which].args

@@ -50,13 +50,7 @@ fn reduce_loop(f: &mut Function, cfg: &Cfg, loops: &LoopForest, l: Loop) -> bool
     if f.op(pre_t) != Opcode::Jump || cfg.preds[h].len() != 2 {
         return false;
     }
-    let back: Vec<usize> = f
-        .branch_targets(latch_t)
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| c.block == h)
-        .map(|(k, _)| k)
-        .collect();
+    let back = f.edges_to(latch_t, h);
     let [back] = back[..] else { return false };
     let inside = |f: &Function, v: Value| f.def_block(v).is_some_and(|b| loops.contains(l, b));
     let mut changed = false;

@@ -162,13 +162,7 @@ pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved
             continue;
         };
         // The latch's edge(s) into the header.
-        let back: Vec<usize> = f
-            .branch_targets(lt)
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| c.block == h)
-            .map(|(k, _)| k)
-            .collect();
+        let back = f.edges_to(lt, h);
         if back.len() != 1 {
             continue;
         }

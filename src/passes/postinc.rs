@@ -35,13 +35,7 @@ pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved
         if f.op(pre_t) != Opcode::Jump {
             continue;
         }
-        let back: Vec<usize> = f
-            .branch_targets(lt)
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| c.block == h)
-            .map(|(k, _)| k)
-            .collect();
+        let back = f.edges_to(lt, h);
         let [back] = back[..] else { continue };
         let params = f.blocks.params[h].clone();
         for (n, &p) in params.iter().enumerate() {

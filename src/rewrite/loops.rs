@@ -64,13 +64,7 @@ pub fn ensure_preheaders(f: &mut Function, am: &mut FuncAnalyses) -> bool {
         // initial values stay visible (no block parameters to look through).
         if let [p] = outside[..] {
             let t = f.terminator(p).unwrap();
-            let edges: Vec<usize> = f
-                .branch_targets(t)
-                .iter()
-                .enumerate()
-                .filter(|(_, c)| c.block == h)
-                .map(|(k, _)| k)
-                .collect();
+            let edges = f.edges_to(t, h);
             if let [k] = edges[..] {
                 let args = f.branch_args(t, k).to_vec();
                 f.set_branch_target(t, k, pre, &[]);

@@ -1,7 +1,7 @@
 //! Finding test cases: every `NAME.sy` under the given directories (recursively), with its
 //! optional `NAME.in` (stdin) and `NAME.out` (expected stdout + exit code). A case is named by
 //! its path relative to the parent of the directory it was found under, without `.sy`
-//! (`functional/00_main`), and cases come back sorted by name, so runs are reproducible.
+//! (`functional/NAME`), and cases come back sorted by name, so runs are reproducible.
 //! A `.sy` with a `NAME.err` beside it is a diagnostics test (the frontend's tests check those),
 //! not a program to run, and is skipped.
 
