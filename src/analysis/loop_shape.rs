@@ -1,7 +1,7 @@
-//! Shapes of counted loops shared by the loop passes (`indvars`, `unroll`).
+//! Shapes of counted loops shared by the loop passes (`indvars`, `modrec`, `unroll`).
 
 use super::{Cfg, DomTree, FuncAnalyses, LoopForest};
-use crate::ir::{CmpCond, Function, Inst, Opcode, Value};
+use crate::ir::{CmpCond, Function, Inst, ModuleCx, Opcode, Value};
 
 /// A latch's exit test read as "the loop goes on while `next cond bound`".
 pub struct ExitTest {
@@ -99,6 +99,93 @@ pub fn latch_counter(
         index,
         step,
     })
+}
+
+/// A loop whose one latch is its only exiting block: `latch: brif c, header(..), exit(..)` in
+/// either order, entered from a preheader, with no stores and no impure calls inside (so it can
+/// be skipped when its results are known).
+pub struct SingleExit {
+    pub pre: crate::ir::Block,
+    pub latch: crate::ir::Block,
+    pub exit: crate::ir::Block,
+    /// The latch's `brif`.
+    pub term: Inst,
+    /// Whether the back edge is the `brif`'s then edge.
+    pub back_when_true: bool,
+    pub back_args: Vec<Value>,
+    pub exit_args: Vec<Value>,
+}
+
+/// Reads loop `l` as a [`SingleExit`] loop.
+pub fn single_exit(
+    f: &Function,
+    cx: &ModuleCx,
+    cfg: &Cfg,
+    forest: &LoopForest,
+    l: super::Loop,
+) -> Option<SingleExit> {
+    let data = &forest.loops[l];
+    let h = data.header;
+    let [latch] = data.latches[..] else {
+        return None;
+    };
+    let pre = forest.preheader(l, cfg)?;
+    let [exit] = forest.exits(l, cfg)[..] else {
+        return None;
+    };
+    for &b in &data.blocks {
+        if b != latch && cfg.succs[b].iter().any(|&s| !forest.contains(l, s)) {
+            return None;
+        }
+        for i in f.layout().block_insts(b) {
+            match f.op(i) {
+                Opcode::Store => return None,
+                Opcode::Call if !cx.decls[f.callee(i)].effects.pure => return None,
+                _ => {}
+            }
+        }
+    }
+    let term = f.terminator(latch)?;
+    if f.op(term) != Opcode::Brif {
+        return None;
+    }
+    let targets: Vec<crate::ir::Block> = f.branch_targets(term).iter().map(|c| c.block).collect();
+    let back_when_true = match targets[..] {
+        [a, b] if a == h && b == exit => true,
+        [a, b] if b == h && a == exit => false,
+        _ => return None,
+    };
+    let (back, out) = if back_when_true { (0, 1) } else { (1, 0) };
+    Some(SingleExit {
+        pre,
+        latch,
+        exit,
+        term,
+        back_when_true,
+        back_args: f.branch_args(term, back).to_vec(),
+        exit_args: f.branch_args(term, out).to_vec(),
+    })
+}
+
+/// The values defined in loop `l` (block parameters and results) that are used after it:
+/// by instructions outside it, or as arguments of the exit edge (`exit_args`).
+pub fn values_used_after(
+    f: &Function,
+    forest: &LoopForest,
+    l: super::Loop,
+    exit_args: &[Value],
+) -> Vec<Value> {
+    let mut out = Vec::new();
+    for &b in &forest.loops[l].blocks {
+        let mut vals: Vec<Value> = f.blocks.params[b].clone();
+        vals.extend(f.layout().block_insts(b).filter_map(|i| f.result(i)));
+        for v in vals {
+            if exit_args.contains(&v) || !f.uses_outside(v, |b| forest.contains(l, b)).is_empty() {
+                out.push(v);
+            }
+        }
+    }
+    out
 }
 
 /// How many times the body of a counted loop runs: the first `k >= 1` with `i0 + k*s` failing

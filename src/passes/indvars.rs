@@ -19,10 +19,12 @@
 //! Needs: loop-simplified form, CFG, dominator tree, loop forest (recomputed after each
 //! deletion, which also restores the form).
 
-use crate::analysis::loop_shape::{exact_trip_count, exit_test, ExitTest};
+use crate::analysis::loop_shape::{
+    exact_trip_count, exit_test, single_exit, values_used_after, ExitTest, SingleExit,
+};
 use crate::analysis::loops::Loop;
 use crate::analysis::{Cfg, FuncAnalyses, LoopForest, Preserved};
-use crate::ir::{mk, Block, Builder, Function, ModuleCx, Opcode, Type, Value};
+use crate::ir::{mk, Builder, Function, ModuleCx, Opcode, Type, Value};
 use crate::rewrite::blocks::remove_unreachable;
 use crate::rewrite::loops::{build_trip_count, ensure_preheaders};
 
@@ -59,52 +61,20 @@ struct Affine {
 }
 
 fn try_delete(f: &mut Function, cx: &ModuleCx, cfg: &Cfg, forest: &LoopForest, l: Loop) -> bool {
-    let data = &forest.loops[l];
-    let h = data.header;
-    let [latch] = data.latches[..] else {
-        return false;
-    };
-    let Some(pre) = forest.preheader(l, cfg) else {
-        return false;
-    };
-    let exits = forest.exits(l, cfg);
-    let [exit] = exits[..] else { return false };
-    // Only the latch may leave the loop.
-    for &b in &data.blocks {
-        if b != latch && cfg.succs[b].iter().any(|&s| !forest.contains(l, s)) {
-            return false;
-        }
-    }
-    let Some(t) = f.terminator(latch) else {
-        return false;
-    };
-    if f.op(t) != Opcode::Brif {
-        return false;
-    }
-    let targets: Vec<(Block, Vec<Value>)> = f
-        .branch_targets(t)
-        .iter()
-        .map(|c| (c.block, c.args.to_vec()))
-        .collect();
-    let (back_when_true, back_args, exit_args) = if targets[0].0 == h && targets[1].0 == exit {
-        (true, targets[0].1.clone(), targets[1].1.clone())
-    } else if targets[1].0 == h && targets[0].0 == exit {
-        (false, targets[1].1.clone(), targets[0].1.clone())
-    } else {
+    let h = forest.loops[l].header;
+    let Some(SingleExit {
+        pre,
+        term: t,
+        back_when_true,
+        back_args,
+        exit_args,
+        exit,
+        ..
+    }) = single_exit(f, cx, cfg, forest, l)
+    else {
         return false;
     };
     let in_loop = |f: &Function, v: Value| f.def_block(v).is_some_and(|b| forest.contains(l, b));
-
-    // No side effects inside.
-    for &b in &data.blocks {
-        for i in f.layout().block_insts(b) {
-            match f.op(i) {
-                Opcode::Store => return false,
-                Opcode::Call if !cx.decls[f.callee(i)].effects.pure => return false,
-                _ => {}
-            }
-        }
-    }
 
     // Every header parameter is affine.
     let pre_t = f.terminator(pre).unwrap();
@@ -173,20 +143,9 @@ fn try_delete(f: &mut Function, cx: &ModuleCx, cfg: &Cfg, forest: &LoopForest, l
         })
         .collect();
     let is_param_or_next = |v: Value| affine.iter().any(|a| a.param == v || a.next == v);
-    let mut outside_uses: Vec<Value> = Vec::new();
-    for &b in &data.blocks {
-        let mut vals: Vec<Value> = f.blocks.params[b].clone();
-        vals.extend(f.layout().block_insts(b).filter_map(|i| f.result(i)));
-        for v in vals {
-            let used_outside =
-                !f.uses_outside(v, |b| forest.contains(l, b)).is_empty() || exit_args.contains(&v);
-            if used_outside {
-                if !is_param_or_next(v) {
-                    return false;
-                }
-                outside_uses.push(v);
-            }
-        }
+    let outside_uses = values_used_after(f, forest, l, &exit_args);
+    if !outside_uses.iter().all(|&v| is_param_or_next(v)) {
+        return false;
     }
 
     // Build k and the final values in the preheader.

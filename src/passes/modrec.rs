@@ -28,7 +28,9 @@
 //! count (`loop_shape::exact_trip_count`). Needs: loop-simplified form, CFG, dominator tree,
 //! loop forest (recomputed after each loop it rewrites). Cost: O(loops * instructions).
 
-use crate::analysis::loop_shape::{exact_trip_count, exit_test, trip_count, ExitTest};
+use crate::analysis::loop_shape::{
+    exact_trip_count, exit_test, single_exit, trip_count, values_used_after, ExitTest, SingleExit,
+};
 use crate::analysis::loops::Loop;
 use crate::analysis::{Cfg, FuncAnalyses, LoopForest, Preserved};
 use crate::ir::{mk, Block, Builder, CmpCond, Function, ModuleCx, Opcode, Type, Value};
@@ -89,6 +91,14 @@ impl Linear {
             c,
             syms: Vec::new(),
             step: 0,
+        }
+    }
+
+    /// An i32 value defined outside the loop: its constant, or itself as a symbol.
+    fn of_value(f: &Function, v: Value) -> Linear {
+        match f.as_iconst(v) {
+            Some(c) => Linear::constant(c),
+            None => Linear::symbol(v),
         }
     }
 
@@ -180,37 +190,15 @@ struct Plan {
 fn analyze(f: &Function, cx: &ModuleCx, cfg: &Cfg, forest: &LoopForest, l: Loop) -> Option<Plan> {
     let data = &forest.loops[l];
     let h = data.header;
-    let [latch] = data.latches[..] else {
-        return None;
-    };
-    let pre = forest.preheader(l, cfg)?;
-    let exits = forest.exits(l, cfg);
-    let [exit] = exits[..] else { return None };
-    for &b in &data.blocks {
-        if b != latch && cfg.succs[b].iter().any(|&s| !forest.contains(l, s)) {
-            return None;
-        }
-        for i in f.layout().block_insts(b) {
-            match f.op(i) {
-                Opcode::Store => return None,
-                Opcode::Call if !cx.decls[f.callee(i)].effects.pure => return None,
-                _ => {}
-            }
-        }
-    }
-    let t = f.terminator(latch)?;
-    if f.op(t) != Opcode::Brif {
-        return None;
-    }
-    let targets: Vec<Block> = f.branch_targets(t).iter().map(|c| c.block).collect();
-    let back_when_true = match targets[..] {
-        [a, b] if a == h && b == exit => true,
-        [a, b] if b == h && a == exit => false,
-        _ => return None,
-    };
-    let back_args = f
-        .branch_args(t, if back_when_true { 0 } else { 1 })
-        .to_vec();
+    let SingleExit {
+        pre,
+        latch,
+        exit,
+        term: t,
+        back_when_true,
+        back_args,
+        exit_args,
+    } = single_exit(f, cx, cfg, forest, l)?;
     let in_loop = |f: &Function, v: Value| f.def_block(v).is_some_and(|b| forest.contains(l, b));
 
     // Classify the header parameters.
@@ -275,25 +263,13 @@ fn analyze(f: &Function, cx: &ModuleCx, cfg: &Cfg, forest: &LoopForest, l: Loop)
 
     // Values used after the loop: counters (parameters or next values), invariants, or the
     // accumulators' next values.
-    let exit_args = f
-        .branch_args(t, if back_when_true { 1 } else { 0 })
-        .to_vec();
-    for &b in &data.blocks {
-        let mut vals: Vec<Value> = f.blocks.params[b].clone();
-        vals.extend(f.layout().block_insts(b).filter_map(|i| f.result(i)));
-        for v in vals {
-            let outside =
-                exit_args.contains(&v) || !f.uses_outside(v, |b| forest.contains(l, b)).is_empty();
-            if !outside {
-                continue;
-            }
-            let ok = params.iter().any(|&(p, _, next, kind)| match kind {
-                Param::Counter { .. } => v == p || v == next,
-                Param::Accumulator { .. } => v == next,
-            });
-            if !ok {
-                return None;
-            }
+    for v in values_used_after(f, forest, l, &exit_args) {
+        let ok = params.iter().any(|&(p, _, next, kind)| match kind {
+            Param::Counter { .. } => v == p || v == next,
+            Param::Accumulator { .. } => v == next,
+        });
+        if !ok {
+            return None;
         }
     }
 
@@ -323,10 +299,7 @@ fn analyze(f: &Function, cx: &ModuleCx, cfg: &Cfg, forest: &LoopForest, l: Loop)
     }
     for &(_, init, _, kind) in &params {
         if let Param::Accumulator { m, .. } = kind {
-            let lin = match f.as_iconst(init) {
-                Some(c) => Linear::constant(c),
-                None => Linear::symbol(init),
-            };
+            let lin = Linear::of_value(f, init);
             // The initial value holds at every trip of this linear form (step 0).
             checks.push((lin, 0, m - 1));
         }
@@ -415,11 +388,11 @@ impl<F: Fn(&Function, Value) -> bool> Eval<'_, F> {
             let Param::Counter { step } = kind else {
                 return None;
             };
-            let base = match f.as_iconst(init) {
-                Some(c) => Linear::constant(c),
-                None => Linear::symbol(init),
-            };
-            let lin = Linear { step, ..base }.small()?;
+            let lin = Linear {
+                step,
+                ..Linear::of_value(f, init)
+            }
+            .small()?;
             self.in_i32(&lin);
             return Some(lin);
         }

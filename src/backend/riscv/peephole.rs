@@ -91,7 +91,9 @@ fn unit_divisors(code: &mut [MInst]) {
             known = [None; 64];
             continue;
         }
-        let unit = (mi.rs2.is_some() && mi.rs2.0 < 64)
+        let unit = mi
+            .rs2
+            .is_phys()
             .then(|| known[mi.rs2.0 as usize])
             .flatten()
             .filter(|&c| c == 1 || c == -1);
@@ -106,7 +108,7 @@ fn unit_divisors(code: &mut [MInst]) {
                 _ => *mi,
             };
         }
-        if mi.rd.is_some() && mi.rd.0 < 64 {
+        if mi.rd.is_phys() {
             known[mi.rd.0 as usize] = (mi.op == MOp::Li).then_some(mi.imm);
         }
     }
