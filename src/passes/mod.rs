@@ -25,6 +25,7 @@ pub mod ivrange;
 pub mod jump_thread;
 pub mod lftr;
 pub mod licm;
+pub mod loop_idiom;
 pub mod loop_simplify;
 pub mod lsr;
 pub mod mem2reg;

@@ -83,6 +83,7 @@ pub const O2: &[Step] = &[
     loop_pass!(promote),    // after licm hoisted the invariant addresses it needs
     loop_pass!(indvars),    // after licm: step values and bounds must be defined outside the loop
     CLEANUP,
+    module_pass!(loop_idiom), // after indvars took the counters' exit values; before lsr
     loop_pass!(modrec), // after indvars gave inner loops closed forms; before unroll copies steps
     loop_pass!(lsr),    // late: addresses are final, invariant bases already hoisted
     CLEANUP,            // the new constant-index geps and offset chains; dead index arithmetic
