@@ -267,6 +267,24 @@ fn hoist_loops(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> bool {
 }
 
 pub fn run(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved {
+    let changed = hoist_insts(f, cx, am);
+    let mut moved_blocks = false;
+    // Invariant branches moved out leave the values they join invariant: hoist again.
+    if hoist_regions(f, am) {
+        moved_blocks = true;
+        hoist_insts(f, cx, am);
+    }
+    moved_blocks |= hoist_loops(f, cx, am);
+    // Hoisting instructions keeps the block graph; hoisting regions and loops does not.
+    if moved_blocks {
+        Preserved::none()
+    } else {
+        Preserved::cfg_kept(changed)
+    }
+}
+
+/// Moves the invariant instructions of every loop to its preheader (innermost loops first).
+fn hoist_insts(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> bool {
     let mut changed = false;
     let (cfg, dt, forest) = am.all(f);
     let loops: Vec<Loop> = forest.loops.keys().collect();
@@ -322,10 +340,157 @@ pub fn run(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved 
             }
         }
     }
-    // Hoisting instructions keeps the block graph; hoisting loops does not.
-    if hoist_loops(f, cx, am) {
-        Preserved::none()
-    } else {
-        Preserved::cfg_kept(changed)
+    changed
+}
+
+/// The most instructions a hoisted region may hold: its blocks run once per entry into the loop
+/// even when the loop would not have reached them.
+const MAX_REGION_INSTS: usize = 64;
+
+/// An acyclic region of loop `l` that computes the same on every iteration: entered by the
+/// `brif` ending `entry` (its operands defined outside `l`), every other block entered only from
+/// the region, holding only speculatable instructions whose operands are defined outside `l` or
+/// in the region, and all of it leaving to one block `join` that only the region enters.
+struct Region {
+    pre: Block,
+    header: Block,
+    entry: Block,
+    blocks: Vec<Block>,
+    join: Block,
+}
+
+fn invariant_region(
+    f: &Function,
+    cfg: &Cfg,
+    forest: &LoopForest,
+    l: Loop,
+    entry: Block,
+) -> Option<Region> {
+    let t = f.terminator(entry)?;
+    let in_l = |b: Block| forest.contains(l, b);
+    let outside = |v: Value| f.def_block(v).is_some_and(|d| !in_l(d));
+    if f.op(t) != Opcode::Brif || !f.args(t).iter().all(|&v| outside(v)) {
+        return None;
     }
+    let header = forest.loops[l].header;
+    let pre = forest.preheader(l, cfg)?;
+    let mut region = vec![entry];
+    let mut size = 0;
+    loop {
+        let mut grown = false;
+        for k in 0..region.len() {
+            for &b in &cfg.succs[region[k]] {
+                if region.contains(&b)
+                    || b == header
+                    || !in_l(b)
+                    || !cfg.preds[b].iter().all(|p| region.contains(p))
+                    || cfg.succs[b].iter().any(|&s| !in_l(s) || s == header)
+                {
+                    continue;
+                }
+                let ok = f.layout().block_insts(b).all(|i| {
+                    let op = f.op(i);
+                    (matches!(op, Opcode::Jump | Opcode::Brif) || speculatable(f, i))
+                        && f.args(i).iter().all(|&v| {
+                            outside(v)
+                                || f.def_block(v)
+                                    .is_some_and(|d| d == b || region.contains(&d))
+                        })
+                });
+                if !ok {
+                    continue;
+                }
+                size += f.layout().block_insts(b).count();
+                if size > MAX_REGION_INSTS {
+                    return None;
+                }
+                region.push(b);
+                grown = true;
+                break;
+            }
+            if grown {
+                break;
+            }
+        }
+        if !grown {
+            break;
+        }
+    }
+    let mut frontier: Vec<Block> = region
+        .iter()
+        .flat_map(|&b| cfg.succs[b].iter().copied())
+        .filter(|b| !region.contains(b))
+        .collect();
+    frontier.sort();
+    frontier.dedup();
+    let [join] = frontier[..] else { return None };
+    if region.len() < 2 || join == header || !cfg.preds[join].iter().all(|p| region.contains(p)) {
+        return None;
+    }
+    Some(Region {
+        pre,
+        header,
+        entry,
+        blocks: region,
+        join,
+    })
+}
+
+/// Moves invariant acyclic regions (an if/else on loop-invariant values, as inlining leaves
+/// them) in front of their loop: the preheader takes the region's entry branch, the region's
+/// blocks follow it and leave to a new block `X` (the join's parameters) that enters the
+/// header; in the loop the entry jumps straight to the join, whose parameters become `X`'s.
+/// What the join computes from them (a pure call, say) is then invariant too.
+fn hoist_regions(f: &mut Function, am: &mut FuncAnalyses) -> bool {
+    let mut changed = false;
+    loop {
+        let (cfg, _, forest) = am.all(f);
+        let mut found = None;
+        'search: for (l, data) in forest.loops.iter() {
+            for &b in &data.blocks {
+                if forest.innermost[b] == Some(l) {
+                    if let Some(r) = invariant_region(f, cfg, forest, l, b) {
+                        found = Some(r);
+                        break 'search;
+                    }
+                }
+            }
+        }
+        let Some(r) = found else { break };
+        let tys: Vec<_> = f.blocks.params[r.join].iter().map(|&p| f.ty(p)).collect();
+        let x = f.make_block();
+        let xp: Vec<Value> = tys.iter().map(|&t| f.append_block_param(x, t)).collect();
+        let pre_t = f.terminator(r.pre).expect("preheader jumps");
+        let init = f.args(pre_t).to_vec();
+        f.append_new(x, mk::jump(r.header), &init);
+        let entry_t = f.terminator(r.entry).expect("entry branches");
+        let mut d = *f.data(entry_t);
+        crate::ir::func::map_targets(&mut d, |b| if b == r.join { x } else { b });
+        let args = f.args(entry_t).to_vec();
+        f.replace_inst(pre_t, d, &args);
+        let params = f.blocks.params[r.join].clone();
+        for (&p, &np) in params.iter().zip(&xp) {
+            f.replace_all_uses(p, np);
+        }
+        f.replace_inst(entry_t, mk::jump(r.join), &[]);
+        for &b in &r.blocks[1..] {
+            let t = f.terminator(b).expect("region blocks branch");
+            f.retarget(t, r.join, x);
+        }
+        for n in (0..params.len()).rev() {
+            f.remove_block_param(r.join, n);
+        }
+        let mut prev = r.pre;
+        for &b in r.blocks[1..].iter().chain([&x]) {
+            if f.layout().is_block_inserted(b) {
+                f.move_block_after(b, prev);
+            } else {
+                f.insert_block_after(b, prev);
+            }
+            prev = b;
+        }
+        am.invalidate(Preserved::none());
+        changed = true;
+    }
+    changed
 }

@@ -12,9 +12,9 @@
 //! instructions) per round; a chain of jump
 //! blocks collapses in one round (see `bypass_order`).
 
-use crate::analysis::{Cfg, FuncAnalyses, Preserved};
+use crate::analysis::{FuncAnalyses, Preserved};
 use crate::ir::{mk, Block, Function, IdVec, ModuleCx, Opcode, Value};
-use crate::rewrite::blocks::remove_unreachable;
+use crate::rewrite::blocks::{merge_into_preds, remove_unreachable};
 
 pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved {
     let mut changed = false;
@@ -25,7 +25,7 @@ pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved
         }
         round |= remove_unreachable(f, am);
         let cfg = am.cfg(f);
-        if merge_into_pred(f, cfg) {
+        if merge_into_preds(f, cfg) {
             am.invalidate(Preserved::none());
             round = true;
         }
@@ -65,49 +65,6 @@ fn fold_branches(f: &mut Function) -> bool {
             f.replace_inst(t, mk::jump(*to), args);
             changed = true;
         }
-    }
-    changed
-}
-
-fn merge_into_pred(f: &mut Function, cfg: &Cfg) -> bool {
-    let mut changed = false;
-    let entry = f.entry();
-    // A merged block's successors now hang off the block it was merged into.
-    let mut merged_into: Vec<Option<Block>> = vec![None; f.num_blocks()];
-    let resolve = |merged_into: &Vec<Option<Block>>, mut b: Block| {
-        while let Some(x) = merged_into[b.index()] {
-            b = x;
-        }
-        b
-    };
-    let blocks: Vec<Block> = f.layout().blocks().collect();
-    for b in blocks {
-        if b == entry || merged_into[b.index()].is_some() || cfg.preds[b].len() != 1 {
-            continue;
-        }
-        let p = resolve(&merged_into, cfg.preds[b][0]);
-        if p == b {
-            continue;
-        }
-        let Some(t) = f.terminator(p) else { continue };
-        if f.op(t) != Opcode::Jump {
-            continue;
-        }
-        let args = f.args(t).to_vec();
-        let params = f.blocks.params[b].clone();
-        for (&param, &arg) in params.iter().zip(&args) {
-            f.replace_all_uses(param, arg);
-        }
-        f.remove_inst(t);
-        for n in (0..params.len()).rev() {
-            f.remove_block_param(b, n);
-        }
-        if let Some(first) = f.layout().first_inst(b) {
-            f.split_tail(first, p);
-        }
-        f.remove_block(b);
-        merged_into[b.index()] = Some(p);
-        changed = true;
     }
     changed
 }

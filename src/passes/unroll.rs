@@ -21,6 +21,7 @@
 use crate::analysis::loop_shape::{exit_test, ExitTest};
 use crate::analysis::{FuncAnalyses, Preserved};
 use crate::ir::{mk, Block, Builder, CmpCond, Function, Inst, ModuleCx, Opcode, Type, Value};
+use crate::rewrite::blocks::{merge_into_preds, remove_unreachable};
 use rustc_hash::FxHashMap;
 
 /// When `exit`'s only predecessor is `b`, values of `b` used after the loop are passed to new
@@ -79,7 +80,7 @@ fn route_outside_uses(
     Some((t, exit_args))
 }
 
-/// Largest body (instructions, terminator excluded) that is unrolled.
+/// Largest body (instructions, terminator excluded) that is unrolled partly.
 const MAX_BODY: usize = 48;
 
 /// Loops with a constant trip count up to this many iterations, and at most
@@ -97,28 +98,57 @@ fn factor(body: usize) -> usize {
 
 pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved {
     let mut changed = false;
-    let (cfg, _, forest) = am.all(f);
-    let mut candidates = Vec::new();
-    for (l, data) in forest.loops.iter() {
-        if data.blocks.len() != 1 {
-            continue;
+    // After a round that unrolled a loop completely, the loop around it may have become one
+    // block (once the copies are merged into it): the next round tries to unroll those
+    // completely too, so small constant nests unroll from the inside out while they fit.
+    let mut full_only = false;
+    loop {
+        let (cfg, _, forest) = am.all(f);
+        let mut candidates = Vec::new();
+        for (l, data) in forest.loops.iter() {
+            if data.blocks.len() != 1 {
+                continue;
+            }
+            if let Some(pre) = forest.preheader(l, cfg) {
+                candidates.push((data.header, pre));
+            }
         }
-        if let Some(pre) = forest.preheader(l, cfg) {
-            candidates.push((data.header, pre));
+        let mut full = false;
+        for (b, pre) in candidates {
+            match unroll(f, b, pre, full_only) {
+                Unrolled::No => {}
+                Unrolled::Partly => changed = true,
+                Unrolled::Completely => full = true,
+            }
         }
-    }
-    for (b, pre) in candidates {
-        changed |= unroll(f, b, pre);
+        if !full {
+            break;
+        }
+        changed = true;
+        am.invalidate(Preserved::none());
+        remove_unreachable(f, am);
+        if !merge_into_preds(f, am.cfg(f)) {
+            break;
+        }
+        am.invalidate(Preserved::none());
+        full_only = true;
     }
     Preserved::unless(changed)
 }
 
-fn unroll(f: &mut Function, b: Block, pre: Block) -> bool {
+/// What `unroll` did to a loop.
+enum Unrolled {
+    No,
+    Partly,
+    Completely,
+}
+
+fn unroll(f: &mut Function, b: Block, pre: Block, full_only: bool) -> Unrolled {
     let Some(t) = f.terminator(b) else {
-        return false;
+        return Unrolled::No;
     };
     if f.op(t) != Opcode::Brif {
-        return false;
+        return Unrolled::No;
     }
     let targets: Vec<(Block, Vec<Value>)> = f
         .branch_targets(t)
@@ -140,15 +170,15 @@ fn unroll(f: &mut Function, b: Block, pre: Block) -> bool {
             targets[0].1.clone(),
         )
     } else {
-        return false;
+        return Unrolled::No;
     };
     let body: Vec<Inst> = f.layout().block_insts(b).filter(|&i| i != t).collect();
-    if body.len() > MAX_BODY {
-        return false;
+    if body.len() > MAX_FULL_SIZE / 2 {
+        return Unrolled::No;
     }
     let (t, exit_args) = match route_outside_uses(f, b, t, exit, &body) {
         Some(x) => x,
-        None => return false,
+        None => return Unrolled::No,
     };
     let in_b = |f: &Function, v: Value| f.def_block(v) == Some(b);
     // The exit test: icmp (continue when true) of iv_next against an invariant bound.
@@ -159,29 +189,29 @@ fn unroll(f: &mut Function, b: Block, pre: Block) -> bool {
         cond,
     }) = exit_test(f, t, back_when_true, in_b)
     else {
-        return false;
+        return Unrolled::No;
     };
     if f.layout().inst_block(cmp) != Some(b) || f.ty(bound) != Type::I32 {
-        return false;
+        return Unrolled::No;
     }
     let params = f.blocks.params[b].clone();
     let Some(iv_idx) = back_args.iter().position(|&v| v == iv_next) else {
-        return false;
+        return Unrolled::No;
     };
     let iv = params[iv_idx];
     let Some(inc) = f.def_inst(iv_next) else {
-        return false;
+        return Unrolled::No;
     };
     if f.op(inc) != Opcode::Add || f.arg(inc, 0) != iv {
-        return false;
+        return Unrolled::No;
     }
     let Some(s) = f.as_iconst(f.arg(inc, 1)) else {
-        return false;
+        return Unrolled::No;
     };
     let extra = match cond {
         CmpCond::Lt if s > 0 => 0,
         CmpCond::Le if s > 0 => 1,
-        _ => return false,
+        _ => return Unrolled::No,
     };
     // Exit arguments must be next values or invariants; nothing else of B may leave it.
     let mut exit_map = Vec::with_capacity(exit_args.len());
@@ -191,7 +221,7 @@ fn unroll(f: &mut Function, b: Block, pre: Block) -> bool {
         } else if let Some(k) = back_args.iter().position(|&x| x == a) {
             exit_map.push(Some(k));
         } else {
-            return false;
+            return Unrolled::No;
         }
     }
     let mut defined: Vec<Value> = params.clone();
@@ -200,7 +230,7 @@ fn unroll(f: &mut Function, b: Block, pre: Block) -> bool {
         for u in f.uses_of(v) {
             let user = f.uses().user[u];
             if f.layout().inst_block(user) != Some(b) {
-                return false;
+                return Unrolled::No;
             }
         }
     }
@@ -210,7 +240,7 @@ fn unroll(f: &mut Function, b: Block, pre: Block) -> bool {
     // Preheader: the limit and the choice between the unrolled loop and the original.
     let pre_t = f.terminator(pre).unwrap();
     if f.op(pre_t) != Opcode::Jump {
-        return false;
+        return Unrolled::No;
     }
     let init = f.args(pre_t).to_vec();
     if let (Some(i0), Some(n)) = (f.as_iconst(init[iv_idx]), f.as_iconst(bound)) {
@@ -233,8 +263,11 @@ fn unroll(f: &mut Function, b: Block, pre: Block) -> bool {
                 &exit_map,
                 &exit_args,
             );
-            return true;
+            return Unrolled::Completely;
         }
+    }
+    if full_only || body.len() > MAX_BODY {
+        return Unrolled::No;
     }
     let ub = f.make_block();
     let rb = f.make_block();
@@ -284,7 +317,7 @@ fn unroll(f: &mut Function, b: Block, pre: Block) -> bool {
         .map(|(m, &a)| m.map_or(a, |k| rp[k]))
         .collect();
     bld.brif(again, b, &rp, exit, &out);
-    true
+    Unrolled::Partly
 }
 
 /// Replaces the loop `b` by `trip` straight-line copies of its body in a new block that the
@@ -330,4 +363,12 @@ fn full_unroll(
         .collect();
     f.append_new(ub, mk::jump(exit), &out);
     f.replace_inst(pre_t, mk::jump(ub), &[]);
+    // The copies' exit tests and the last counter steps are dead: drop them now, so that the
+    // size a loop around this one is judged by is the size it will have.
+    let insts: Vec<Inst> = f.layout().block_insts(ub).collect();
+    for &i in insts.iter().rev() {
+        if f.op(i).is_pure() && f.result(i).is_some_and(|r| !f.has_uses(r)) {
+            f.remove_inst(i);
+        }
+    }
 }

@@ -1,8 +1,8 @@
-//! Block-level edits shared by several passes: deleting unreachable blocks, dropping block
-//! parameters together with the matching arguments on every incoming edge.
+//! Block-level edits shared by several passes: deleting unreachable blocks, merging straight-line
+//! chains, dropping block parameters together with the matching arguments on every incoming edge.
 
 use crate::analysis::{Cfg, FuncAnalyses, Preserved};
-use crate::ir::{Block, Function, Inst, Value};
+use crate::ir::{Block, Function, Inst, Opcode, Value};
 
 /// Deletes the blocks unreachable from the entry (they may use each other's values). Invalidates
 /// the analyses when it deletes anything.
@@ -58,4 +58,50 @@ pub fn remove_params(f: &mut Function, cfg: &Cfg, b: Block, dead: &[usize]) {
     for &n in dead.iter().rev() {
         f.remove_block_param(b, n);
     }
+}
+
+/// Merges every block whose only predecessor jumps to it unconditionally into that predecessor
+/// (its parameters replaced by the jump's arguments; chains collapse in one call). `cfg` must be
+/// current; the caller invalidates the analyses when this returns true.
+pub fn merge_into_preds(f: &mut Function, cfg: &Cfg) -> bool {
+    let mut changed = false;
+    let entry = f.entry();
+    // A merged block's successors now hang off the block it was merged into.
+    let mut merged_into: Vec<Option<Block>> = vec![None; f.num_blocks()];
+    let resolve = |merged_into: &Vec<Option<Block>>, mut b: Block| {
+        while let Some(x) = merged_into[b.index()] {
+            b = x;
+        }
+        b
+    };
+    let blocks: Vec<Block> = f.layout().blocks().collect();
+    for b in blocks {
+        if b == entry || merged_into[b.index()].is_some() || cfg.preds[b].len() != 1 {
+            continue;
+        }
+        let p = resolve(&merged_into, cfg.preds[b][0]);
+        if p == b {
+            continue;
+        }
+        let Some(t) = f.terminator(p) else { continue };
+        if f.op(t) != Opcode::Jump {
+            continue;
+        }
+        let args = f.args(t).to_vec();
+        let params = f.blocks.params[b].clone();
+        for (&param, &arg) in params.iter().zip(&args) {
+            f.replace_all_uses(param, arg);
+        }
+        f.remove_inst(t);
+        for n in (0..params.len()).rev() {
+            f.remove_block_param(b, n);
+        }
+        if let Some(first) = f.layout().first_inst(b) {
+            f.split_tail(first, p);
+        }
+        f.remove_block(b);
+        merged_into[b.index()] = Some(p);
+        changed = true;
+    }
+    changed
 }
