@@ -24,9 +24,10 @@ use crate::analysis::loop_shape::{
 };
 use crate::analysis::loops::Loop;
 use crate::analysis::{Cfg, FuncAnalyses, LoopForest, Preserved};
-use crate::ir::{mk, Builder, Function, ModuleCx, Opcode, Type, Value};
+use crate::ir::{mk, Builder, Function, Inst, ModuleCx, Opcode, Type, Value};
 use crate::rewrite::blocks::remove_unreachable;
 use crate::rewrite::loops::{build_trip_count, ensure_preheaders};
+use rustc_hash::FxHashMap;
 
 pub fn run(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved {
     let mut changed = false;
@@ -144,19 +145,30 @@ fn try_delete(f: &mut Function, cx: &ModuleCx, cfg: &Cfg, forest: &LoopForest, l
         .collect();
     let is_param_or_next = |v: Value| affine.iter().any(|a| a.param == v || a.next == v);
     let outside_uses = values_used_after(f, forest, l, &exit_args);
-    if !outside_uses.iter().all(|&v| is_param_or_next(v)) {
-        return false;
+    // Other values used after the loop are recomputed for the last trip.
+    let mut last_trip: Vec<Inst> = Vec::new();
+    for &v in &outside_uses {
+        if !is_param_or_next(v) && !last_trip_tree(f, cx, &params, &in_loop, v, &mut last_trip) {
+            return false;
+        }
     }
 
+    let last_trip: Vec<(crate::ir::InstData, Vec<Value>, Value)> = last_trip
+        .iter()
+        .map(|&i| (*f.data(i), f.args(i).to_vec(), f.res(i)))
+        .collect();
     // Build k and the final values in the preheader.
     let mut bld = Builder::before(f, pre_t);
     let k = build_trip_count(&mut bld, cond, s, (i0, bound), consts);
     let one = bld.iconst(1);
     let km1 = bld.binary(Opcode::Sub, k, one);
     let mut repl: Vec<(Value, Value)> = Vec::new();
+    // The parameters' values on the last trip, for the recomputed values.
+    let mut last: FxHashMap<Value, Value> = FxHashMap::default();
     for a in &affine {
         let wants_next = outside_uses.contains(&a.next);
-        let wants_param = outside_uses.contains(&a.param);
+        let wants_param = outside_uses.contains(&a.param)
+            || last_trip.iter().any(|(_, args, _)| args.contains(&a.param));
         if !wants_next && !wants_param {
             continue;
         }
@@ -172,8 +184,17 @@ fn try_delete(f: &mut Function, cx: &ModuleCx, cfg: &Cfg, forest: &LoopForest, l
         if wants_next {
             repl.push((a.next, fin_next));
         }
-        if wants_param {
+        if outside_uses.contains(&a.param) {
             repl.push((a.param, fin_param));
+        }
+        last.insert(a.param, fin_param);
+    }
+    for (d, args, r) in last_trip {
+        let args: Vec<Value> = args.iter().map(|x| *last.get(x).unwrap_or(x)).collect();
+        let nr = bld.value(d, &args);
+        last.insert(r, nr);
+        if outside_uses.contains(&r) {
+            repl.push((r, nr));
         }
     }
     let new_exit_args: Vec<Value> = exit_args
@@ -189,4 +210,46 @@ fn try_delete(f: &mut Function, cx: &ModuleCx, cfg: &Cfg, forest: &LoopForest, l
     }
     f.replace_inst(pre_t, mk::jump(exit), &new_exit_args);
     true
+}
+
+/// The most instructions recomputed for the last trip.
+const MAX_LAST_TRIP: usize = 32;
+
+/// Whether `v`, defined in the loop and used after it, can be computed again for the last trip
+/// alone: it and what it is computed from in the loop are pure instructions, loads (the loop
+/// stores nothing) or pure calls, down to values from outside and header parameters (`params`).
+/// Every one of them runs on every trip (they dominate `v`, whose block dominates the latch that
+/// is the only exit). Appends the instructions to `out` in an order that defines operands first.
+fn last_trip_tree(
+    f: &Function,
+    cx: &ModuleCx,
+    params: &[Value],
+    in_loop: &impl Fn(&Function, Value) -> bool,
+    v: Value,
+    out: &mut Vec<Inst>,
+) -> bool {
+    if !in_loop(f, v) || params.contains(&v) {
+        return true;
+    }
+    let Some(i) = f.def_inst(v) else {
+        return false; // a parameter of a block inside the loop
+    };
+    if out.contains(&i) {
+        return true;
+    }
+    let ok = match f.op(i) {
+        Opcode::Load => true,
+        Opcode::Call => cx.decls[f.callee(i)].effects.pure,
+        op => op.is_pure(),
+    };
+    if !ok {
+        return false;
+    }
+    for &a in f.args(i) {
+        if !last_trip_tree(f, cx, params, in_loop, a, out) {
+            return false;
+        }
+    }
+    out.push(i);
+    out.len() <= MAX_LAST_TRIP
 }

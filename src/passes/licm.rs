@@ -388,13 +388,14 @@ fn invariant_region(
                 {
                     continue;
                 }
+                // Values of the entry block stay in the loop: not invariant.
                 let ok = f.layout().block_insts(b).all(|i| {
                     let op = f.op(i);
                     (matches!(op, Opcode::Jump | Opcode::Brif) || speculatable(f, i))
                         && f.args(i).iter().all(|&v| {
                             outside(v)
                                 || f.def_block(v)
-                                    .is_some_and(|d| d == b || region.contains(&d))
+                                    .is_some_and(|d| d == b || region[1..].contains(&d))
                         })
                 });
                 if !ok {
