@@ -187,6 +187,9 @@ pub struct FuncDef {
     /// Always a `StmtKind::Block`.
     pub body: StmtId,
     pub span: Span,
+    /// The deepest nesting in the body (statement or parser recursion depth, expression
+    /// height): a bound on the recursion of any walk over it.
+    pub nesting: u32,
 }
 
 #[derive(Clone, Debug)]

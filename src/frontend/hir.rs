@@ -301,6 +301,8 @@ pub struct Func {
     pub variadic: bool,
     /// Called (or defined) somewhere; unused externals need no declaration.
     pub used: bool,
+    /// The deepest nesting in the body (see `ast::FuncDef::nesting`); 0 for externals.
+    pub nesting: u32,
 }
 
 impl Func {

@@ -28,6 +28,7 @@ use crate::ir::{
     mk, Block, Builder, CmpCond, FuncId, Function, GlobalData, GlobalId, GlobalInit, Module,
     Opcode, Signature, Type, Value,
 };
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 /// Local arrays up to this many elements are zero-filled by stores, larger ones by `memset`.
@@ -169,17 +170,40 @@ pub fn lower_program(p: &Program, falls_off: &mut Vec<hir::FuncId>) -> Module {
         };
         info.memset = Some(m.declare_func("memset", sig, false));
     }
+    // Bodies in parallel (each reads the program and the module's declarations only), except
+    // deeply nested ones: their recursion needs the caller's big stack, not a worker's.
+    let mut source_of: Vec<Option<(hir::FuncId, hir::StmtId)>> = vec![None; m.funcs.len()];
     for (id, func) in p.funcs.iter() {
-        let Some(body) = func.body else { continue };
-        let fid = info.funcs[&id];
-        let mut f = std::mem::replace(&mut m.funcs[fid], Function::new(fid, func.name.clone()));
-        if FnLower::run(p, &info, &mut f, func, body) {
-            falls_off.push(id);
+        if let Some(body) = func.body {
+            source_of[info.funcs[&id].index()] = Some((id, body));
         }
-        m.funcs[fid] = f;
     }
+    let info = &info;
+    let lower_one = |fid: FuncId, f: &mut Function, deep: bool| {
+        let (id, body) = source_of[fid.index()]?;
+        let func = &p.funcs[id];
+        if (func.nesting > PARALLEL_NESTING) != deep {
+            return None;
+        }
+        FnLower::run(p, info, f, func, body).then_some(id)
+    };
+    let mut falls: Vec<Option<hir::FuncId>> = m
+        .funcs
+        .par_iter_mut()
+        .map(|(fid, f)| lower_one(fid, f, false))
+        .collect();
+    for (fid, f) in m.funcs.iter_mut() {
+        if let Some(id) = lower_one(fid, f, true) {
+            falls[fid.index()] = Some(id);
+        }
+    }
+    falls_off.extend(falls.into_iter().flatten());
     m
 }
+
+/// Functions nested deeper than this are lowered on the calling thread (whose stack is sized
+/// for the deepest program the parser accepts), the others on the thread pool's workers.
+const PARALLEL_NESTING: u32 = 200;
 
 struct FnLower<'a> {
     p: &'a Program,

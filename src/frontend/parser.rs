@@ -30,6 +30,8 @@ pub struct Parser<'a> {
     depth: u32,
     /// Height of each expression tree, parallel to `ast.exprs`.
     expr_depth: Vec<u32>,
+    /// The deepest `depth` or expression height since the current function body began.
+    nesting: u32,
     /// Parsing cannot resume (nesting too deep, error limit reached).
     fatal: bool,
     /// A function definition was found inside a body: every open block ends here.
@@ -53,6 +55,7 @@ pub fn parse(toks: &[Token], interner: &Interner, diags: &mut Diags) -> Option<A
         diags,
         depth: 0,
         expr_depth: Vec::new(),
+        nesting: 0,
         fatal: false,
         unwind: false,
         open_braces: Vec::new(),
@@ -180,6 +183,7 @@ impl<'a> Parser<'a> {
     }
     fn enter(&mut self) -> PResult<()> {
         self.depth += 1;
+        self.nesting = self.nesting.max(self.depth);
         if self.depth > MAX_DEPTH {
             self.fatal = true;
             let span = self.span();
@@ -214,6 +218,7 @@ impl<'a> Parser<'a> {
             );
             return Err(Stop);
         }
+        self.nesting = self.nesting.max(d);
         self.expr_depth.push(d);
         Ok(self.ast.exprs.push(Expr { kind, span }))
     }
@@ -312,6 +317,7 @@ impl<'a> Parser<'a> {
         if *self.peek() != Tok::LBrace {
             return self.error("`{` (function body)");
         }
+        self.nesting = 0;
         let body = self.block()?;
         Ok(FuncDef {
             ret,
@@ -320,6 +326,7 @@ impl<'a> Parser<'a> {
             params,
             body,
             span: start.to(self.prev_span()),
+            nesting: self.nesting,
         })
     }
 

@@ -88,6 +88,7 @@ pub fn check(ast: &ast::Ast, interner: &mut Interner, source: &[u8], diags: &mut
             body: None,
             variadic,
             used: false,
+            nesting: 0,
         });
         match name.as_str() {
             "_sysy_starttime" => s.starttime = Some((start_sym, id)),
@@ -1248,6 +1249,7 @@ impl<'a> Sema<'a> {
             body: None,
             variadic: false,
             used: true,
+            nesting: f.nesting,
         });
         self.declare(f.name, Binding::Func(fid), f.name_span);
         // Parameters and the body's outermost declarations share one scope, as in C.

@@ -90,7 +90,8 @@ struct Scratch {
 
 struct Compiled {
     text: String,
-    stats: FuncStats,
+    /// Only when asked for (`stats`): counting costs a pass over the code and the loops.
+    stats: Option<FuncStats>,
 }
 
 fn compile_function(
@@ -99,6 +100,7 @@ fn compile_function(
     opts: &RiscvOptions,
     s: &mut Scratch,
     t: &Timings,
+    want_stats: bool,
 ) -> Compiled {
     let mut lap = Lap::start(t);
     let mut mf = isel::select(f, cx, opts.isa);
@@ -163,6 +165,9 @@ fn compile_function(
     let mut text = String::new();
     emit::print(&mf, &s.code, &mut text);
     lap.done("emission");
+    if !want_stats {
+        return Compiled { text, stats: None };
+    }
     let is_spill = |m: &MInst| {
         (m.op.is_load() || m.op.is_store())
             && m.rs1 == minst::Reg::SP
@@ -217,17 +222,25 @@ fn compile_function(
         loops,
     };
     lap.done("backend statistics");
-    Compiled { text, stats }
+    Compiled {
+        text,
+        stats: Some(stats),
+    }
 }
 
-fn compile_all(m: &Module, opts: &RiscvOptions, t: &Timings) -> Vec<Option<Compiled>> {
+fn compile_all(
+    m: &Module,
+    opts: &RiscvOptions,
+    t: &Timings,
+    want_stats: bool,
+) -> Vec<Option<Compiled>> {
     let cx = &m.cx;
     m.funcs
         .par_iter()
         .map_init(Scratch::default, |s, (id, f)| {
             cx.decls[id]
                 .defined
-                .then(|| compile_function(f, cx, opts, s, t))
+                .then(|| compile_function(f, cx, opts, s, t, want_stats))
         })
         .collect()
 }
@@ -239,7 +252,7 @@ pub fn compile_module(m: &Module, opts: &RiscvOptions) -> String {
 
 /// `compile_module`, timing each backend phase into `t`.
 pub fn compile_module_timed(m: &Module, opts: &RiscvOptions, t: &Timings) -> String {
-    let compiled = compile_all(m, opts, t);
+    let compiled = compile_all(m, opts, t, false);
     let mut lap = Lap::start(t);
     let mut out = opts.isa.asm_directive().unwrap_or_default();
     for c in compiled.into_iter().flatten() {
@@ -252,9 +265,9 @@ pub fn compile_module_timed(m: &Module, opts: &RiscvOptions, t: &Timings) -> Str
 
 /// Static counts per defined function (compiles the module).
 pub fn stats(m: &Module, opts: &RiscvOptions) -> Vec<FuncStats> {
-    compile_all(m, opts, &Timings::off())
+    compile_all(m, opts, &Timings::off(), true)
         .into_iter()
         .flatten()
-        .map(|c| c.stats)
+        .filter_map(|c| c.stats)
         .collect()
 }

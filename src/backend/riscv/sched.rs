@@ -119,13 +119,34 @@ fn disjoint(a: &Access, b: &Access, private_below: i64) -> bool {
 }
 
 /// The dependence graph of one region.
+#[derive(Default)]
 struct Dag {
-    /// Per node: (successor, latency).
+    /// Per node: (successor, latency). Kept across regions (`Scratch`): the inner vectors
+    /// keep their capacity.
     succs: Vec<Vec<(u32, u32)>>,
     npreds: Vec<u32>,
     height: Vec<u32>,
 }
 
+/// Buffers reused by every region of a function.
+#[derive(Default)]
+struct Scratch {
+    dag: Dag,
+    /// Per register seen in the region: its row in `reg_rows`.
+    reg_row: FxHashMap<Reg, u32>,
+    /// Per row: the last writer (`u32::MAX`: none) and the readers since.
+    reg_rows: Vec<(u32, Vec<u32>)>,
+    accesses: Vec<Access>,
+    readers: Vec<u32>,
+    pending: Vec<Reg>,
+    uses: Vec<[Reg; 2]>,
+    ready: Vec<u32>,
+    now: Vec<u32>,
+    earliest: Vec<u32>,
+    npreds: Vec<u32>,
+}
+
+#[cfg(test)]
 fn build_dag(
     insts: &[MInst],
     uses: &[[Reg; 2]],
@@ -133,9 +154,57 @@ fn build_dag(
     tied: &dyn Fn(Reg, Reg) -> bool,
     exit_reads: &[Reg],
 ) -> Dag {
+    let mut s = Scratch::default();
+    build_dag_into(&mut s, insts, uses, private_below, tied, exit_reads);
+    s.dag
+}
+
+/// The row of `r` in `reg_rows`, a fresh one (no writer, no readers) on its first sight.
+fn row_of(
+    reg_row: &mut FxHashMap<Reg, u32>,
+    reg_rows: &mut Vec<(u32, Vec<u32>)>,
+    used: &mut usize,
+    r: Reg,
+) -> usize {
+    *reg_row.entry(r).or_insert_with(|| {
+        if *used == reg_rows.len() {
+            reg_rows.push((u32::MAX, Vec::new()));
+        }
+        let row = &mut reg_rows[*used];
+        row.0 = u32::MAX;
+        row.1.clear();
+        *used += 1;
+        *used as u32 - 1
+    }) as usize
+}
+
+/// Builds the dependence graph of `insts` into `s.dag`.
+fn build_dag_into(
+    s: &mut Scratch,
+    insts: &[MInst],
+    uses: &[[Reg; 2]],
+    private_below: i64,
+    tied: &dyn Fn(Reg, Reg) -> bool,
+    exit_reads: &[Reg],
+) {
     let n = insts.len();
-    let mut succs: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n];
-    let mut npreds = vec![0u32; n];
+    let Scratch {
+        dag,
+        reg_row,
+        reg_rows,
+        accesses,
+        readers,
+        pending,
+        ..
+    } = s;
+    if dag.succs.len() < n {
+        dag.succs.resize_with(n, Vec::new);
+    }
+    dag.succs[..n].iter_mut().for_each(Vec::clear);
+    let succs = &mut dag.succs;
+    let npreds = &mut dag.npreds;
+    npreds.clear();
+    npreds.resize(n, 0);
     let mut edge = |succs: &mut Vec<Vec<(u32, u32)>>, from: u32, to: u32, lat: u32| {
         let s = &mut succs[from as usize];
         match s.iter_mut().find(|e| e.0 == to) {
@@ -147,25 +216,29 @@ fn build_dag(
         }
     };
     // Per register: the last writer and the readers since.
-    let mut regs: FxHashMap<Reg, (u32, Vec<u32>)> = FxHashMap::default();
-    let mut accesses: Vec<Access> = Vec::new();
+    reg_row.clear();
+    let mut rows_used = 0usize;
+    accesses.clear();
     for (k, mi) in insts.iter().enumerate() {
         let k = k as u32;
         for &r in uses[k as usize]
             .iter()
             .filter(|r| r.is_some() && **r != Reg::ZERO)
         {
-            let e = regs.entry(r).or_insert((u32::MAX, Vec::new()));
+            let row = row_of(reg_row, reg_rows, &mut rows_used, r);
+            let e = &mut reg_rows[row];
             if e.0 != u32::MAX {
                 let lat = machine::latency(insts[e.0 as usize].op);
-                edge(&mut succs, e.0, k, lat);
+                edge(succs, e.0, k, lat);
             }
             if e.1.last() != Some(&k) {
                 e.1.push(k);
             }
         }
         if is_mem(mi.op) {
-            let base_def = regs.get(&mi.rs1).map_or(u32::MAX, |e| e.0);
+            let base_def = reg_row
+                .get(&mi.rs1)
+                .map_or(u32::MAX, |&row| reg_rows[row as usize].0);
             let a = Access {
                 node: k,
                 store: mi.op.is_store(),
@@ -176,10 +249,10 @@ fn build_dag(
                 lo: mi.imm,
                 hi: mi.imm.saturating_add(width(mi.op)),
             };
-            for b in &accesses {
+            for b in accesses.iter() {
                 if (a.store || b.store) && !disjoint(&a, b, private_below) {
                     // Store then load: the value passes through memory; otherwise order only.
-                    edge(&mut succs, b.node, k, b.store as u32);
+                    edge(succs, b.node, k, b.store as u32);
                 }
             }
             accesses.push(a);
@@ -192,21 +265,25 @@ fn build_dag(
             .filter(|u| u.is_virt() && d.is_virt())
         {
             if tied(u, d) {
-                let readers = regs.get(&u).map(|e| e.1.clone()).unwrap_or_default();
-                for r in readers.into_iter().filter(|&r| r != k) {
-                    edge(&mut succs, r, k, 0);
+                readers.clear();
+                if let Some(&row) = reg_row.get(&u) {
+                    readers.extend_from_slice(&reg_rows[row as usize].1);
+                }
+                for &r in readers.iter().filter(|&&r| r != k) {
+                    edge(succs, r, k, 0);
                 }
             }
         }
         if d.is_some() && d != Reg::ZERO {
-            let e = regs.entry(d).or_insert((u32::MAX, Vec::new()));
+            let row = row_of(reg_row, reg_rows, &mut rows_used, d);
+            let e = &mut reg_rows[row];
             for &u in &e.1 {
                 if u != k {
-                    edge(&mut succs, u, k, 0);
+                    edge(succs, u, k, 0);
                 }
             }
             if e.0 != u32::MAX {
-                edge(&mut succs, e.0, k, 1);
+                edge(succs, e.0, k, 1);
             }
             e.0 = k;
             e.1.clear();
@@ -214,10 +291,16 @@ fn build_dag(
     }
     // Heights, backwards (edges go forwards). The last write of a register the branch after
     // the region reads also counts the branch, which waits for it.
-    let mut height = vec![0u32; n];
-    let mut pending: Vec<Reg> = (exit_reads.iter().copied())
-        .filter(|&r| r.is_some() && r != Reg::ZERO)
-        .collect();
+    let height = &mut dag.height;
+    height.clear();
+    height.resize(n, 0);
+    pending.clear();
+    pending.extend(
+        exit_reads
+            .iter()
+            .copied()
+            .filter(|&r| r.is_some() && r != Reg::ZERO),
+    );
     for k in (0..n).rev() {
         let mut own = machine::latency(insts[k].op).max(1);
         if insts[k].rd.is_some() {
@@ -231,10 +314,42 @@ fn build_dag(
             .map(|&(s, l)| l + height[s as usize])
             .fold(own, u32::max);
     }
-    Dag {
-        succs,
-        npreds,
-        height,
+}
+
+/// The virtual registers one block reads or writes, each with its starting `Pressure` row
+/// (reads in the block, live out, live in), computed once for the block's three walks.
+#[derive(Default)]
+struct BlockRegs {
+    list: Vec<u32>,
+    /// By register index; rows of registers not in `list` are stale.
+    init: Vec<(u32, bool, bool)>,
+    /// `stamp[v] == epoch`: `v` is in `list`.
+    stamp: Vec<u32>,
+    epoch: u32,
+}
+
+impl BlockRegs {
+    fn compute(
+        &mut self,
+        insts: &[MInst],
+        is_live_in: impl Fn(Reg) -> bool,
+        is_live_out: impl Fn(Reg) -> bool,
+    ) {
+        self.epoch += 1;
+        self.list.clear();
+        for mi in insts {
+            for r in [mi.rs1, mi.rs2, mi.rd] {
+                if r.is_virt() && self.stamp[r.vindex()] != self.epoch {
+                    let v = r.vindex();
+                    self.stamp[v] = self.epoch;
+                    self.list.push(v as u32);
+                    self.init[v] = (0, is_live_out(r), is_live_in(r));
+                }
+            }
+            for r in mi.uses().filter(|r| r.is_virt()) {
+                self.init[r.vindex()].0 += 1;
+            }
+        }
     }
 }
 
@@ -242,8 +357,9 @@ fn build_dag(
 struct Pressure<'a> {
     vclass: &'a [RegClass],
     limit: [u32; 2],
-    /// Per virtual register read or written in the block: reads left, live out, live now.
-    left: FxHashMap<Reg, (u32, bool, bool)>,
+    /// Per virtual register (by index; meaningful for those the block reads or writes):
+    /// reads left, live out, live now.
+    left: &'a mut [(u32, bool, bool)],
     cur: [u32; 2],
     peak: [u32; 2],
     /// Live registers beyond the limit, summed over the instructions issued.
@@ -255,26 +371,17 @@ impl<'a> Pressure<'a> {
         (self.vclass[r.vindex()] == RegClass::Float) as usize
     }
 
-    /// Starts a block: `live_in[c]` registers of class `c` are live at its top.
+    /// Starts a block: `live_in[c]` registers of class `c` are live at its top; `left`
+    /// gets each register of the block from `regs`.
     fn new(
         vclass: &'a [RegClass],
         limit: [u32; 2],
-        insts: &[MInst],
+        regs: &BlockRegs,
+        left: &'a mut [(u32, bool, bool)],
         live_in: [u32; 2],
-        is_live_in: impl Fn(Reg) -> bool,
-        is_live_out: impl Fn(Reg) -> bool,
     ) -> Self {
-        let mut left: FxHashMap<Reg, (u32, bool, bool)> = FxHashMap::default();
-        for mi in insts {
-            for r in [mi.rs1, mi.rs2, mi.rd] {
-                if r.is_virt() {
-                    left.entry(r)
-                        .or_insert_with(|| (0, is_live_out(r), is_live_in(r)));
-                }
-            }
-            for r in mi.uses().filter(|r| r.is_virt()) {
-                left.get_mut(&r).unwrap().0 += 1;
-            }
+        for &v in &regs.list {
+            left[v as usize] = regs.init[v as usize];
         }
         Pressure {
             vclass,
@@ -289,12 +396,12 @@ impl<'a> Pressure<'a> {
     /// How issuing `mi` changes the number of live registers (for choosing, not exact).
     fn delta(&self, mi: &MInst) -> i32 {
         let mut d = 0;
-        if mi.rd.is_virt() && !self.left[&mi.rd].2 {
+        if mi.rd.is_virt() && !self.left[mi.rd.vindex()].2 {
             d += 1;
         }
         let mut seen = Reg::NONE;
         for r in mi.uses().filter(|r| r.is_virt()) {
-            let (n, out, _) = self.left[&r];
+            let (n, out, _) = self.left[r.vindex()];
             let reads = if mi.rs1 == mi.rs2 { 2 } else { 1 };
             if r != seen && n == reads && !out {
                 d -= 1;
@@ -308,7 +415,7 @@ impl<'a> Pressure<'a> {
         let mut prev = Reg::NONE;
         for r in mi.uses().filter(|r| r.is_virt()) {
             let c = self.class(r);
-            let e = self.left.get_mut(&r).unwrap();
+            let e = &mut self.left[r.vindex()];
             e.0 -= 1;
             if e.0 == 0 && !e.1 && e.2 && r != prev {
                 e.2 = false;
@@ -318,7 +425,7 @@ impl<'a> Pressure<'a> {
         }
         if mi.rd.is_virt() {
             let c = self.class(mi.rd);
-            let e = self.left.get_mut(&mi.rd).unwrap();
+            let e = &mut self.left[mi.rd.vindex()];
             if !e.2 {
                 self.cur[c] += 1;
                 self.peak[c] = self.peak[c].max(self.cur[c]);
@@ -339,26 +446,45 @@ impl<'a> Pressure<'a> {
     }
 }
 
-/// Schedules one region; returns the new order as indices into `insts`.
+/// Schedules one region: `order` gets the new order as indices into `insts`.
+#[allow(clippy::too_many_arguments)]
 fn schedule(
+    s: &mut Scratch,
     insts: &[MInst],
     private_below: i64,
     tied: &dyn Fn(Reg, Reg) -> bool,
     mut pressure: Option<&mut Pressure>,
     guard: bool,
     exit_reads: &[Reg],
-) -> Vec<u32> {
+    order: &mut Vec<u32>,
+) {
     let n = insts.len();
+    order.clear();
     if n <= 1 {
-        return (0..n as u32).collect();
+        order.extend(0..n as u32);
+        return;
     }
     // Calls and returns (whose extra reads are not in the row) are never inside a region.
-    let uses: Vec<[Reg; 2]> = insts.iter().map(|mi| [mi.rs1, mi.rs2]).collect();
-    let dag = build_dag(insts, &uses, private_below, tied, exit_reads);
-    let mut npreds = dag.npreds.clone();
-    let mut earliest = vec![0u32; n];
-    let mut ready: Vec<u32> = (0..n as u32).filter(|&k| npreds[k as usize] == 0).collect();
-    let mut order = Vec::with_capacity(n);
+    let mut uses = std::mem::take(&mut s.uses);
+    uses.clear();
+    uses.extend(insts.iter().map(|mi| [mi.rs1, mi.rs2]));
+    build_dag_into(s, insts, &uses, private_below, tied, exit_reads);
+    s.uses = uses;
+    let Scratch {
+        dag,
+        ready,
+        now,
+        earliest,
+        npreds,
+        ..
+    } = s;
+    let dag = &*dag;
+    npreds.clear();
+    npreds.extend_from_slice(&dag.npreds);
+    earliest.clear();
+    earliest.resize(n, 0);
+    ready.clear();
+    ready.extend((0..n as u32).filter(|&k| npreds[k as usize] == 0));
     let mut unit_free = [0u32; 2];
     let mut cycle = 0u32;
     let start_of = |k: u32, earliest: &[u32], unit_free: &[u32; 2]| {
@@ -374,38 +500,38 @@ fn schedule(
         let pick = if source_order {
             *ready.iter().min().unwrap()
         } else {
-            let now: Vec<u32> = ready
-                .iter()
-                .copied()
-                .filter(|&k| start_of(k, &earliest, &unit_free) <= cycle)
-                .collect();
+            now.clear();
+            now.extend(
+                ready
+                    .iter()
+                    .copied()
+                    .filter(|&k| start_of(k, earliest, &unit_free) <= cycle),
+            );
             if now.is_empty() {
                 cycle = ready
                     .iter()
-                    .map(|&k| start_of(k, &earliest, &unit_free))
+                    .map(|&k| start_of(k, earliest, &unit_free))
                     .min()
                     .unwrap();
                 continue;
             }
-            best(&now, &dag, insts, pressure.as_deref())
+            best(now, dag, insts, pressure.as_deref())
         };
-        cycle = cycle.max(start_of(pick, &earliest, &unit_free));
-        let mut issued = vec![pick];
+        cycle = cycle.max(start_of(pick, earliest, &unit_free));
+        let mut issued = [pick, u32::MAX];
+        let mut num_issued = 1;
         // Second slot: independent of the first and allowed to pair with it.
         if !source_order {
-            let mut now: Vec<u32> = ready
-                .iter()
-                .copied()
-                .filter(|&k| {
-                    k != pick
-                        && start_of(k, &earliest, &unit_free) <= cycle
-                        && !dag.succs[pick as usize].iter().any(|e| e.0 == k)
-                        && machine::can_pair(insts[pick as usize].op, insts[k as usize].op)
-                        && machine::unit(insts[k as usize].op).is_none_or(|(u, _)| {
-                            machine::unit(insts[pick as usize].op).is_none_or(|(v, _)| u != v)
-                        })
-                })
-                .collect();
+            now.clear();
+            now.extend(ready.iter().copied().filter(|&k| {
+                k != pick
+                    && start_of(k, earliest, &unit_free) <= cycle
+                    && !dag.succs[pick as usize].iter().any(|e| e.0 == k)
+                    && machine::can_pair(insts[pick as usize].op, insts[k as usize].op)
+                    && machine::unit(insts[k as usize].op).is_none_or(|(u, _)| {
+                        machine::unit(insts[pick as usize].op).is_none_or(|(v, _)| u != v)
+                    })
+            }));
             // Dual issue can only help if both get a slot; the pressure guard still applies.
             if let Some(p) = pressure.as_deref().filter(|_| guard) {
                 if (0..2).any(|c| p.cur[c] + 1 >= p.limit[c]) {
@@ -413,10 +539,11 @@ fn schedule(
                 }
             }
             if !now.is_empty() {
-                issued.push(best(&now, &dag, insts, pressure.as_deref()));
+                issued[1] = best(now, dag, insts, pressure.as_deref());
+                num_issued = 2;
             }
         }
-        for &k in &issued {
+        for &k in &issued[..num_issued] {
             ready.retain(|&r| r != k);
             order.push(k);
             if let Some(p) = pressure.as_deref_mut() {
@@ -437,7 +564,6 @@ fn schedule(
         cycle += 1;
     }
     debug_assert_eq!(order.len(), n);
-    order
 }
 
 /// The candidate to issue: greatest height, then the one that frees registers, then source
@@ -516,6 +642,14 @@ pub fn before_alloc(mf: &mut MFunc, iv: &Intervals) {
     }
     let tied = |a: Reg, b: Reg| copies.contains(&(a.min(b), a.max(b)));
     let mut new_insts = mf.insts.clone();
+    let (mut scratch, mut order) = (Scratch::default(), Vec::new());
+    let nv = mf.num_vregs();
+    let mut block_regs = BlockRegs {
+        init: vec![(0, false, false); nv],
+        stamp: vec![0; nv],
+        ..BlockRegs::default()
+    };
+    let mut left = vec![(0, false, false); nv];
     for &b in &mf.order {
         let blk = &mf.blocks[b as usize];
         let (s, e) = (blk.start as usize, blk.end as usize);
@@ -535,15 +669,17 @@ pub fn before_alloc(mf: &mut MFunc, iv: &Intervals) {
         } else {
             PRESSURE_LIMIT
         };
-        let mut before = Pressure::new(&mf.vclass, limit, body, top, live_in, live_out);
+        block_regs.compute(body, live_in, live_out);
+        let mut before = Pressure::new(&mf.vclass, limit, &block_regs, &mut left, top);
         body.iter().for_each(|mi| before.issue(mi));
+        let (before_peak, before_excess) = (before.peak, before.excess);
         // Two orders: one that falls back to source order at the pressure limit, and one led
         // by latency alone (which may still need no more registers than the source order: a
         // long-latency operation moved up past a chain whose temporaries it does not outlive).
         // The first that passes the check below wins, the latency-led one first.
         let mut chosen: Option<Vec<MInst>> = None;
         for guard in [false, true] {
-            let mut after = Pressure::new(&mf.vclass, limit, body, top, live_in, live_out);
+            let mut after = Pressure::new(&mf.vclass, limit, &block_regs, &mut left, top);
             let mut out: Vec<MInst> = Vec::with_capacity(body.len());
             let mut k = 0;
             while k < body.len() {
@@ -559,17 +695,25 @@ pub fn before_alloc(mf: &mut MFunc, iv: &Intervals) {
                 }
                 let region = &body[k..j];
                 let exit = branch_reads(body.get(j));
-                for idx in schedule(region, 0, &tied, Some(&mut after), guard, &exit) {
-                    out.push(region[idx as usize]);
-                }
+                schedule(
+                    &mut scratch,
+                    region,
+                    0,
+                    &tied,
+                    Some(&mut after),
+                    guard,
+                    &exit,
+                    &mut order,
+                );
+                out.extend(order.iter().map(|&idx| region[idx as usize]));
                 k = j;
             }
             // No point needs more registers than before (beyond the limit), and, for the
             // order that watched the pressure, the pressure beyond the limit does not spread
             // to more of the block.
             let limit_ok = (0..2).all(|c| {
-                after.peak[c] <= before.peak[c].max(limit[c])
-                    && (!guard || after.excess[c] <= before.excess[c])
+                after.peak[c] <= before_peak[c].max(limit[c])
+                    && (!guard || after.excess[c] <= before_excess[c])
             });
             if limit_ok {
                 chosen = Some(out);
@@ -595,6 +739,7 @@ pub fn after_alloc(code: &mut [MInst], private_below: i64) {
     };
     let mut k = 0;
     let mut buf: Vec<MInst> = Vec::new();
+    let (mut scratch, mut order) = (Scratch::default(), Vec::new());
     while k < code.len() {
         if barrier(&code[k]) {
             k += 1;
@@ -605,13 +750,15 @@ pub fn after_alloc(code: &mut [MInst], private_below: i64) {
             j += 1;
         }
         let exit = branch_reads(code.get(j));
-        let order = schedule(
+        schedule(
+            &mut scratch,
             &code[k..j],
             private_below,
             &|_, _| false,
             None,
             false,
             &exit,
+            &mut order,
         );
         buf.clear();
         buf.extend(order.iter().map(|&i| code[k + i as usize]));
