@@ -3,12 +3,13 @@
 //! Local rewrites, repeated over the function until none applies (at most a few sweeps): constant
 //! folding; constants moved to the right of commutative operations; identities (`x+0`, `x-0`,
 //! `x*1`, `x*0`, `x/1`, `x%1`, `x-x`, `x^x`, shifts by 0, `select c, x, x`); `x*2^k` to a shift;
-//! `x - c` to `x + (-c)`; reassociation of constants (`(x+c1)+c2`, `(x*c1)*c2`); cancellation
-//! (`(x+a)-a`, `(x-a)+a`, `(a+x)-a`); compares of a value with itself; compares of a zero-extended
-//! boolean with 0 or 1 back to the boolean; selects whose arms are 0/1 (constants or widened
-//! booleans) to boolean operations on the condition (`select c, 1, 0` is `zext c`,
-//! `select c, 1, zext x` is `zext (c | x)`); `and`/`or` of an `i1` with true. All rewrites hold under wrapping arithmetic.
-//! Replaced instructions are left for `dce`. Cost: O(instructions) per sweep.
+//! `x - c` to `x + (-c)`; `(x % c) % c` to `x % c`; reassociation of constants (`(x+c1)+c2`,
+//! `(x*c1)*c2`); cancellation (`(x+a)-a`, `(x-a)+a`, `(a+x)-a`); compares of a value with itself;
+//! compares of a zero-extended boolean with 0 or 1 back to the boolean; selects whose arms are 0/1
+//! (constants or widened booleans) to boolean operations on the condition (`select c, 1, 0` is
+//! `zext c`, `select c, 1, zext x` is `zext (c | x)`); `and`/`or` of an `i1` with true. All
+//! rewrites hold under wrapping arithmetic. Replaced instructions are left for `dce`. Cost:
+//! O(instructions) per sweep.
 
 use crate::analysis::{FuncAnalyses, Preserved};
 use crate::ir::fold::{fold, Const};
@@ -128,6 +129,14 @@ fn simplify(f: &mut Function, i: Inst) -> bool {
                     return true;
                 }
                 _ => {}
+            }
+            // (x % c) % c is x % c: the inner remainder is already below |c| with x's sign.
+            if let (Srem, Some(c)) = (op, cb) {
+                if let Some((_, ad, aargs)) = def_of(f, a) {
+                    if ad.op == Srem && ad.ty == ty && int_const(f, aargs[1]) == Some(c) {
+                        return replace(f, i, a);
+                    }
+                }
             }
             if a == b {
                 match op {
