@@ -11,7 +11,9 @@
 //!
 //! Solver: sweeps in reverse post-order until nothing changes. A block parameter that keeps
 //! growing is widened after `WIDEN_AFTER` changes: the bound that moved jumps to the next
-//! constant some compare tests against (or its neighbour), then to the type's end, so every
+//! constant some compare tests against (or its neighbour) or the next bound of a remainder by a
+//! constant (`m - 1` and `1 - m` for `% m`, so `a = (a + 3) % m` from 0 stays in `[0, m - 1]`
+//! instead of wrapping in `a + 3`), then to the type's end, so every
 //! loop terminates and an increment below a tested bound is not mistaken for one that wraps; two narrowing sweeps then recompute everything from the
 //! widened state, which stays sound and recovers the bounds loop conditions imply. A loop
 //! counter that only grows (by any mix of positive steps) keeps its start as lower bound, and
@@ -107,12 +109,23 @@ impl Ranges {
         let mut thresholds = Vec::new();
         for &b in &cfg.rpo {
             for i in f.layout().block_insts(b) {
-                if f.op(i) == Opcode::Icmp {
-                    for &a in f.args(i) {
-                        if let Some(k) = f.as_iconst(a) {
-                            thresholds.extend([k.saturating_sub(1), k, k.saturating_add(1)]);
+                match f.op(i) {
+                    Opcode::Icmp => {
+                        for &a in f.args(i) {
+                            if let Some(k) = f.as_iconst(a) {
+                                thresholds.extend([k.saturating_sub(1), k, k.saturating_add(1)]);
+                            }
                         }
                     }
+                    // A remainder's bounds: an accumulator `(x + a) % m` widened past them
+                    // would wrap in `x + a` and lose its sign.
+                    Opcode::Srem => {
+                        if let Some(m) = f.as_iconst(f.arg(i, 1)).filter(|&m| m != i64::MIN) {
+                            let m = m.abs().saturating_sub(1);
+                            thresholds.extend([-m, m]);
+                        }
+                    }
+                    _ => {}
                 }
             }
         }

@@ -3,12 +3,13 @@
 //! Local rewrites, repeated over the function until none applies (at most a few sweeps): constant
 //! folding; constants moved to the right of commutative operations; identities (`x+0`, `x-0`,
 //! `x*1`, `x*0`, `x/1`, `x%1`, `x-x`, `x^x`, shifts by 0, `select c, x, x`); `x*2^k` to a shift;
-//! `x - c` to `x + (-c)`; reassociation of constants (`(x+c1)+c2`, `(x*c1)*c2`); cancellation
-//! (`(x+a)-a`, `(x-a)+a`, `(a+x)-a`); compares of a value with itself; compares of a zero-extended
-//! boolean with 0 or 1 back to the boolean; selects whose arms are 0/1 (constants or widened
-//! booleans) to boolean operations on the condition (`select c, 1, 0` is `zext c`,
-//! `select c, 1, zext x` is `zext (c | x)`); `and`/`or` of an `i1` with true. All rewrites hold under wrapping arithmetic.
-//! Replaced instructions are left for `dce`. Cost: O(instructions) per sweep.
+//! `x - c` to `x + (-c)`; `(x % c) % c` to `x % c`; `|x % 2|` (a select) to `x & 1`;
+//! reassociation of constants (`(x+c1)+c2`, `(x*c1)*c2`); cancellation (`(x+a)-a`, `(x-a)+a`,
+//! `(a+x)-a`); compares of a value with itself; compares of a zero-extended boolean with 0 or 1
+//! back to the boolean; selects whose arms are 0/1 (constants or widened booleans) to boolean
+//! operations on the condition (`select c, 1, 0` is `zext c`, `select c, 1, zext x` is
+//! `zext (c | x)`); `and`/`or` of an `i1` with true. All rewrites hold under wrapping
+//! arithmetic. Replaced instructions are left for `dce`. Cost: O(instructions) per sweep.
 
 use crate::analysis::{FuncAnalyses, Preserved};
 use crate::ir::fold::{fold, Const};
@@ -128,6 +129,14 @@ fn simplify(f: &mut Function, i: Inst) -> bool {
                     return true;
                 }
                 _ => {}
+            }
+            // (x % c) % c is x % c: the inner remainder is already below |c| with x's sign.
+            if let (Srem, Some(c)) = (op, cb) {
+                if let Some((_, ad, aargs)) = def_of(f, a) {
+                    if ad.op == Srem && ad.ty == ty && int_const(f, aargs[1]) == Some(c) {
+                        return replace(f, i, a);
+                    }
+                }
             }
             if a == b {
                 match op {
@@ -260,6 +269,16 @@ fn simplify(f: &mut Function, i: Inst) -> bool {
             if let Some(k) = int_const(f, c) {
                 return replace(f, i, if k & 1 != 0 { x } else { y });
             }
+            // |x % 2| is the low bit of x (negation keeps a number's parity).
+            if let Some(r) = abs_of(f, c, x, y) {
+                if let Some((_, rd, rargs)) = def_of(f, r) {
+                    if rd.op == Srem && matches!(int_const(f, rargs[1]), Some(2 | -2)) {
+                        let one = make_int(f, i, ty, 1);
+                        f.replace_inst(i, mk::binary(And, ty), &[rargs[0], one]);
+                        return true;
+                    }
+                }
+            }
             ty.is_int() && boolean_select(f, i, ty, c, x, y)
         }
         Fneg => {
@@ -283,6 +302,26 @@ fn simplify(f: &mut Function, i: Inst) -> bool {
         }
         _ => false,
     }
+}
+
+/// The value `r` of which `select c, x, y` is the absolute value: `r < 0 ? -r : r` (also
+/// `r <= -1`, or `r > 0 ? r : -r`, `r >= 0`, `r > -1`), `-r` being `0 - r`.
+fn abs_of(f: &Function, c: Value, x: Value, y: Value) -> Option<Value> {
+    let (_, cd, cargs) = def_of(f, c).filter(|(_, d, _)| d.op == Opcode::Icmp)?;
+    let r = cargs[0];
+    let neg_of = |n: Value, r: Value| {
+        def_of(f, n).is_some_and(|(_, d, a)| {
+            d.op == Opcode::Sub && a[1] == r && int_const(f, a[0]) == Some(0)
+        })
+    };
+    let k = int_const(f, cargs[1])?;
+    let negative_first = match (cd.cond(), k) {
+        (CmpCond::Lt, 0) | (CmpCond::Le, -1) => true,
+        (CmpCond::Gt, 0) | (CmpCond::Ge, 0) | (CmpCond::Gt, -1) => false,
+        _ => return None,
+    };
+    let (neg, pos) = if negative_first { (x, y) } else { (y, x) };
+    (pos == r && neg_of(neg, r)).then_some(r)
 }
 
 /// `v` as `x * c` for a constant `c`: a multiplication or left shift by a constant, else `v * 1`.

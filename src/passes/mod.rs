@@ -7,6 +7,7 @@
 //! (inlining, global DCE, effect summaries). Pipelines are data (`pipeline.rs`).
 
 pub mod addchain;
+pub mod boolmin;
 pub mod condprop;
 pub mod constlocal;
 pub mod dce;

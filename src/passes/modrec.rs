@@ -15,53 +15,78 @@
 //! division by a positive constant, the sum has a closed form (`K*a_0 + d*K*(K-1)/2` for
 //! `a_j = a_0 + d*j`), computed modulo `m` in 64 bits without overflow.
 //!
-//! The conditions are checked at compile time where everything is constant, else at run time in
-//! the preheader: each linear value must stay in the i32 range at both ends of the trip range (it
-//! is monotone in `j`, so the ends bound it; then the body's wrapping i32 arithmetic computes it
-//! exactly), each addend in `[0, i32::MAX - (m - 1)]`, each initial accumulator in `[0, m)`. The
-//! preheader then branches to the loop's exit with the closed forms, or into the loop when a
-//! condition fails (the loop is kept for that case and left alone afterwards). Values of the
-//! loop used after it must be counters, invariants or the accumulators' next values; the exit
-//! receives them as block arguments.
+//! The conditions are checked at compile time where everything is constant or the value ranges
+//! (`analysis::range`, at the preheader) decide them, else at run time in the preheader: each
+//! linear value must stay in the i32 range at both ends of the trip range (it is monotone in `j`,
+//! so the ends bound it; then the body's wrapping i32 arithmetic computes it exactly), each
+//! addend in `[0, i32::MAX - (m - 1)]`, each initial accumulator in `[0, m)`. The preheader then
+//! branches to the loop's exit with the closed forms, or into the loop when a condition fails
+//! (the loop is kept for that case and left alone afterwards). Values of the loop used after it
+//! must be counters, invariants or the accumulators' next values; the exit receives them as
+//! block arguments.
+//!
+//! Nests: the closed form is `(x_0 + t) % m` in i32 (`t` the addends' sum reduced modulo `m`,
+//! a constant when the trip count and the addends are), the shape of an accumulator again. When
+//! no run-time check was needed the loop is gone and the exit's parameters are forwarded, so the
+//! loop around it now has a straight-line body `x' = (x + t) % m` and is rewritten in turn:
+//! refused loops are looked at again after every rewrite, and a nest of counted loops around
+//! such an accumulator closes outward to its outermost loop.
 //!
 //! Loop shape as for `indvars`: one latch, which is the only exiting block, with an exact trip
 //! count (`loop_shape::exact_trip_count`). Needs: loop-simplified form, CFG, dominator tree,
-//! loop forest (recomputed after each loop it rewrites). Cost: O(loops * instructions).
+//! loop forest (recomputed after each loop it rewrites), value ranges (computed here, once per
+//! rewrite, when a check needs them). Cost: O(loops * instructions) per rewrite.
 
 use crate::analysis::loop_shape::{
     exact_trip_count, exit_test, single_exit, trip_count, values_used_after, ExitTest, SingleExit,
 };
 use crate::analysis::loops::Loop;
-use crate::analysis::{Cfg, FuncAnalyses, LoopForest, Preserved};
+use crate::analysis::{Cfg, DomTree, FuncAnalyses, LoopForest, Preserved, Ranges};
 use crate::ir::{mk, Block, Builder, CmpCond, Function, ModuleCx, Opcode, Type, Value};
-use crate::rewrite::blocks::remove_unreachable;
+use crate::rewrite::blocks::{forward_params, remove_unreachable};
 use crate::rewrite::loops::{build_trip_count, ensure_preheaders};
 use rustc_hash::FxHashMap;
 
 pub fn run(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved {
     let mut changed = false;
-    // Headers already rewritten or refused: the loop kept for the failing guard stays as it is.
-    let mut seen: Vec<Block> = Vec::new();
+    // Headers of loops kept behind a run-time guard: left as they are for good.
+    let mut guarded: Vec<Block> = Vec::new();
+    // Headers refused since the last rewrite: a rewrite can turn the loop around it into one
+    // this pass reads (its body then computes `a = (a + t) % m` straight-line), so they are
+    // looked at again after each change.
+    let mut refused: Vec<Block> = Vec::new();
     loop {
         changed |= ensure_preheaders(f, am);
-        let (cfg, _, forest) = am.all(f);
+        let (cfg, dt, forest) = am.all(f);
+        // Computed on the first loop that needs them, for this version of the function.
+        let mut ranges: Option<Ranges> = None;
         let mut next = None;
         for l in forest.loops.keys() {
             let h = forest.loops[l].header;
-            if seen.contains(&h) {
+            if guarded.contains(&h) || refused.contains(&h) {
                 continue;
             }
-            seen.push(h);
-            if let Some(plan) = analyze(f, cx, cfg, forest, l) {
-                next = Some(plan);
-                break;
+            let lx = LoopCx { cfg, dt, forest, l };
+            match analyze(f, cx, &lx, &mut ranges) {
+                Some(plan) => {
+                    next = Some(plan);
+                    break;
+                }
+                None => refused.push(h),
             }
         }
         let Some(plan) = next else { break };
+        refused.clear();
         let removed = apply(f, &plan);
         am.invalidate(Preserved::none());
         if removed {
             remove_unreachable(f, am);
+            let cfg = am.cfg(f);
+            if forward_params(f, cfg, plan.exit) {
+                am.invalidate(Preserved::none());
+            }
+        } else {
+            guarded.push(plan.header);
         }
         changed = true;
     }
@@ -185,9 +210,21 @@ struct Plan {
     addends: Vec<(usize, Linear)>,
     /// Run-time checks: a linear value at the first or the last trip, compared with a bound.
     checks: Vec<(Linear, bool, CmpCond, i64)>,
+    /// The trip count, when it is a constant.
+    k_const: Option<i64>,
 }
 
-fn analyze(f: &Function, cx: &ModuleCx, cfg: &Cfg, forest: &LoopForest, l: Loop) -> Option<Plan> {
+/// The loop being read and the analyses it is read with.
+struct LoopCx<'a> {
+    cfg: &'a Cfg,
+    dt: &'a DomTree,
+    forest: &'a LoopForest,
+    l: Loop,
+}
+
+/// Reads loop `lx.l`; `ranges` holds the value ranges of `f`, computed here on first need.
+fn analyze(f: &Function, cx: &ModuleCx, lx: &LoopCx, ranges: &mut Option<Ranges>) -> Option<Plan> {
+    let &LoopCx { cfg, dt, forest, l } = lx;
     let data = &forest.loops[l];
     let h = data.header;
     let SingleExit {
@@ -322,9 +359,30 @@ fn analyze(f: &Function, cx: &ModuleCx, cfg: &Cfg, forest: &LoopForest, l: Loop)
                 (true, true, Some(k)) => Some(lin.c + (k - 1) * lin.step),
                 _ => None,
             };
-            match value {
-                Some(v) if c.eval_int(v, bound) => {}
-                Some(_) => return None,
+            // Else the ranges of the symbols where the preheader runs may decide it (an
+            // accumulator's start that an outer loop keeps in [0, m)).
+            let value = value.map(|v| (v as i128, v as i128)).or_else(|| {
+                let j = match (at_last && lin.step != 0, k_const) {
+                    (false, _) => 0,
+                    (true, Some(k)) => k - 1,
+                    (true, None) => return None,
+                };
+                let r = ranges.get_or_insert_with(|| Ranges::compute(f, cfg, dt));
+                Some(linear_range(f, r, pre, &lin, j))
+            });
+            let decided = value.and_then(|(lo, hi)| {
+                let b = bound as i128;
+                match c {
+                    CmpCond::Ge if lo >= b => Some(true),
+                    CmpCond::Ge if hi < b => Some(false),
+                    CmpCond::Le if hi <= b => Some(true),
+                    CmpCond::Le if lo > b => Some(false),
+                    _ => None,
+                }
+            });
+            match decided {
+                Some(true) => {}
+                Some(false) => return None,
                 None => {
                     let check = (lin.clone(), at_last && lin.step != 0, c, bound);
                     if !kept.contains(&check) {
@@ -345,7 +403,21 @@ fn analyze(f: &Function, cx: &ModuleCx, cfg: &Cfg, forest: &LoopForest, l: Loop)
         count: (i0, bound, cond, s),
         addends,
         checks: kept,
+        k_const,
     })
+}
+
+/// The values `lin` can take at trip `j`, from the ranges of its symbols where `pre` runs.
+fn linear_range(f: &Function, ranges: &Ranges, pre: Block, lin: &Linear, j: i64) -> (i128, i128) {
+    let at = lin.c as i128 + lin.step as i128 * j as i128;
+    let (mut lo, mut hi) = (at, at);
+    for &(v, k) in &lin.syms {
+        let r = ranges.range_at(f, v, pre);
+        let (a, b) = (r.lo as i128 * k as i128, r.hi as i128 * k as i128);
+        lo += a.min(b);
+        hi += a.max(b);
+    }
+    (lo, hi)
 }
 
 /// Reads body values as linear forms in the trip number.
@@ -512,24 +584,8 @@ fn apply(f: &mut Function, p: &Plan) -> bool {
             }
             Param::Accumulator { m, .. } => {
                 let lin = &p.addends.iter().find(|a| a.0 == n).unwrap().1;
-                let mv = bld.iconst_ty(Type::I64, m);
-                // sum_j a_j = K*a_0 + d*K*(K-1)/2, reduced modulo m on the way.
-                let a0 = emit_linear(&mut bld, &mut syms, lin, None);
-                let ka = bld.binary(Opcode::Mul, k64, a0);
-                let t1 = bld.binary(Opcode::Srem, ka, mv);
-                let kk = bld.binary(Opcode::Mul, k64, km1);
-                let two = bld.iconst_ty(Type::I64, 2);
-                let tri = bld.binary(Opcode::Sdiv, kk, two);
-                let tri_m = bld.binary(Opcode::Srem, tri, mv);
-                let dm = bld.iconst_ty(Type::I64, lin.step.rem_euclid(m));
-                let t2 = bld.binary(Opcode::Mul, dm, tri_m);
-                let t2 = bld.binary(Opcode::Srem, t2, mv);
-                let x0 = bld.unary(Opcode::Sext, Type::I64, init);
-                let sum = bld.binary(Opcode::Add, x0, t1);
-                let sum = bld.binary(Opcode::Add, sum, t2);
-                let r = bld.binary(Opcode::Srem, sum, mv);
-                let r = bld.unary(Opcode::Trunc, Type::I32, r);
-                finals.push((next, r));
+                let t = addend_sum(&mut bld, &mut syms, lin, m, p.k_const, (k64, km1));
+                finals.push((next, reduce(&mut bld, init, t, m)));
             }
         }
     }
@@ -551,6 +607,62 @@ fn apply(f: &mut Function, p: &Plan) -> bool {
             true
         }
     }
+}
+
+/// Emits `(a_0 + a_1 + ... + a_{K-1}) mod m` for the addends `a_j = lin` at trip `j` (each in
+/// `[0, i32::MAX - (m - 1)]`, so the sum is not negative), an i64 value in `[0, m)`; a constant
+/// when the trip count `k_const` and the addends are. `k` is the trip count in i64, `km1` one
+/// less.
+fn addend_sum(
+    bld: &mut Builder,
+    syms: &mut FxHashMap<Value, Value>,
+    lin: &Linear,
+    m: i64,
+    k_const: Option<i64>,
+    (k64, km1): (Value, Value),
+) -> Value {
+    if let (Some(k), true) = (k_const, lin.syms.is_empty()) {
+        let (k, m) = (k as i128, m as i128);
+        let sum = k * lin.c as i128 + lin.step as i128 * (k * (k - 1) / 2);
+        return bld.iconst_ty(Type::I64, sum.rem_euclid(m) as i64);
+    }
+    let mv = bld.iconst_ty(Type::I64, m);
+    // sum_j a_j = K*a_0 + d*K*(K-1)/2, reduced modulo m on the way.
+    let a0 = emit_linear(bld, syms, lin, None);
+    let ka = bld.binary(Opcode::Mul, k64, a0);
+    let t1 = bld.binary(Opcode::Srem, ka, mv);
+    if lin.step.rem_euclid(m) == 0 {
+        return t1;
+    }
+    let kk = bld.binary(Opcode::Mul, k64, km1);
+    let two = bld.iconst_ty(Type::I64, 2);
+    let tri = bld.binary(Opcode::Sdiv, kk, two);
+    let tri_m = bld.binary(Opcode::Srem, tri, mv);
+    let dm = bld.iconst_ty(Type::I64, lin.step.rem_euclid(m));
+    let t2 = bld.binary(Opcode::Mul, dm, tri_m);
+    let t2 = bld.binary(Opcode::Srem, t2, mv);
+    let t = bld.binary(Opcode::Add, t1, t2);
+    bld.binary(Opcode::Srem, t, mv)
+}
+
+/// `(x0 + t) mod m` for `x0` (i32) and `t` (i64), both in `[0, m)`. When `2(m - 1)` fits in
+/// i32 the sum is taken in i32, in the shape `(x + a) % m` this pass reads as an accumulator:
+/// the loop around a rewritten one can then be rewritten in turn.
+fn reduce(bld: &mut Builder, x0: Value, t: Value, m: i64) -> Value {
+    if 2 * (m - 1) <= i32::MAX as i64 {
+        let t32 = match bld.f.as_iconst(t) {
+            Some(k) => bld.iconst(k as i32),
+            None => bld.unary(Opcode::Trunc, Type::I32, t),
+        };
+        let sum = bld.binary(Opcode::Add, x0, t32);
+        let mv = bld.iconst(m as i32);
+        return bld.binary(Opcode::Srem, sum, mv);
+    }
+    let x = bld.unary(Opcode::Sext, Type::I64, x0);
+    let sum = bld.binary(Opcode::Add, x, t);
+    let mv = bld.iconst_ty(Type::I64, m);
+    let r = bld.binary(Opcode::Srem, sum, mv);
+    bld.unary(Opcode::Trunc, Type::I32, r)
 }
 
 /// Emits `lin` at trip `j` (`None`: 0) as an i64 value.

@@ -95,11 +95,13 @@ pub const O2: &[Step] = &[
     pass!(gvn),
     pass!(memopt),            // copies re-load words the previous copy loaded or stored
     pass!(instcombine),       // fold what forwarding made constant (fully unrolled recurrences)
-    CFG_CLEANUP,              // drop loops that full unrolling left unreachable; empty preheaders
+    pass!(dce),               // dead users would keep the nodes boolmin replaces alive
+    pass!(boolmin), // after instcombine turned 0/1 selects into logic, gvn merged compares
+    CFG_CLEANUP,    // drop loops that full unrolling left unreachable; empty preheaders
     module_pass!(constlocal), // local tables now filled with constants become globals
-    module_pass!(memo),       // last: callers have used the purity its cache must not disturb
-    loop_pass!(lftr),         // after unroll, which reads counters; dce below drops them
-    loop_pass!(dead_loop),    // loops whose results inlining left unused (dce emptied them)
+    module_pass!(memo), // last: callers have used the purity its cache must not disturb
+    loop_pass!(lftr), // after unroll, which reads counters; dce below drops them
+    loop_pass!(dead_loop), // loops whose results inlining left unused (dce emptied them)
     CFG_CLEANUP,
     pass!(divconst), // late: loop passes and constant folding see plain divisions
     pass!(gvn),      // a quotient and remainder of the same operands share the quotient

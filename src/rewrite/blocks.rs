@@ -105,3 +105,24 @@ pub fn merge_into_preds(f: &mut Function, cfg: &Cfg) -> bool {
     }
     changed
 }
+
+/// When the only edge into `b` is a `jump`, its parameters are that jump's arguments: their
+/// uses read the arguments instead and the parameters go. Returns whether any did. Keeps the
+/// CFG.
+pub fn forward_params(f: &mut Function, cfg: &Cfg, b: Block) -> bool {
+    let [p] = cfg.preds[b][..] else { return false };
+    let Some(t) = f.terminator(p) else {
+        return false;
+    };
+    if p == b || f.op(t) != Opcode::Jump || f.blocks.params[b].is_empty() {
+        return false;
+    }
+    let args = f.branch_args(t, 0).to_vec();
+    let params = f.blocks.params[b].clone();
+    for (&param, &arg) in params.iter().zip(&args) {
+        f.replace_all_uses(param, arg);
+    }
+    let all: Vec<usize> = (0..params.len()).collect();
+    remove_params(f, cfg, b, &all);
+    true
+}
