@@ -1,7 +1,8 @@
 //! Function inlining (a module pass), followed by removal of functions nobody calls.
 //!
 //! Order: callers are visited in call-graph post-order, so a callee has already received its own
-//! inlining when it is copied. Recursive functions (in a call-graph cycle) are never inlined.
+//! inlining when it is copied. Recursive functions (in a call-graph cycle) are never inlined into
+//! others; a small one calling itself from one place is inlined into itself a few levels deep.
 //! A call site is inlined when the callee is small (`SMALL` instructions), or is called from
 //! exactly one place and is not huge (`SINGLE_SITE`), as long as the caller stays under `CAP`.
 //!
@@ -19,6 +20,9 @@ use crate::ir::{mk, Block, FuncId, Function, IdVec, Inst, Module, Opcode, Type, 
 const SMALL: usize = 40;
 const SINGLE_SITE: usize = 4000;
 const CAP: usize = 6000;
+/// A small function that calls itself from one place gets this many copies of its body at that
+/// place (once its own callees are inlined), so it calls itself that many times less often.
+const SELF_COPIES: usize = 3;
 
 fn size(f: &Function) -> usize {
     f.layout()
@@ -159,6 +163,7 @@ pub fn run_module(m: &mut Module) -> bool {
             site_count[c.index()] -= 1;
             changed = true;
         }
+        changed |= unroll_recursion(&mut m.funcs[caller]);
     }
 
     // Functions no longer called (except main) become declarations without bodies.
@@ -177,6 +182,30 @@ pub fn run_module(m: &mut Module) -> bool {
         }
     }
     changed
+}
+
+/// Inlines a small function into its one call of itself, `SELF_COPIES` levels deep (linear
+/// recursion: a descent that halves or divides its argument, say). Returns whether it did.
+fn unroll_recursion(f: &mut Function) -> bool {
+    if size(f) > SMALL {
+        return false;
+    }
+    let me = f.id;
+    let own = |f: &Function| -> Vec<Inst> {
+        call_sites(f)
+            .into_iter()
+            .filter(|&i| f.callee(i) == me)
+            .collect()
+    };
+    if own(f).len() != 1 {
+        return false;
+    }
+    let body = f.clone();
+    for _ in 0..SELF_COPIES {
+        let [site] = own(f)[..] else { break };
+        inline_call(f, site, &body);
+    }
+    true
 }
 
 /// Replaces call `call` in `f` by a copy of `callee`'s body.
