@@ -110,15 +110,20 @@ pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved
                 continue;
             }
             if let Some(pre) = forest.preheader(l, cfg) {
-                candidates.push((data.header, pre));
+                candidates.push((data.header, pre, data.parent.is_some()));
             }
         }
         let mut full = false;
-        for (b, pre) in candidates {
+        // Another round only pays when a loop unrolled completely had a loop around it.
+        let mut full_inner = false;
+        for (b, pre, inner) in candidates {
             match unroll(f, b, pre, full_only) {
                 Unrolled::No => {}
                 Unrolled::Partly => changed = true,
-                Unrolled::Completely => full = true,
+                Unrolled::Completely => {
+                    full = true;
+                    full_inner |= inner;
+                }
             }
         }
         if !full {
@@ -127,10 +132,14 @@ pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved
         changed = true;
         am.invalidate(Preserved::none());
         remove_unreachable(f, am);
+        // The copies join the blocks around them (forwarding and folding see one block).
         if !merge_into_preds(f, am.cfg(f)) {
             break;
         }
         am.invalidate(Preserved::none());
+        if !full_inner {
+            break;
+        }
         full_only = true;
     }
     Preserved::unless(changed)
