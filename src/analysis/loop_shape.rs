@@ -102,8 +102,7 @@ pub fn latch_counter(
 }
 
 /// A loop whose one latch is its only exiting block: `latch: brif c, header(..), exit(..)` in
-/// either order, entered from a preheader, with no stores and no impure calls inside (so it can
-/// be skipped when its results are known).
+/// either order, entered from a preheader.
 pub struct SingleExit {
     pub pre: crate::ir::Block,
     pub latch: crate::ir::Block,
@@ -116,10 +115,9 @@ pub struct SingleExit {
     pub exit_args: Vec<Value>,
 }
 
-/// Reads loop `l` as a [`SingleExit`] loop.
-pub fn single_exit(
+/// Reads loop `l` as a [`SingleExit`] loop, whatever it does inside.
+pub fn latch_exit(
     f: &Function,
-    cx: &ModuleCx,
     cfg: &Cfg,
     forest: &LoopForest,
     l: super::Loop,
@@ -136,13 +134,6 @@ pub fn single_exit(
     for &b in &data.blocks {
         if b != latch && cfg.succs[b].iter().any(|&s| !forest.contains(l, s)) {
             return None;
-        }
-        for i in f.layout().block_insts(b) {
-            match f.op(i) {
-                Opcode::Store => return None,
-                Opcode::Call if !cx.decls[f.callee(i)].effects.pure => return None,
-                _ => {}
-            }
         }
     }
     let term = f.terminator(latch)?;
@@ -165,6 +156,27 @@ pub fn single_exit(
         back_args: f.branch_args(term, back).to_vec(),
         exit_args: f.branch_args(term, out).to_vec(),
     })
+}
+
+/// Reads loop `l` as a [`SingleExit`] loop with no stores and no impure calls inside (so it can
+/// be skipped when its results are known).
+pub fn single_exit(
+    f: &Function,
+    cx: &ModuleCx,
+    cfg: &Cfg,
+    forest: &LoopForest,
+    l: super::Loop,
+) -> Option<SingleExit> {
+    for &b in &forest.loops[l].blocks {
+        for i in f.layout().block_insts(b) {
+            match f.op(i) {
+                Opcode::Store => return None,
+                Opcode::Call if !cx.decls[f.callee(i)].effects.pure => return None,
+                _ => {}
+            }
+        }
+    }
+    latch_exit(f, cfg, forest, l)
 }
 
 /// The values defined in loop `l` (block parameters and results) that are used after it:

@@ -251,19 +251,23 @@ fn hoist_loops(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> bool {
                 f.replace_inst(outer_t, data, &args);
             }
         }
-        let mut prev = h.outer_pre;
-        for &b in h.blocks.iter().chain([&x]) {
-            if f.layout().is_block_inserted(b) {
-                f.move_block_after(b, prev);
-            } else {
-                f.insert_block_after(b, prev);
-            }
-            prev = b;
-        }
+        lay_out_after(f, h.outer_pre, h.blocks.iter().chain([&x]));
         am.invalidate(Preserved::none());
         changed = true;
     }
     changed
+}
+
+/// Places `blocks` in order right after `prev` in the layout (moving those already placed).
+fn lay_out_after<'a>(f: &mut Function, mut prev: Block, blocks: impl Iterator<Item = &'a Block>) {
+    for &b in blocks {
+        if f.layout().is_block_inserted(b) {
+            f.move_block_after(b, prev);
+        } else {
+            f.insert_block_after(b, prev);
+        }
+        prev = b;
+    }
 }
 
 pub fn run(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved {
@@ -481,15 +485,7 @@ fn hoist_regions(f: &mut Function, am: &mut FuncAnalyses) -> bool {
         for n in (0..params.len()).rev() {
             f.remove_block_param(r.join, n);
         }
-        let mut prev = r.pre;
-        for &b in r.blocks[1..].iter().chain([&x]) {
-            if f.layout().is_block_inserted(b) {
-                f.move_block_after(b, prev);
-            } else {
-                f.insert_block_after(b, prev);
-            }
-            prev = b;
-        }
+        lay_out_after(f, r.pre, r.blocks[1..].iter().chain([&x]));
         am.invalidate(Preserved::none());
         changed = true;
     }

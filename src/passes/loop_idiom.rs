@@ -21,7 +21,9 @@
 //! directly-addressed for alias analysis. Runs after `indvars`, which has given the counters'
 //! exit values closed forms, and before `lsr` rewrites the addresses into pointer steps.
 
-use crate::analysis::loop_shape::{exact_trip_count, latch_counter, trip_count, values_used_after};
+use crate::analysis::loop_shape::{
+    exact_trip_count, latch_counter, latch_exit, trip_count, values_used_after, SingleExit,
+};
 use crate::analysis::{Cfg, DomTree, Loop, LoopForest};
 use crate::ir::{
     mk, Block, Builder, CmpCond, Effects, FuncId, Function, Module, Opcode, Signature, Type, Value,
@@ -121,14 +123,14 @@ fn plan_function(f: &Function) -> Vec<Plan> {
         return Vec::new();
     }
     // Loop ids number inner loops before the loops around them.
-    let mut fills: Vec<Option<Fill>> = Vec::with_capacity(forest.loops.len());
+    let mut fills: Vec<Option<(Fill, SingleExit)>> = Vec::with_capacity(forest.loops.len());
     for (l, _) in forest.loops.iter() {
         let fill = summarize(f, &cfg, &dt, &forest, l, &fills);
         fills.push(fill);
     }
     let mut plans = Vec::new();
     for (l, data) in forest.loops.iter() {
-        let Some(fill) = &fills[l.index()] else {
+        let Some((fill, shape)) = &fills[l.index()] else {
             continue;
         };
         if data.parent.is_some_and(|p| fills[p.index()].is_some()) {
@@ -137,20 +139,11 @@ fn plan_function(f: &Function) -> Vec<Plan> {
         if matches!(fill.len, Len::Const(n) if n < MIN_BYTES) {
             continue;
         }
-        let pre = forest
-            .preheader(l, &cfg)
-            .expect("summarized loops have preheaders");
-        let [exit] = forest.exits(l, &cfg)[..] else {
-            unreachable!("summarized loops have one exit")
-        };
-        let latch = data.latches[0];
-        let t = f.terminator(latch).expect("latch branches");
-        let out = f.edges_to(t, exit)[0];
-        let pt = f.terminator(pre).expect("preheader jumps");
+        let pt = f.terminator(shape.pre).expect("preheader jumps");
         plans.push(Plan {
-            pre,
-            exit,
-            exit_args: f.branch_args(t, out).to_vec(),
+            pre: shape.pre,
+            exit: shape.exit,
+            exit_args: shape.exit_args.clone(),
             header: data.header,
             header_args: f.branch_args(pt, 0).to_vec(),
             fill: fill.clone(),
@@ -159,25 +152,21 @@ fn plan_function(f: &Function) -> Vec<Plan> {
     plans
 }
 
-/// The fill loop `l` does, if it is one; `inner` holds the summaries of the loops numbered
-/// before it (its inner loops among them).
+/// The fill loop `l` does, if it is one, with the loop's shape; `inner` holds the summaries of
+/// the loops numbered before it (its inner loops among them).
 fn summarize(
     f: &Function,
     cfg: &Cfg,
     dt: &DomTree,
     forest: &LoopForest,
     l: Loop,
-    inner: &[Option<Fill>],
-) -> Option<Fill> {
+    inner: &[Option<(Fill, SingleExit)>],
+) -> Option<(Fill, SingleExit)> {
     let data = &forest.loops[l];
     let h = data.header;
-    let [latch] = data.latches[..] else {
-        return None;
-    };
-    let pre = forest.preheader(l, cfg)?;
-    let [exit] = forest.exits(l, cfg)[..] else {
-        return None;
-    };
+    // One latch, the only exit (so no block inside, inner loops' included, leaves elsewhere).
+    let shape = latch_exit(f, cfg, forest, l)?;
+    let (pre, latch) = (shape.pre, shape.latch);
     let in_loop = |f: &Function, v: Value| f.def_block(v).is_some_and(|b| forest.contains(l, b));
     // The trips: a counter the latch tests.
     let lc = latch_counter(f, h, latch, in_loop)?;
@@ -213,9 +202,7 @@ fn summarize(
         if child.is_some_and(|c| forest.contains(c, b)) {
             continue;
         }
-        if !dt.dominates(b, latch)
-            || (b != latch && cfg.succs[b].iter().any(|&x| !forest.contains(l, x)))
-        {
+        if !dt.dominates(b, latch) {
             return None;
         }
         for i in f.layout().block_insts(b) {
@@ -229,12 +216,7 @@ fn summarize(
     if !values_used_after(f, forest, l, &[]).is_empty() {
         return None;
     }
-    let exit_args = {
-        let t = f.terminator(latch)?;
-        let out = *f.edges_to(t, exit).first()?;
-        f.branch_args(t, out).to_vec()
-    };
-    if exit_args.iter().any(|&v| in_loop(f, v)) {
+    if shape.exit_args.iter().any(|&v| in_loop(f, v)) {
         return None;
     }
 
@@ -250,15 +232,12 @@ fn summarize(
             )
         }
         (None, Some(c)) => {
-            let cf = inner[c.index()].as_ref()?;
+            let (cf, _) = inner[c.index()].as_ref()?;
             let Len::Const(len) = cf.len else {
                 return None;
             };
-            // The inner loop runs on every trip, returns into this loop, and its range moves
-            // with the counter.
-            if !dt.dominates(forest.loops[c].header, latch)
-                || forest.exits(c, cfg).iter().any(|&x| !forest.contains(l, x))
-            {
+            // The inner loop runs on every trip and its range moves with the counter.
+            if !dt.dominates(forest.loops[c].header, latch) {
                 return None;
             }
             let mut a = Affine::of(f, cf.base, lc.counter, &in_loop)?;
@@ -289,13 +268,16 @@ fn summarize(
             stride: step_len,
         },
     };
-    Some(Fill {
-        base: addr.base,
-        terms,
-        off,
-        len,
-        byte,
-    })
+    Some((
+        Fill {
+            base: addr.base,
+            terms,
+            off,
+            len,
+            byte,
+        },
+        shape,
+    ))
 }
 
 /// The byte every byte of constant `v` equals, and the width of `v` in bytes.
