@@ -4,13 +4,44 @@
 //! computes nothing observable: the preheader jumps straight to its single exit instead. (C and
 //! SysY let a loop without side effects be assumed to terminate.) Inlining leaves such loops
 //! behind when a pure callee's result was discarded (a swap routine calling a pure helper).
-//! `indvars` deletes counted ones; this takes any shape. Needs: CFG, dominator tree, loop
-//! forest, loop-simplified form. Cost: O(loop sizes).
+//! `indvars` deletes counted ones; this takes any shape. A loop that only fills a local array
+//! nothing reads is dead too: the writes go first (`rewrite::locals`), and the two alternate
+//! until neither finds more. Needs: CFG, dominator tree, loop forest, loop-simplified form.
+//! Cost: O(loop sizes) per round.
 
 use crate::analysis::{FuncAnalyses, Preserved};
 use crate::ir::{mk, Block, Function, ModuleCx, Opcode, Value};
+use crate::rewrite::blocks::remove_unreachable;
+use crate::rewrite::locals::remove_unread_writes;
+use crate::rewrite::loops::ensure_preheaders;
 
 pub fn run(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved {
+    // Writes into local arrays nothing reads go first (the stores of a product no one reads);
+    // deleting a loop may remove the last read of another array, whose writing loops may then
+    // be dead in turn.
+    let mut changed = remove_unread_writes(f, cx);
+    if changed {
+        am.invalidate(Preserved::block_graph());
+    }
+    loop {
+        if !delete_dead_loops(f, cx, am) {
+            break;
+        }
+        changed = true;
+        am.invalidate(Preserved::none());
+        remove_unreachable(f, am);
+        if !remove_unread_writes(f, cx) {
+            break;
+        }
+        am.invalidate(Preserved::block_graph());
+        ensure_preheaders(f, am);
+    }
+    Preserved::unless(changed)
+}
+
+/// Deletes the dead loops of one loop forest; returns whether there was one (its blocks are
+/// left unreachable).
+fn delete_dead_loops(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> bool {
     let mut changed = false;
     let (cfg, _, forest) = am.all(f);
     // Outermost first: deleting one removes the loops inside it too.
@@ -102,5 +133,5 @@ pub fn run(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved 
         deleted.extend(data.blocks.iter().copied());
         changed = true;
     }
-    Preserved::unless(changed)
+    changed
 }

@@ -3,8 +3,8 @@
 //!
 //! Handles loops in the rotated shape lowering produces, with one latch that is also the only
 //! exiting block: `latch: brif c, header(..next..), exit(..)` (either edge order). The header
-//! parameters must all be *affine*: `p_next = p + inv` (an integer invariant, possibly 0).
-//! One of them is the counter `i` tested as `icmp lt (i + s), n` (or `le`, `gt`, `ge`) against an
+//! parameters the loop reads must all be *affine*: `p_next = p + inv` (an integer invariant,
+//! possibly 0). One of them is the counter `i` tested as `icmp lt (i + s), n` (or `le`, `gt`, `ge`) against an
 //! invariant `n`, with a constant step `s` whose sign matches the test. The body runs
 //! `k = max(1, ceil((n - i0) / s))` times (for `lt`; the others likewise), computed in 64 bits.
 //!
@@ -77,12 +77,17 @@ fn try_delete(f: &mut Function, cx: &ModuleCx, cfg: &Cfg, forest: &LoopForest, l
     };
     let in_loop = |f: &Function, v: Value| f.def_block(v).is_some_and(|b| forest.contains(l, b));
 
-    // Every header parameter is affine.
+    // Every header parameter the loop reads is affine. One nothing reads (a value carried
+    // around the loop only to be used after it, as promotion leaves a stored value) needs no
+    // final value of its own: its next value, if used after the loop, is recomputed below.
     let pre_t = f.terminator(pre).unwrap();
     let init_args = f.args(pre_t).to_vec();
     let params = f.blocks.params[h].clone();
     let mut affine = Vec::new();
     for (n, &p) in params.iter().enumerate() {
+        if !f.has_uses(p) {
+            continue;
+        }
         if f.ty(p) != Type::I32 {
             return false;
         }

@@ -13,10 +13,10 @@
 //! that may write memory forgets all but non-escaping allocas.
 //!
 //! Dead stores: within a block, a store overwritten by a later store to the same word with no
-//! possible read in between is removed; stores into a non-escaping alloca that is never loaded
-//! from are removed everywhere. Needs: CFG. Cost: O(instructions * table size).
+//! possible read in between is removed; writes into a local array that is never read are
+//! removed everywhere (`rewrite::locals`). Needs: CFG. Cost: O(instructions * table size).
 
-use crate::analysis::alias::{base_of, derived_users, escapes, may_alias, Base};
+use crate::analysis::alias::{base_of, escapes, may_alias, Base};
 use crate::analysis::{Cfg, FuncAnalyses, Preserved};
 use crate::ir::{Block, Function, IdVec, Inst, ModuleCx, Opcode, Type, Value, ValueDef};
 
@@ -75,7 +75,7 @@ pub fn run(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved 
     let cfg = am.cfg(f);
     let mut changed = forward(f, cx, cfg);
     changed |= dead_stores_local(f, cx, cfg);
-    changed |= dead_alloca_stores(f);
+    changed |= crate::rewrite::locals::remove_unread_writes(f, cx);
     // Loads and stores go; no branch changes.
     Preserved::cfg_kept(changed)
 }
@@ -194,30 +194,6 @@ fn dead_stores_local(f: &mut Function, cx: &ModuleCx, cfg: &Cfg) -> bool {
                 }
                 _ => {}
             }
-        }
-    }
-    changed
-}
-
-/// Removes every store into a non-escaping alloca from which nothing is ever loaded.
-fn dead_alloca_stores(f: &mut Function) -> bool {
-    let mut changed = false;
-    let entry = f.entry();
-    let allocas: Vec<Inst> = f
-        .layout()
-        .block_insts(entry)
-        .filter(|&i| f.op(i) == Opcode::Alloca)
-        .collect();
-    for al in allocas {
-        let users = derived_users(f, f.res(al));
-        let only_stored_into = users.iter().all(|&(user, v)| {
-            f.op(user) == Opcode::Store && f.arg(user, 1) == v && f.arg(user, 0) != v
-        });
-        if only_stored_into && !users.is_empty() {
-            for (s, _) in users {
-                f.remove_inst(s);
-            }
-            changed = true;
         }
     }
     changed

@@ -70,6 +70,7 @@ pub const O2: &[Step] = &[
     pass!(simplify_cfg), // merges left with one predecessor join it
     pass!(condprop),    // after gvn: one value per repeated condition (inlined bounds checks)
     pass!(simplify_cfg), // fold the branches condprop decided
+    loop_pass!(rotate), // exit tests at the top of a loop move to its latch (the shape below)
     loop_pass!(peel),   // after the guards are canonical: inner loops only the first trip runs
     pass!(sccp),        // the peeled trip's constants; the remaining loop's false guard
     pass!(simplify_cfg), // drop the inner loop the false guard left unreachable

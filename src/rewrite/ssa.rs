@@ -40,6 +40,21 @@ pub fn promote_allocas(f: &mut Function, am: &mut FuncAnalyses) -> bool {
         .filter(|&i| f.op(i) == Opcode::Alloca && f.data(i).imm <= 8)
         .filter_map(|i| promotable(f, i).map(|t| (i, t)))
         .collect();
+    promote_list(f, am, allocas)
+}
+
+/// Promotes the given allocas of the entry block (those still promotable); returns whether there
+/// was one. For rewrites that route a value through a fresh stack slot (a store at each new
+/// definition, a load at each use) and let this place the block parameters.
+pub fn promote_slots(f: &mut Function, am: &mut FuncAnalyses, slots: &[Inst]) -> bool {
+    let allocas: Vec<(Inst, Type)> = slots
+        .iter()
+        .filter_map(|&i| promotable(f, i).map(|t| (i, t)))
+        .collect();
+    promote_list(f, am, allocas)
+}
+
+fn promote_list(f: &mut Function, am: &mut FuncAnalyses, allocas: Vec<(Inst, Type)>) -> bool {
     if allocas.is_empty() {
         return false;
     }
@@ -72,16 +87,23 @@ fn promote(f: &mut Function, dt: &DomTree, df: &IdVec<Block, Vec<Block>>, a: Ins
     for b in phi.iter() {
         param[b] = Some(f.append_block_param(b, ty));
     }
-    // Zero for reads before any write, materialised at the top of the entry block.
+    // Zero for reads before any write, materialised at the top of the entry block. A pointer
+    // has no constant: the slot's own address stands for "never written" (it reaches only
+    // parameters nothing reads, or edges from unreachable blocks, when every read follows a
+    // write), and the alloca stays for dce to drop with them.
     let entry = f.entry();
-    let zero_row = if ty.is_float() {
-        mk::fconst(0.0)
+    let zero = if ty == Type::Ptr {
+        p
     } else {
-        mk::iconst(ty, 0)
+        let zero_row = if ty.is_float() {
+            mk::fconst(0.0)
+        } else {
+            mk::iconst(ty, 0)
+        };
+        let first = f.layout().first_inst(entry).unwrap();
+        let zero = f.insert_new_before(first, zero_row, &[]);
+        f.res(zero)
     };
-    let first = f.layout().first_inst(entry).unwrap();
-    let zero = f.insert_new_before(first, zero_row, &[]);
-    let zero = f.res(zero);
 
     // Walk the dominator tree: (block, value at entry).
     let mut stack: Vec<(Block, Value)> = vec![(entry, zero)];
@@ -121,7 +143,9 @@ fn promote(f: &mut Function, dt: &DomTree, df: &IdVec<Block, Vec<Block>>, a: Ins
             pass_along(f, t, &param, zero);
         }
     }
-    f.remove_inst(a);
+    if !f.has_uses(p) {
+        f.remove_inst(a);
+    }
 }
 
 /// Appends `v` to the arguments of every edge of `t` into a block with a new parameter.
