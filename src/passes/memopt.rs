@@ -10,7 +10,8 @@
 //! (`(root, offset, type) -> value`). A block with one predecessor starts from that
 //! predecessor's final table (extended basic blocks); others start empty. A load with a known
 //! value is replaced; a store records its value after invalidating what it may overwrite; a call
-//! that may write memory forgets all but non-escaping allocas.
+//! that may write memory forgets all but non-escaping allocas. A store of the value the table
+//! already holds for its word is removed.
 //!
 //! Dead stores: within a block, a store overwritten by a later store to the same word with no
 //! possible read in between is removed; writes into a local array that is never read are
@@ -123,6 +124,15 @@ fn forward(f: &mut Function, cx: &ModuleCx, cfg: &Cfg) -> bool {
                     let v = f.arg(i, 0);
                     let ty = f.ty(v);
                     let a = addr_of(f, cfg, f.arg(i, 1));
+                    if table
+                        .iter()
+                        .any(|e| e.addr == a && e.ty == ty && e.value == v)
+                    {
+                        // The word already holds `v` (a swap of an element with itself).
+                        f.remove_inst(i);
+                        changed = true;
+                        continue;
+                    }
                     let size = ty.bytes() as i64;
                     table.retain(|e| !may_overlap(cx, &a, size, &e.addr, e.ty.bytes() as i64));
                     table.push(Entry {

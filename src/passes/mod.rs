@@ -39,6 +39,7 @@ pub mod postinc;
 pub mod promote;
 pub mod rangefold;
 pub mod reassociate;
+pub mod retconst;
 pub mod rotate;
 pub mod sccp;
 pub mod simplify_cfg;

@@ -53,6 +53,7 @@ pub const O2: &[Step] = &[
     pass!(simplify_cfg),
     pass!(sccp),
     CLEANUP,                 // callees shrink before inlining judges their size
+    module_pass!(retconst),  // callers read the constant a callee always returns
     pass!(tailrec),          // self tail calls become loops (which inlining may then copy)
     module_pass!(inline),    // callees first (post-order), small or single-site ones
     module_pass!(deadret),   // results no caller reads (after inlining removed the readers)
