@@ -43,6 +43,7 @@ pub mod retconst;
 pub mod rotate;
 pub mod sccp;
 pub mod simplify_cfg;
+pub mod sink;
 pub mod tailrec;
 pub mod unroll;
 

@@ -85,13 +85,14 @@ pub const O2: &[Step] = &[
     loop_pass!(promote),    // after licm hoisted the invariant addresses it needs
     loop_pass!(indvars),    // after licm: step values and bounds must be defined outside the loop
     CLEANUP,
+    loop_pass!(sink), // after dce dropped unread carried values: last-trip values leave loops
     module_pass!(loop_idiom), // after indvars took the counters' exit values; before lsr
     loop_pass!(modrec), // after indvars gave inner loops closed forms; before unroll copies steps
-    loop_pass!(lsr),    // late: addresses are final, invariant bases already hoisted
-    CLEANUP,            // the new constant-index geps and offset chains; dead index arithmetic
+    loop_pass!(lsr),  // late: addresses are final, invariant bases already hoisted
+    CLEANUP,          // the new constant-index geps and offset chains; dead index arithmetic
     loop_pass!(postinc), // after cleanup merged each pointer step with the accesses it feeds
-    pass!(ivmul),       // after lsr: the multiplications left are not addresses
-    pass!(ifconv),      // late: the loop passes above have read the branches they match
+    pass!(ivmul),     // after lsr: the multiplications left are not addresses
+    pass!(ifconv),    // late: the loop passes above have read the branches they match
     loop_pass!(unroll), // after lsr (copies share one pointer), ifconv (one-block bodies)
     pass!(instcombine), // the copies' offset chains and counters; selects with 0/1 arms
     pass!(gvn),

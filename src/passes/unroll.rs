@@ -222,15 +222,18 @@ fn unroll(f: &mut Function, b: Block, pre: Block, full_only: bool) -> Unrolled {
         CmpCond::Le if s > 0 => 1,
         _ => return Unrolled::No,
     };
-    // Exit arguments must be next values or invariants; nothing else of B may leave it.
+    // Exit arguments are next values, invariants or (for complete unrolling only, which has a
+    // last copy to take them from) other values of B; nothing else of B may leave it.
     let mut exit_map = Vec::with_capacity(exit_args.len());
+    let mut exits_other = false;
     for &a in &exit_args {
         if !in_b(f, a) && !params.contains(&a) {
             exit_map.push(None);
         } else if let Some(k) = back_args.iter().position(|&x| x == a) {
             exit_map.push(Some(k));
         } else {
-            return Unrolled::No;
+            exit_map.push(None);
+            exits_other = true;
         }
     }
     let mut defined: Vec<Value> = params.clone();
@@ -275,7 +278,7 @@ fn unroll(f: &mut Function, b: Block, pre: Block, full_only: bool) -> Unrolled {
             return Unrolled::Completely;
         }
     }
-    if full_only || body.len() > MAX_BODY {
+    if full_only || exits_other || body.len() > MAX_BODY {
         return Unrolled::No;
     }
     let ub = f.make_block();
@@ -349,8 +352,9 @@ fn full_unroll(
     let ub = f.make_block();
     f.insert_block_after(ub, b);
     let mut vals = init;
+    let mut map: FxHashMap<Value, Value> = FxHashMap::default();
     for _ in 0..trip {
-        let mut map: FxHashMap<Value, Value> = FxHashMap::default();
+        map.clear();
         for (k, &p) in params.iter().enumerate() {
             map.insert(p, vals[k]);
         }
@@ -364,11 +368,11 @@ fn full_unroll(
         }
         vals = back_args.iter().map(|x| *map.get(x).unwrap_or(x)).collect();
     }
-    // Exit arguments are next values (the last copy's) or invariants.
+    // Exit arguments are next values, other values of the last copy, or invariants.
     let out: Vec<Value> = exit_map
         .iter()
         .zip(exit_args)
-        .map(|(m, &a)| m.map_or(a, |k| vals[k]))
+        .map(|(m, &a)| m.map_or_else(|| *map.get(&a).unwrap_or(&a), |k| vals[k]))
         .collect();
     f.append_new(ub, mk::jump(exit), &out);
     f.replace_inst(pre_t, mk::jump(ub), &[]);
