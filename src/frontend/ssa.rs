@@ -21,8 +21,9 @@
 //!    appended to the branch arguments of each incoming edge (after any arguments the lowering
 //!    passed explicitly, for its own block parameters).
 //!
-//! Cost: O((reads + phis × preds) · α) with hashing; the worklist visits a phi once per change
-//! of one of its operands.
+//! Cost: O((reads + phis × preds) · α) with hashing (of (variable, block) definitions; the
+//! per-block, per-value and per-variable facts are tables indexed by id); the worklist visits a
+//! phi once per change of one of its operands.
 
 use crate::ir::{mk, Block, Function, Inst, Type, Value};
 use rustc_hash::FxHashMap;
@@ -44,16 +45,30 @@ struct Phi {
     removed: bool,
 }
 
+/// No phi (in `phi_of`).
+const NO_PHI: u32 = u32::MAX;
+
+/// The entry of `v` at `index` of a table growing on demand.
+fn slot<T: Clone>(v: &mut Vec<T>, index: usize, fill: T) -> &mut T {
+    if index >= v.len() {
+        v.resize(index + 1, fill);
+    }
+    &mut v[index]
+}
+
 /// The SSA builder for one function. Variables are dense `u32` ids chosen by the caller.
 #[derive(Default)]
 pub struct SsaBuilder {
     defs: FxHashMap<(u32, Block), Value>,
-    var_ty: FxHashMap<u32, Type>,
-    preds: FxHashMap<Block, Vec<Edge>>,
-    sealed: FxHashMap<Block, bool>,
-    incomplete: FxHashMap<Block, Vec<usize>>,
+    /// Per variable.
+    var_ty: Vec<Option<Type>>,
+    /// Per block (by index): incoming edges, sealed, incomplete phis.
+    preds: Vec<Vec<Edge>>,
+    sealed: Vec<bool>,
+    incomplete: Vec<Vec<usize>>,
     phis: Vec<Phi>,
-    phi_of: FxHashMap<Value, usize>,
+    /// Per value (by index): its phi in `phis`, or `NO_PHI`.
+    phi_of: Vec<u32>,
     /// Phis created but without operands yet.
     pending: Vec<usize>,
     /// Zero constants in the entry block, per type, for undefined values.
@@ -67,25 +82,36 @@ impl SsaBuilder {
             entry: Some(entry),
             ..Default::default()
         };
-        s.sealed.insert(entry, true);
+        *slot(&mut s.sealed, entry.index(), false) = true;
         s
     }
 
     pub fn declare(&mut self, var: u32, ty: Type) {
-        self.var_ty.insert(var, ty);
+        *slot(&mut self.var_ty, var as usize, None) = Some(ty);
+    }
+
+    fn var_ty(&self, var: u32) -> Type {
+        self.var_ty[var as usize].expect("declared variable")
     }
 
     pub fn add_edge(&mut self, to: Block, e: Edge) {
         debug_assert!(!self.is_sealed(to), "edge into sealed {to}");
-        self.preds.entry(to).or_default().push(e);
+        slot(&mut self.preds, to.index(), Vec::new()).push(e);
     }
 
     pub fn preds(&self, b: Block) -> &[Edge] {
-        self.preds.get(&b).map_or(&[], |v| v.as_slice())
+        self.preds.get(b.index()).map_or(&[], |v| v.as_slice())
     }
 
     pub fn is_sealed(&self, b: Block) -> bool {
-        self.sealed.get(&b).copied().unwrap_or(false)
+        self.sealed.get(b.index()).copied().unwrap_or(false)
+    }
+
+    fn phi_of(&self, v: Value) -> Option<usize> {
+        match self.phi_of.get(v.index()) {
+            Some(&k) if k != NO_PHI => Some(k as usize),
+            _ => None,
+        }
     }
 
     pub fn write(&mut self, var: u32, block: Block, v: Value) {
@@ -112,7 +138,7 @@ impl SsaBuilder {
     }
 
     fn new_phi(&mut self, f: &mut Function, var: u32, block: Block) -> usize {
-        let ty = self.var_ty[&var];
+        let ty = self.var_ty(var);
         let value = f.append_block_param(block, ty);
         let k = self.phis.len();
         self.phis.push(Phi {
@@ -122,7 +148,7 @@ impl SsaBuilder {
             ops: Vec::new(),
             removed: false,
         });
-        self.phi_of.insert(value, k);
+        *slot(&mut self.phi_of, value.index(), NO_PHI) = k as u32;
         k
     }
 
@@ -142,14 +168,14 @@ impl SsaBuilder {
             }
             if !self.is_sealed(b) {
                 let k = self.new_phi(f, var, b);
-                self.incomplete.entry(b).or_default().push(k);
+                slot(&mut self.incomplete, b.index(), Vec::new()).push(k);
                 break self.phis[k].value;
             }
             let preds = self.preds(b);
             match preds.len() {
                 0 => {
                     // Entry (undefined variable) or unreachable code.
-                    let ty = self.var_ty[&var];
+                    let ty = self.var_ty(var);
                     break self.zero(f, ty);
                 }
                 1 => {
@@ -187,9 +213,9 @@ impl SsaBuilder {
         if self.is_sealed(block) {
             return;
         }
-        self.sealed.insert(block, true);
-        if let Some(list) = self.incomplete.remove(&block) {
-            self.pending.extend(list);
+        *slot(&mut self.sealed, block.index(), false) = true;
+        if let Some(list) = self.incomplete.get_mut(block.index()) {
+            self.pending.append(list);
         }
         self.fill_pending(f);
     }
@@ -199,17 +225,19 @@ impl SsaBuilder {
     pub fn finish(mut self, f: &mut Function) {
         self.fill_pending(f);
         let n = self.phis.len();
-        let mut forward: FxHashMap<Value, Value> = FxHashMap::default();
-        let resolve = |forward: &FxHashMap<Value, Value>, mut v: Value| {
-            while let Some(&w) = forward.get(&v) {
+        // Per value (by index): the value a removed phi was replaced by.
+        let mut forward: Vec<Option<Value>> = vec![None; f.num_values()];
+        let resolve = |forward: &[Option<Value>], mut v: Value| {
+            while let Some(&Some(w)) = forward.get(v.index()) {
                 v = w;
             }
             v
         };
-        let mut users: FxHashMap<Value, Vec<usize>> = FxHashMap::default();
+        // Per value (by index): the phis reading it.
+        let mut users: Vec<Vec<usize>> = vec![Vec::new(); f.num_values()];
         for (k, p) in self.phis.iter().enumerate() {
             for &op in &p.ops {
-                users.entry(op).or_default().push(k);
+                slot(&mut users, op.index(), Vec::new()).push(k);
             }
         }
         let mut work: Vec<usize> = (0..n).rev().collect();
@@ -242,24 +270,23 @@ impl SsaBuilder {
                 }
             };
             self.phis[k].removed = true;
-            forward.insert(me, v);
+            *slot(&mut forward, me.index(), None) = Some(v);
             f.replace_all_uses(me, v);
-            if let Some(us) = users.remove(&me) {
+            let us = users.get_mut(me.index()).map(std::mem::take);
+            if let Some(us) = us.filter(|us| !us.is_empty()) {
                 work.extend(us.iter().copied().filter(|&u| u != k));
-                users.entry(v).or_default().extend(us);
+                slot(&mut users, v.index(), Vec::new()).extend(us);
             }
         }
+        drop(users);
         // Phase 3a: drop removed phis from the parameter lists (highest index first).
-        let mut by_block: FxHashMap<Block, Vec<usize>> = FxHashMap::default();
-        for (k, p) in self.phis.iter().enumerate() {
-            by_block.entry(p.block).or_default().push(k);
-        }
-        let mut blocks: Vec<Block> = by_block.keys().copied().collect();
-        blocks.sort();
+        let mut blocks: Vec<Block> = self.phis.iter().map(|p| p.block).collect();
+        blocks.sort_unstable();
+        blocks.dedup();
         for &b in &blocks {
             for pos in (0..f.blocks.params[b].len()).rev() {
                 let p = f.blocks.params[b][pos];
-                if let Some(&k) = self.phi_of.get(&p) {
+                if let Some(k) = self.phi_of(p) {
                     if self.phis[k].removed {
                         f.remove_block_param(b, pos);
                     }
@@ -270,7 +297,7 @@ impl SsaBuilder {
         for &b in &blocks {
             let live: Vec<usize> = f.blocks.params[b]
                 .iter()
-                .filter_map(|p| self.phi_of.get(p).copied())
+                .filter_map(|&p| self.phi_of(p))
                 .collect();
             if live.is_empty() {
                 continue;
