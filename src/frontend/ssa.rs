@@ -40,8 +40,10 @@ struct Phi {
     block: Block,
     var: u32,
     value: Value,
-    /// One operand per entry of `preds[block]` once filled.
-    ops: Vec<Value>,
+    /// Its operands, one per entry of `preds[block]` once filled:
+    /// `SsaBuilder::ops[ops_start..ops_start + ops_len]`.
+    ops_start: u32,
+    ops_len: u32,
     removed: bool,
 }
 
@@ -67,6 +69,10 @@ pub struct SsaBuilder {
     sealed: Vec<bool>,
     incomplete: Vec<Vec<usize>>,
     phis: Vec<Phi>,
+    /// The operands of all phis.
+    ops: Vec<Value>,
+    /// Blocks of a single-predecessor chain `read_no_fill` walks (kept for its allocation).
+    chain: Vec<Block>,
     /// Per value (by index): its phi in `phis`, or `NO_PHI`.
     phi_of: Vec<u32>,
     /// Phis created but without operands yet.
@@ -145,7 +151,8 @@ impl SsaBuilder {
             block,
             var,
             value,
-            ops: Vec::new(),
+            ops_start: 0,
+            ops_len: 0,
             removed: false,
         });
         *slot(&mut self.phi_of, value.index(), NO_PHI) = k as u32;
@@ -160,7 +167,7 @@ impl SsaBuilder {
     }
 
     fn read_no_fill(&mut self, f: &mut Function, var: u32, block: Block) -> Value {
-        let mut chain = Vec::new();
+        let mut chain = std::mem::take(&mut self.chain);
         let mut b = block;
         let v = loop {
             if let Some(&v) = self.defs.get(&(var, b)) {
@@ -190,21 +197,33 @@ impl SsaBuilder {
             }
         };
         self.defs.insert((var, b), v);
-        for c in chain {
+        for c in chain.drain(..) {
             self.defs.insert((var, c), v);
         }
+        self.chain = chain;
         v
+    }
+
+    /// The operands of phi `k`.
+    fn ops(&self, k: usize) -> &[Value] {
+        let p = &self.phis[k];
+        &self.ops[p.ops_start as usize..(p.ops_start + p.ops_len) as usize]
     }
 
     fn fill_pending(&mut self, f: &mut Function) {
         while let Some(k) = self.pending.pop() {
             let (block, var) = (self.phis[k].block, self.phis[k].var);
-            let froms: Vec<Block> = self.preds(block).iter().map(|e| e.from).collect();
-            let mut ops = Vec::with_capacity(froms.len());
-            for from in froms {
-                ops.push(self.read_no_fill(f, var, from));
+            // Reading adds no edges: `preds(block)` stays as it is during the loop.
+            let n = self.preds(block).len();
+            let start = self.ops.len();
+            let placeholder = self.phis[k].value;
+            self.ops.resize(start + n, placeholder);
+            for i in 0..n {
+                let from = self.preds[block.index()][i].from;
+                self.ops[start + i] = self.read_no_fill(f, var, from);
             }
-            self.phis[k].ops = ops;
+            self.phis[k].ops_start = start as u32;
+            self.phis[k].ops_len = n as u32;
         }
     }
 
@@ -233,13 +252,29 @@ impl SsaBuilder {
             }
             v
         };
-        // Per value (by index): the phis reading it.
-        let mut users: Vec<Vec<usize>> = vec![Vec::new(); f.num_values()];
-        for (k, p) in self.phis.iter().enumerate() {
-            for &op in &p.ops {
-                slot(&mut users, op.index(), Vec::new()).push(k);
+        // Per value (by index): the phis reading it, `user_list[user_start[v]..user_start[v +
+        // 1]]` in phi order, then `merged[v]`: the users of the phis replaced by `v`.
+        let nv = f.num_values();
+        let mut user_start = vec![0u32; nv + 1];
+        for k in 0..n {
+            for &op in self.ops(k) {
+                user_start[op.index() + 1] += 1;
             }
         }
+        for v in 0..nv {
+            user_start[v + 1] += user_start[v];
+        }
+        let mut user_list = vec![0u32; user_start[nv] as usize];
+        let mut fill = user_start.clone();
+        for k in 0..n {
+            for &op in self.ops(k) {
+                user_list[fill[op.index()] as usize] = k as u32;
+                fill[op.index()] += 1;
+            }
+        }
+        drop(fill);
+        let mut merged: Vec<Vec<u32>> = Vec::new();
+        let mut us: Vec<u32> = Vec::new();
         let mut work: Vec<usize> = (0..n).rev().collect();
         while let Some(k) = work.pop() {
             if self.phis[k].removed {
@@ -248,7 +283,7 @@ impl SsaBuilder {
             let me = self.phis[k].value;
             let mut same: Option<Value> = None;
             let mut trivial = true;
-            for &op in &self.phis[k].ops {
+            for &op in self.ops(k) {
                 let op = resolve(&forward, op);
                 if op == me || Some(op) == same {
                     continue;
@@ -272,13 +307,20 @@ impl SsaBuilder {
             self.phis[k].removed = true;
             *slot(&mut forward, me.index(), None) = Some(v);
             f.replace_all_uses(me, v);
-            let us = users.get_mut(me.index()).map(std::mem::take);
-            if let Some(us) = us.filter(|us| !us.is_empty()) {
-                work.extend(us.iter().copied().filter(|&u| u != k));
-                slot(&mut users, v.index(), Vec::new()).extend(us);
+            // A removed phi is never an operand again (it resolves to `v`), so its users are
+            // read once, here.
+            let m = me.index();
+            us.clear();
+            us.extend_from_slice(&user_list[user_start[m] as usize..user_start[m + 1] as usize]);
+            if let Some(more) = merged.get_mut(m) {
+                us.append(more);
+            }
+            work.extend(us.iter().map(|&u| u as usize).filter(|&u| u != k));
+            if !us.is_empty() {
+                slot(&mut merged, v.index(), Vec::new()).extend_from_slice(&us);
             }
         }
-        drop(users);
+        drop((user_start, user_list, merged, us));
         // Phase 3a: drop removed phis from the parameter lists (highest index first).
         let mut blocks: Vec<Block> = self.phis.iter().map(|p| p.block).collect();
         blocks.sort_unstable();
@@ -306,7 +348,7 @@ impl SsaBuilder {
             for (e_idx, e) in edges.iter().enumerate() {
                 let mut args = f.branch_args(e.inst, e.which as usize).to_vec();
                 for &k in &live {
-                    args.push(resolve(&forward, self.phis[k].ops[e_idx]));
+                    args.push(resolve(&forward, self.ops(k)[e_idx]));
                 }
                 f.set_branch_target(e.inst, e.which as usize, b, &args);
             }
