@@ -253,7 +253,8 @@ impl SsaBuilder {
             v
         };
         // Per value (by index): the phis reading it, `user_list[user_start[v]..user_start[v +
-        // 1]]` in phi order, then `merged[v]`: the users of the phis replaced by `v`.
+        // 1]]` in phi order; per phi `k` then `merged[k]`: the users of the phis replaced by
+        // it (only a phi's users are read again, when it is removed in turn).
         let nv = f.num_values();
         let mut user_start = vec![0u32; nv + 1];
         for k in 0..n {
@@ -273,7 +274,7 @@ impl SsaBuilder {
             }
         }
         drop(fill);
-        let mut merged: Vec<Vec<u32>> = Vec::new();
+        let mut merged: Vec<Vec<u32>> = vec![Vec::new(); n];
         let mut us: Vec<u32> = Vec::new();
         let mut work: Vec<usize> = (0..n).rev().collect();
         while let Some(k) = work.pop() {
@@ -312,12 +313,10 @@ impl SsaBuilder {
             let m = me.index();
             us.clear();
             us.extend_from_slice(&user_list[user_start[m] as usize..user_start[m + 1] as usize]);
-            if let Some(more) = merged.get_mut(m) {
-                us.append(more);
-            }
+            us.append(&mut merged[k]);
             work.extend(us.iter().map(|&u| u as usize).filter(|&u| u != k));
-            if !us.is_empty() {
-                slot(&mut merged, v.index(), Vec::new()).extend_from_slice(&us);
+            if let Some(kv) = self.phi_of(v) {
+                merged[kv].extend_from_slice(&us);
             }
         }
         drop((user_start, user_list, merged, us));
