@@ -100,7 +100,8 @@ struct Cli {
     /// print the IR after the named pass to stderr ("all" for every pass); repeatable
     #[argh(option)]
     print_after: Vec<String>,
-    /// report the time and IR size of every pass on stderr
+    /// report on stderr the wall time of every stage (input to output), the time and IR size
+    /// of every pass and backend phase, and the peak memory
     #[argh(switch)]
     time_passes: bool,
     /// run only the first N pass applications (find the pass that breaks a program)

@@ -2,9 +2,9 @@
 //!
 //! `compile` (the output in memory) is the entry point of the suite tools and the tests,
 //! `compile_to` (the output written as it is generated, and the warnings) the command line's.
-//! Diagnostics come back as `Err(text)` (`Report::diagnostics`); an internal error (a verifier failure after a pass, a
-//! backend assertion) is a panic that names the pass and function, which the command line turns
-//! into exit code 2 without writing any output.
+//! Diagnostics come back as `Err(text)` (`Report::diagnostics`); an internal error (a verifier
+//! failure after a pass, a backend assertion) is a panic that names the pass and function,
+//! which the command line turns into exit code 101, leaving no output file.
 
 use crate::backend::{llvm, riscv};
 use crate::frontend::diag::DiagOptions;
