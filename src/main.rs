@@ -21,6 +21,7 @@ use std::sync::Mutex;
 use sysyc::backend::riscv::isa::Isa;
 use sysyc::driver::{self, CompileOptions, Emit};
 use sysyc::frontend::diag::{DiagOptions, Lint};
+use sysyc::timing::Timings;
 
 /// Success.
 const EXIT_OK: i32 = 0;
@@ -99,7 +100,8 @@ struct Cli {
     /// print the IR after the named pass to stderr ("all" for every pass); repeatable
     #[argh(option)]
     print_after: Vec<String>,
-    /// report the time and IR size of every pass on stderr
+    /// report on stderr the wall time of every stage (input to output), the time and IR size
+    /// of every pass and backend phase, and the peak memory
     #[argh(switch)]
     time_passes: bool,
     /// run only the first N pass applications (find the pass that breaks a program)
@@ -510,6 +512,7 @@ fn check_march(march: &str) -> Result<(), String> {
 
 fn run(cli: &Cli, input: &str, opts: CompileOptions) -> i32 {
     let _ = cli.asm; // assembly is the default output
+    let timings = std::sync::Arc::new(Timings::new(opts.time_passes));
     let _ = rayon::ThreadPoolBuilder::new()
         .num_threads(cli.jobs.unwrap_or(0).max(usize::from(cli.jobs.is_some())))
         .stack_size(64 << 20)
@@ -532,59 +535,177 @@ fn run(cli: &Cli, input: &str, opts: CompileOptions) -> i32 {
         }
         code
     };
-    let (source, name) = if from_stdin {
-        let mut buf = Vec::new();
-        if let Err(e) = std::io::stdin().read_to_end(&mut buf) {
-            eprintln!("sysyc: error: cannot read stdin: {e}");
-            return fail(EXIT_INPUT);
+    let read = timings.stage("read input", || {
+        if from_stdin {
+            let mut buf = Vec::new();
+            std::io::stdin()
+                .read_to_end(&mut buf)
+                .map(|_| (buf, "<stdin>".to_string()))
+                .map_err(|e| format!("cannot read stdin: {e}"))
+        } else {
+            std::fs::read(input)
+                .map(|b| (b, input.to_string()))
+                .map_err(|e| format!("cannot read '{input}': {e}"))
         }
-        (buf, "<stdin>".to_string())
-    } else {
-        match std::fs::read(input) {
-            Ok(b) => (b, input.to_string()),
-            Err(e) => {
-                eprintln!("sysyc: error: cannot read '{input}': {e}");
-                return fail(EXIT_INPUT);
-            }
+    });
+    let (source, name) = match read {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("sysyc: error: {e}");
+            return fail(EXIT_INPUT);
         }
     };
     let syntax_only = cli.syntax_only;
+    let sink = Output::new(output.cloned());
     // A way to see the internal-compiler-error report without a compiler bug.
     let debug_panic = std::env::var_os("SYSYC_DEBUG_PANIC").is_some_and(|v| v == "1");
+    let t = timings.clone();
     let result = driver::with_big_stack(move || {
         if debug_panic {
             panic!("SYSYC_DEBUG_PANIC=1 asked for a panic in the compiler");
         }
-        driver::compile_reporting(&source, &name, &opts, syntax_only)
+        let mut sink = sink;
+        let report = driver::compile_to(&source, &name, &opts, syntax_only, &t, &mut sink);
+        t.stage("drop source", || drop(source));
+        (report, sink)
     });
-    let compiled = match result {
-        Ok(c) => c,
+    let (report, sink) = match result {
+        Ok(r) => r,
         Err(panic) => return fail(ice(&panic)),
     };
-    if !compiled.diagnostics.is_empty() {
+    if !report.diagnostics.is_empty() {
         let mut err = std::io::stderr().lock();
-        let _ = err.write_all(compiled.diagnostics.as_bytes());
+        let _ = err.write_all(report.diagnostics.as_bytes());
     }
-    if compiled.failed {
+    if report.failed {
         return fail(EXIT_INPUT);
     }
-    let Some(text) = compiled.output else {
+    if syntax_only {
         return EXIT_OK;
-    };
-    match output {
-        None => {
-            // A reader that stops early (`| head`) is its business: the compile succeeded.
-            print_stdout(&text);
-            EXIT_OK
-        }
-        Some(path) => match write_atomically(path, text.as_bytes()) {
-            Ok(()) => EXIT_OK,
-            Err(e) => {
-                eprintln!("sysyc: error: cannot write '{}': {e}", path.display());
-                fail(EXIT_INPUT)
-            }
-        },
     }
+    let committed = match report.write_error {
+        Some(e) => Err(e),
+        None => timings.stage("output writing", || sink.commit()),
+    };
+    if let Err(e) = committed {
+        let shown = output.map_or("stdout".into(), |p| p.display().to_string());
+        eprintln!("sysyc: error: cannot write '{shown}': {e}");
+        return fail(EXIT_INPUT);
+    }
+    if timings.is_on() {
+        eprint!("{}", timings.report());
+    }
+    EXIT_OK
+}
+
+/// Where the output goes, written as the compiler produces it: stdout (a reader that stops
+/// early, as `| head` does, is its business: the rest is discarded), or the `-o` file. A file
+/// is written to a temporary file beside it, created on the first write, and renamed into place
+/// by `commit`, so a failure never leaves a partial output file: dropped without `commit` (an
+/// error, a panic), the temporary file is removed. Something that exists and is not a regular
+/// file (`/dev/null`, a pipe, a terminal) is written in place: renaming over it would replace a
+/// device by a file.
+struct Output {
+    path: Option<PathBuf>,
+    file: Option<std::io::BufWriter<std::fs::File>>,
+    /// The temporary file being written, until it is renamed into place.
+    tmp: Option<PathBuf>,
+    stdout_closed: bool,
+}
+
+impl Output {
+    fn new(path: Option<PathBuf>) -> Output {
+        Output {
+            path,
+            file: None,
+            tmp: None,
+            stdout_closed: false,
+        }
+    }
+
+    fn open(&mut self) -> std::io::Result<&mut std::io::BufWriter<std::fs::File>> {
+        if self.file.is_none() {
+            let path = self.path.as_ref().expect("a file output");
+            let f = if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+                std::fs::OpenOptions::new().write(true).open(path)?
+            } else {
+                let tmp = temp_path(path)?;
+                let f = std::fs::File::create(&tmp)?;
+                self.tmp = Some(tmp);
+                f
+            };
+            self.file = Some(std::io::BufWriter::with_capacity(1 << 20, f));
+        }
+        Ok(self.file.as_mut().expect("opened"))
+    }
+
+    /// Finishes the output: flushes it and renames a temporary file into place.
+    fn commit(mut self) -> std::io::Result<()> {
+        if self.path.is_none() {
+            return self.flush();
+        }
+        self.open()?.flush()?;
+        drop(self.file.take());
+        if let Some(tmp) = &self.tmp {
+            std::fs::rename(tmp, self.path.as_ref().expect("a file output"))?;
+            self.tmp = None;
+        }
+        Ok(())
+    }
+}
+
+impl Write for Output {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.write_all(buf)?;
+        Ok(buf.len())
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        if self.path.is_some() {
+            return self.open()?.write_all(buf);
+        }
+        if !self.stdout_closed && std::io::stdout().lock().write_all(buf).is_err() {
+            self.stdout_closed = true;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match &mut self.file {
+            Some(f) => f.flush(),
+            None => {
+                if !self.stdout_closed {
+                    let _ = std::io::stdout().lock().flush();
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl Drop for Output {
+    fn drop(&mut self) {
+        if let Some(tmp) = self.tmp.take() {
+            drop(self.file.take());
+            let _ = std::fs::remove_file(tmp);
+        }
+    }
+}
+
+/// The temporary file `commit` renames to `path`: hidden, beside it, named after it.
+fn temp_path(path: &Path) -> std::io::Result<PathBuf> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let file = path
+        .file_name()
+        .ok_or_else(|| std::io::Error::other("not a file name"))?;
+    Ok(dir.join(format!(
+        ".{}.tmp{}",
+        file.to_string_lossy(),
+        std::process::id()
+    )))
 }
 
 /// Whether `a` and `b` name the same existing file (through links and `..` too).
@@ -602,39 +723,6 @@ fn remove_stale_output(path: &Path) {
     if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file()) {
         let _ = std::fs::remove_file(path);
     }
-}
-
-/// Writes `bytes` to a temporary file beside `path` and renames it into place, so a failure never
-/// leaves a partial output file. Something that exists and is not a regular file (`/dev/null`, a
-/// pipe, a terminal) is written in place: renaming over it would replace a device by a file.
-fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
-        let mut f = std::fs::OpenOptions::new().write(true).open(path)?;
-        return f.write_all(bytes).and_then(|_| f.flush());
-    }
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let file = path
-        .file_name()
-        .ok_or_else(|| std::io::Error::other("not a file name"))?;
-    let tmp = dir.join(format!(
-        ".{}.tmp{}",
-        file.to_string_lossy(),
-        std::process::id()
-    ));
-    let res = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.flush()?;
-        drop(f);
-        std::fs::rename(&tmp, path)
-    })();
-    if res.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    res
 }
 
 #[cfg(test)]

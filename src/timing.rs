@@ -1,17 +1,29 @@
 //! Wall time per compile phase, for `--time-passes`.
 //!
-//! A row is one named phase (lex, parse, a pass, register allocation, ...) summed over functions
-//! and threads, in order of first appearance; with several threads the rows can add up to more
-//! than the wall time. `report` prints them after the wall-clock rows of the driver's stages
-//! and the peak resident memory. A disabled `Timings` costs one branch per phase.
+//! Two kinds of rows. A *stage* row is wall time measured on the thread driving the compile
+//! (read input, lex, parse, sema, lower, the passes, code generation, output writing, drops):
+//! stages follow one another, so their rows partition the timeline and add up to (nearly) the
+//! wall time of the process, measured from `Timings::new`. A *phase* row is one named step
+//! inside a parallel stage (a pass, register allocation, ...) summed over functions and
+//! threads, so with several threads the phase rows of a stage can add up to more than its wall
+//! time. Rows of either kind sum by name, in order of first appearance. `report` prints the
+//! stages, their total against the wall time, the phases, and the peak resident memory. A
+//! disabled `Timings` costs one branch per phase.
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-#[derive(Default)]
 pub struct Timings {
     on: bool,
+    start: Instant,
+    stages: Mutex<Vec<Row>>,
     rows: Mutex<Vec<Row>>,
+}
+
+impl Default for Timings {
+    fn default() -> Self {
+        Timings::new(false)
+    }
 }
 
 struct Row {
@@ -21,10 +33,30 @@ struct Row {
     size: Option<usize>,
 }
 
+fn add_row(rows: &Mutex<Vec<Row>>, name: &'static str, d: Duration, size: Option<usize>) {
+    let mut rows = rows.lock().unwrap_or_else(|e| e.into_inner());
+    match rows.iter_mut().find(|r| r.name == name) {
+        Some(r) => {
+            r.time += d;
+            if let Some(s) = size {
+                *r.size.get_or_insert(0) += s;
+            }
+        }
+        None => rows.push(Row {
+            name,
+            time: d,
+            size,
+        }),
+    }
+}
+
 impl Timings {
+    /// A `Timings` whose wall clock starts now.
     pub fn new(on: bool) -> Timings {
         Timings {
             on,
+            start: Instant::now(),
+            stages: Mutex::new(Vec::new()),
             rows: Mutex::new(Vec::new()),
         }
     }
@@ -38,28 +70,26 @@ impl Timings {
         self.on
     }
 
-    /// Adds `d` to row `name`.
+    /// Wall time since `new`.
+    pub fn elapsed(&self) -> Duration {
+        self.start.elapsed()
+    }
+
+    /// Adds `d` to phase row `name`.
     pub fn add(&self, name: &'static str, d: Duration, size: Option<usize>) {
-        if !self.on {
-            return;
-        }
-        let mut rows = self.rows.lock().unwrap_or_else(|e| e.into_inner());
-        match rows.iter_mut().find(|r| r.name == name) {
-            Some(r) => {
-                r.time += d;
-                if let Some(s) = size {
-                    *r.size.get_or_insert(0) += s;
-                }
-            }
-            None => rows.push(Row {
-                name,
-                time: d,
-                size,
-            }),
+        if self.on {
+            add_row(&self.rows, name, d, size);
         }
     }
 
-    /// Runs `f`, adding its wall time to row `name`.
+    /// Adds `d` to stage row `name`.
+    pub fn add_stage(&self, name: &'static str, d: Duration) {
+        if self.on {
+            add_row(&self.stages, name, d, None);
+        }
+    }
+
+    /// Runs `f`, adding its wall time to phase row `name`.
     pub fn time<T>(&self, name: &'static str, f: impl FnOnce() -> T) -> T {
         if !self.on {
             return f();
@@ -70,14 +100,27 @@ impl Timings {
         r
     }
 
-    /// The table: `stages` (wall-clock rows measured on the calling thread, which should cover
-    /// the whole compile), then every phase row, then the peak resident memory.
-    pub fn report(&self, stages: &[(&str, Duration)], wall: Duration) -> String {
+    /// Runs `f` (on the thread driving the compile), adding its wall time to stage row `name`.
+    pub fn stage<T>(&self, name: &'static str, f: impl FnOnce() -> T) -> T {
+        if !self.on {
+            return f();
+        }
+        let t = Instant::now();
+        let r = f();
+        self.add_stage(name, t.elapsed());
+        r
+    }
+
+    /// The table: every stage row with its share of the wall time (since `new`), their total,
+    /// every phase row, the wall time and the peak resident memory.
+    pub fn report(&self) -> String {
+        let wall = self.elapsed();
+        let stages = self.stages.lock().unwrap_or_else(|e| e.into_inner());
         let rows = self.rows.lock().unwrap_or_else(|e| e.into_inner());
         let pct = |d: Duration| 100.0 * d.as_secs_f64() / wall.as_secs_f64().max(1e-12);
         let mut out = format!(
             "{:<28} {:>12} {:>8} {:>12}\n",
-            "phase", "time (ms)", "% wall", "insts after"
+            "stage (wall)", "time (ms)", "% wall", "insts after"
         );
         let line = |out: &mut String, name: &str, d: Duration, size: Option<usize>| {
             let size = size.map_or(String::new(), |s| s.to_string());
@@ -90,9 +133,9 @@ impl Timings {
             ));
         };
         let mut covered = Duration::ZERO;
-        for &(name, d) in stages {
-            line(&mut out, name, d, None);
-            covered += d;
+        for r in stages.iter() {
+            line(&mut out, r.name, r.time, None);
+            covered += r.time;
         }
         line(&mut out, "(stages above, of wall)", covered, None);
         out.push_str("-- phases, summed over functions and threads --\n");
@@ -149,10 +192,10 @@ mod tests {
         t.add("b", Duration::from_millis(2), Some(5));
         t.add("a", Duration::from_millis(1), None);
         t.add("b", Duration::from_millis(3), Some(7));
-        let r = t.report(
-            &[("all", Duration::from_millis(6))],
-            Duration::from_millis(6),
-        );
+        t.add_stage("all", Duration::from_millis(6));
+        t.add_stage("all", Duration::from_millis(1));
+        let r = t.report();
+        assert!(r.contains("\nall ") && r.contains("7.000"), "{r}");
         let b = r.find("  b ").unwrap();
         let a = r.find("  a ").unwrap();
         assert!(b < a, "{r}");
@@ -163,6 +206,8 @@ mod tests {
         assert!(r.contains("5.000"), "{r}");
         let off = Timings::off();
         assert_eq!(off.time("x", || 4), 4);
-        assert!(!off.report(&[], Duration::from_millis(1)).contains("  x"));
+        assert_eq!(off.stage("y", || 5), 5);
+        let r = off.report();
+        assert!(!r.contains("  x") && !r.contains("\ny "), "{r}");
     }
 }

@@ -1,16 +1,16 @@
 //! The compilation pipeline: source -> IR -> passes -> backend.
 //!
-//! `compile` is the one entry point used by the command line, the suite tools and the tests.
-//! Diagnostics come back as `Err(text)`; an internal error (a verifier failure after a pass, a
-//! backend assertion) is a panic that names the pass and function, which the command line turns
-//! into exit code 2 without writing any output.
+//! `compile` (the output in memory) is the entry point of the suite tools and the tests,
+//! `compile_to` (the output written as it is generated, and the warnings) the command line's.
+//! Diagnostics come back as `Err(text)` (`Report::diagnostics`); an internal error (a verifier
+//! failure after a pass, a backend assertion) is a panic that names the pass and function,
+//! which the command line turns into exit code 101, leaving no output file.
 
 use crate::backend::{llvm, riscv};
 use crate::frontend::diag::DiagOptions;
 use crate::ir::{print, verify};
 use crate::passes::{self, PassOptions};
 use crate::timing::Timings;
-use std::time::Instant;
 
 /// What `compile` produces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,71 +68,82 @@ impl Default for CompileOptions {
 
 /// Compiles one SysY source to text. `Err` holds rendered diagnostics
 /// (`file:line:col: error: ...`, the source line and a caret), ready for stderr; warnings of a
-/// successful compile are dropped (see `compile_reporting`).
+/// successful compile are dropped (see `compile_to`). With `time_passes`, prints the table of
+/// stage and phase times on stderr.
 pub fn compile(source: &[u8], file_name: &str, opts: &CompileOptions) -> Result<String, String> {
-    let out = compile_reporting(source, file_name, opts, false);
-    out.output.ok_or(out.diagnostics)
+    let t = Timings::new(opts.time_passes);
+    let mut text = Vec::new();
+    let report = compile_to(source, file_name, opts, false, &t, &mut text);
+    if t.is_on() {
+        eprint!("{}", t.report());
+    }
+    if report.failed {
+        return Err(report.diagnostics);
+    }
+    report
+        .write_error
+        .map_or(Ok(()), |e| Err(format!("cannot write the output: {e}")))?;
+    Ok(String::from_utf8(text).expect("the output is UTF-8"))
 }
 
-/// The result of `compile_reporting`.
-pub struct Compiled {
-    /// The output text; `None` after errors (or when only checking).
-    pub output: Option<String>,
+/// The result of `compile_to`.
+pub struct Report {
     /// Warnings and errors, rendered, ready for stderr (empty when there are none).
     pub diagnostics: String,
-    /// The source had errors (`-Werror` warnings included).
+    /// The source had errors (`-Werror` warnings included): nothing was written.
     pub failed: bool,
+    /// Writing the output failed (it may be partly written).
+    pub write_error: Option<std::io::Error>,
 }
 
-/// Compiles one SysY source, keeping the warnings; with `syntax_only`, stops after the front
-/// end (`-fsyntax-only`: every diagnostic, no output). With `time_passes`, reports the time of
-/// every stage on stderr.
-pub fn compile_reporting(
+/// Compiles one SysY source, writing the output text to `out` as it is generated (assembly
+/// function by function, each function's IR and machine code freed once written) and keeping
+/// the warnings; with `syntax_only`, stops after the front end (`-fsyntax-only`: every
+/// diagnostic, no output). Nothing is written when the source has errors. Times every stage
+/// and phase into `t`.
+pub fn compile_to(
     source: &[u8],
     file_name: &str,
     opts: &CompileOptions,
     syntax_only: bool,
-) -> Compiled {
-    let t = Timings::new(opts.time_passes);
-    let start = Instant::now();
-    let front = crate::frontend::run_timed(source, file_name, &opts.diagnostics, &t);
+    t: &Timings,
+    out: &mut dyn std::io::Write,
+) -> Report {
+    let front = crate::frontend::run_timed(source, file_name, &opts.diagnostics, t);
     let Some(mut m) = front.module else {
-        return Compiled {
-            output: None,
+        return Report {
             diagnostics: front.diagnostics,
             failed: true,
+            write_error: None,
         };
     };
-    if syntax_only {
-        return Compiled {
-            output: None,
-            diagnostics: front.diagnostics,
-            failed: false,
-        };
-    }
-    optimize(&mut m, opts, &t);
-    let optimized = start.elapsed();
-    let text = match opts.emit {
-        Emit::Ir => print::module(&m),
-        Emit::Llvm => llvm::emit_module(&m, opts.llvm_target),
-        Emit::Asm => riscv::compile_module_timed(&m, &riscv_options(opts), &t),
-    };
-    let generated = start.elapsed();
-    t.time("drop IR", || drop(m));
-    if t.is_on() {
-        let wall = start.elapsed();
-        let stages = [
-            ("frontend and passes", optimized),
-            ("code generation", generated - optimized),
-            ("drop IR", wall - generated),
-        ];
-        eprint!("{}", t.report(&stages, wall));
-    }
-    Compiled {
-        output: Some(text),
+    let mut report = Report {
         diagnostics: front.diagnostics,
         failed: false,
+        write_error: None,
+    };
+    if syntax_only {
+        return report;
     }
+    optimize(&mut m, opts, t);
+    let written = match opts.emit {
+        Emit::Ir => write_text(t, out, || print::module(&m)),
+        Emit::Llvm => write_text(t, out, || llvm::emit_module(&m, opts.llvm_target)),
+        Emit::Asm => riscv::write_module_consuming(&mut m, &riscv_options(opts), t, out),
+    };
+    report.write_error = written.err();
+    t.stage("drop IR", || drop(m));
+    report
+}
+
+/// Generates a whole text (a code generation stage), then writes it.
+fn write_text(
+    t: &Timings,
+    out: &mut dyn std::io::Write,
+    generate: impl FnOnce() -> String,
+) -> std::io::Result<()> {
+    let text = t.stage("code generation", generate);
+    t.stage("output writing", || out.write_all(text.as_bytes()))
 }
 
 /// The static counts of the RISC-V code `compile` would produce (spill code, moves, frames,
@@ -170,7 +181,7 @@ fn optimized_ir(
 /// Verifies the lowered module (with `verify_each`) and runs the passes.
 fn optimize(m: &mut crate::ir::Module, opts: &CompileOptions, t: &Timings) {
     if opts.verify_each {
-        t.time("verify lowered IR", || {
+        t.stage("verify lowered IR", || {
             if let Err(e) = verify::module(m) {
                 panic!("IR broken after lowering:\n{e}");
             }
@@ -182,7 +193,7 @@ fn optimize(m: &mut crate::ir::Module, opts: &CompileOptions, t: &Timings) {
         print_after: opts.print_after.clone(),
         opt_bisect: opts.opt_bisect,
     };
-    passes::pipeline::optimize_timed(m, &popts, t);
+    t.stage("passes", || passes::pipeline::optimize_timed(m, &popts, t));
 }
 
 /// Runs `f` on a thread with a stack large enough for deeply nested programs, turning a panic

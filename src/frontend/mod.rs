@@ -46,7 +46,7 @@ pub fn run(source: &[u8], file_name: &str, opts: &diag::DiagOptions) -> Frontend
     run_timed(source, file_name, opts, &Timings::off())
 }
 
-/// `run`, timing each stage (lex, parse, sema, lower, drops) into `t`.
+/// `run`, timing each stage (lex, parse, sema, lint, lower, drops, rendering) into `t`.
 pub fn run_timed(
     source: &[u8],
     file_name: &str,
@@ -57,7 +57,7 @@ pub fn run_timed(
     let module = (|| {
         let program = analyze(source, &mut diags, t)?;
         let mut falls_off = Vec::new();
-        let module = t.time("lower", || lower::lower_program(&program, &mut falls_off));
+        let module = t.stage("lower", || lower::lower_program(&program, &mut falls_off));
         for f in falls_off {
             let func = &program.funcs[f];
             if func.ret.is_none() || Some(f) == program.main {
@@ -77,12 +77,13 @@ pub fn run_timed(
                 .with_note(Some(func.span), "the function is defined here"),
             );
         }
-        t.time("drop checked program", || drop(program));
+        t.stage("drop checked program", || drop(program));
         diags.is_empty().then_some(module)
     })();
+    let diagnostics = t.stage("diagnostics", || render(&diags, source, file_name));
     Frontend {
         module,
-        diagnostics: render(&diags, source, file_name),
+        diagnostics,
     }
 }
 
@@ -96,19 +97,19 @@ fn render(diags: &diag::Diags, source: &[u8], file_name: &str) -> String {
 /// errors (in `diags`) before the warnings.
 fn analyze(source: &[u8], diags: &mut diag::Diags, t: &Timings) -> Option<hir::Program> {
     let mut interner = lexer::Interner::default();
-    let toks = t.time("lex", || lexer::lex(source, &mut interner, diags));
+    let toks = t.stage("lex", || lexer::lex(source, &mut interner, diags));
     if !diags.is_empty() {
         return None;
     }
-    let ast = t.time("parse", || parser::parse(&toks, &interner, diags))?;
-    drop(toks);
-    let program = t.time("sema", || sema::check(&ast, &mut interner, source, diags));
-    t.time("drop syntax tree", || drop(ast));
+    let ast = t.stage("parse", || parser::parse(&toks, &interner, diags))?;
+    t.stage("drop tokens", || drop(toks));
+    let program = t.stage("sema", || sema::check(&ast, &mut interner, source, diags));
+    t.stage("drop syntax tree", || drop(ast));
     if !diags.is_empty() {
         return None;
     }
     // Lint warnings (errors under -Werror) do not stop lowering, whose CFG gives one more.
-    lint::check(&program, diags);
+    t.stage("lint", || lint::check(&program, diags));
     Some(program)
 }
 

@@ -21,8 +21,9 @@
 //!    appended to the branch arguments of each incoming edge (after any arguments the lowering
 //!    passed explicitly, for its own block parameters).
 //!
-//! Cost: O((reads + phis × preds) · α) with hashing; the worklist visits a phi once per change
-//! of one of its operands.
+//! Cost: O((reads + phis × preds) · α) with hashing (of (variable, block) definitions; the
+//! per-block, per-value and per-variable facts are tables indexed by id); the worklist visits a
+//! phi once per change of one of its operands.
 
 use crate::ir::{mk, Block, Function, Inst, Type, Value};
 use rustc_hash::FxHashMap;
@@ -39,21 +40,41 @@ struct Phi {
     block: Block,
     var: u32,
     value: Value,
-    /// One operand per entry of `preds[block]` once filled.
-    ops: Vec<Value>,
+    /// Its operands, one per entry of `preds[block]` once filled:
+    /// `SsaBuilder::ops[ops_start..ops_start + ops_len]`.
+    ops_start: u32,
+    ops_len: u32,
     removed: bool,
+}
+
+/// No phi (in `phi_of`).
+const NO_PHI: u32 = u32::MAX;
+
+/// The entry of `v` at `index` of a table growing on demand.
+fn slot<T: Clone>(v: &mut Vec<T>, index: usize, fill: T) -> &mut T {
+    if index >= v.len() {
+        v.resize(index + 1, fill);
+    }
+    &mut v[index]
 }
 
 /// The SSA builder for one function. Variables are dense `u32` ids chosen by the caller.
 #[derive(Default)]
 pub struct SsaBuilder {
     defs: FxHashMap<(u32, Block), Value>,
-    var_ty: FxHashMap<u32, Type>,
-    preds: FxHashMap<Block, Vec<Edge>>,
-    sealed: FxHashMap<Block, bool>,
-    incomplete: FxHashMap<Block, Vec<usize>>,
+    /// Per variable.
+    var_ty: Vec<Option<Type>>,
+    /// Per block (by index): incoming edges, sealed, incomplete phis.
+    preds: Vec<Vec<Edge>>,
+    sealed: Vec<bool>,
+    incomplete: Vec<Vec<usize>>,
     phis: Vec<Phi>,
-    phi_of: FxHashMap<Value, usize>,
+    /// The operands of all phis.
+    ops: Vec<Value>,
+    /// Blocks of a single-predecessor chain `read_no_fill` walks (kept for its allocation).
+    chain: Vec<Block>,
+    /// Per value (by index): its phi in `phis`, or `NO_PHI`.
+    phi_of: Vec<u32>,
     /// Phis created but without operands yet.
     pending: Vec<usize>,
     /// Zero constants in the entry block, per type, for undefined values.
@@ -67,25 +88,36 @@ impl SsaBuilder {
             entry: Some(entry),
             ..Default::default()
         };
-        s.sealed.insert(entry, true);
+        *slot(&mut s.sealed, entry.index(), false) = true;
         s
     }
 
     pub fn declare(&mut self, var: u32, ty: Type) {
-        self.var_ty.insert(var, ty);
+        *slot(&mut self.var_ty, var as usize, None) = Some(ty);
+    }
+
+    fn var_ty(&self, var: u32) -> Type {
+        self.var_ty[var as usize].expect("declared variable")
     }
 
     pub fn add_edge(&mut self, to: Block, e: Edge) {
         debug_assert!(!self.is_sealed(to), "edge into sealed {to}");
-        self.preds.entry(to).or_default().push(e);
+        slot(&mut self.preds, to.index(), Vec::new()).push(e);
     }
 
     pub fn preds(&self, b: Block) -> &[Edge] {
-        self.preds.get(&b).map_or(&[], |v| v.as_slice())
+        self.preds.get(b.index()).map_or(&[], |v| v.as_slice())
     }
 
     pub fn is_sealed(&self, b: Block) -> bool {
-        self.sealed.get(&b).copied().unwrap_or(false)
+        self.sealed.get(b.index()).copied().unwrap_or(false)
+    }
+
+    fn phi_of(&self, v: Value) -> Option<usize> {
+        match self.phi_of.get(v.index()) {
+            Some(&k) if k != NO_PHI => Some(k as usize),
+            _ => None,
+        }
     }
 
     pub fn write(&mut self, var: u32, block: Block, v: Value) {
@@ -112,17 +144,18 @@ impl SsaBuilder {
     }
 
     fn new_phi(&mut self, f: &mut Function, var: u32, block: Block) -> usize {
-        let ty = self.var_ty[&var];
+        let ty = self.var_ty(var);
         let value = f.append_block_param(block, ty);
         let k = self.phis.len();
         self.phis.push(Phi {
             block,
             var,
             value,
-            ops: Vec::new(),
+            ops_start: 0,
+            ops_len: 0,
             removed: false,
         });
-        self.phi_of.insert(value, k);
+        *slot(&mut self.phi_of, value.index(), NO_PHI) = k as u32;
         k
     }
 
@@ -134,7 +167,7 @@ impl SsaBuilder {
     }
 
     fn read_no_fill(&mut self, f: &mut Function, var: u32, block: Block) -> Value {
-        let mut chain = Vec::new();
+        let mut chain = std::mem::take(&mut self.chain);
         let mut b = block;
         let v = loop {
             if let Some(&v) = self.defs.get(&(var, b)) {
@@ -142,14 +175,14 @@ impl SsaBuilder {
             }
             if !self.is_sealed(b) {
                 let k = self.new_phi(f, var, b);
-                self.incomplete.entry(b).or_default().push(k);
+                slot(&mut self.incomplete, b.index(), Vec::new()).push(k);
                 break self.phis[k].value;
             }
             let preds = self.preds(b);
             match preds.len() {
                 0 => {
                     // Entry (undefined variable) or unreachable code.
-                    let ty = self.var_ty[&var];
+                    let ty = self.var_ty(var);
                     break self.zero(f, ty);
                 }
                 1 => {
@@ -164,21 +197,33 @@ impl SsaBuilder {
             }
         };
         self.defs.insert((var, b), v);
-        for c in chain {
+        for c in chain.drain(..) {
             self.defs.insert((var, c), v);
         }
+        self.chain = chain;
         v
+    }
+
+    /// The operands of phi `k`.
+    fn ops(&self, k: usize) -> &[Value] {
+        let p = &self.phis[k];
+        &self.ops[p.ops_start as usize..(p.ops_start + p.ops_len) as usize]
     }
 
     fn fill_pending(&mut self, f: &mut Function) {
         while let Some(k) = self.pending.pop() {
             let (block, var) = (self.phis[k].block, self.phis[k].var);
-            let froms: Vec<Block> = self.preds(block).iter().map(|e| e.from).collect();
-            let mut ops = Vec::with_capacity(froms.len());
-            for from in froms {
-                ops.push(self.read_no_fill(f, var, from));
+            // Reading adds no edges: `preds(block)` stays as it is during the loop.
+            let n = self.preds(block).len();
+            let start = self.ops.len();
+            let placeholder = self.phis[k].value;
+            self.ops.resize(start + n, placeholder);
+            for i in 0..n {
+                let from = self.preds[block.index()][i].from;
+                self.ops[start + i] = self.read_no_fill(f, var, from);
             }
-            self.phis[k].ops = ops;
+            self.phis[k].ops_start = start as u32;
+            self.phis[k].ops_len = n as u32;
         }
     }
 
@@ -187,9 +232,9 @@ impl SsaBuilder {
         if self.is_sealed(block) {
             return;
         }
-        self.sealed.insert(block, true);
-        if let Some(list) = self.incomplete.remove(&block) {
-            self.pending.extend(list);
+        *slot(&mut self.sealed, block.index(), false) = true;
+        if let Some(list) = self.incomplete.get_mut(block.index()) {
+            self.pending.append(list);
         }
         self.fill_pending(f);
     }
@@ -199,19 +244,38 @@ impl SsaBuilder {
     pub fn finish(mut self, f: &mut Function) {
         self.fill_pending(f);
         let n = self.phis.len();
-        let mut forward: FxHashMap<Value, Value> = FxHashMap::default();
-        let resolve = |forward: &FxHashMap<Value, Value>, mut v: Value| {
-            while let Some(&w) = forward.get(&v) {
+        // Per value (by index): the value a removed phi was replaced by.
+        let mut forward: Vec<Option<Value>> = vec![None; f.num_values()];
+        let resolve = |forward: &[Option<Value>], mut v: Value| {
+            while let Some(&Some(w)) = forward.get(v.index()) {
                 v = w;
             }
             v
         };
-        let mut users: FxHashMap<Value, Vec<usize>> = FxHashMap::default();
-        for (k, p) in self.phis.iter().enumerate() {
-            for &op in &p.ops {
-                users.entry(op).or_default().push(k);
+        // Per value (by index): the phis reading it, `user_list[user_start[v]..user_start[v +
+        // 1]]` in phi order; per phi `k` then `merged[k]`: the users of the phis replaced by
+        // it (only a phi's users are read again, when it is removed in turn).
+        let nv = f.num_values();
+        let mut user_start = vec![0u32; nv + 1];
+        for k in 0..n {
+            for &op in self.ops(k) {
+                user_start[op.index() + 1] += 1;
             }
         }
+        for v in 0..nv {
+            user_start[v + 1] += user_start[v];
+        }
+        let mut user_list = vec![0u32; user_start[nv] as usize];
+        let mut fill = user_start.clone();
+        for k in 0..n {
+            for &op in self.ops(k) {
+                user_list[fill[op.index()] as usize] = k as u32;
+                fill[op.index()] += 1;
+            }
+        }
+        drop(fill);
+        let mut merged: Vec<Vec<u32>> = vec![Vec::new(); n];
+        let mut us: Vec<u32> = Vec::new();
         let mut work: Vec<usize> = (0..n).rev().collect();
         while let Some(k) = work.pop() {
             if self.phis[k].removed {
@@ -220,7 +284,7 @@ impl SsaBuilder {
             let me = self.phis[k].value;
             let mut same: Option<Value> = None;
             let mut trivial = true;
-            for &op in &self.phis[k].ops {
+            for &op in self.ops(k) {
                 let op = resolve(&forward, op);
                 if op == me || Some(op) == same {
                     continue;
@@ -242,24 +306,28 @@ impl SsaBuilder {
                 }
             };
             self.phis[k].removed = true;
-            forward.insert(me, v);
+            *slot(&mut forward, me.index(), None) = Some(v);
             f.replace_all_uses(me, v);
-            if let Some(us) = users.remove(&me) {
-                work.extend(us.iter().copied().filter(|&u| u != k));
-                users.entry(v).or_default().extend(us);
+            // A removed phi is never an operand again (it resolves to `v`), so its users are
+            // read once, here.
+            let m = me.index();
+            us.clear();
+            us.extend_from_slice(&user_list[user_start[m] as usize..user_start[m + 1] as usize]);
+            us.append(&mut merged[k]);
+            work.extend(us.iter().map(|&u| u as usize).filter(|&u| u != k));
+            if let Some(kv) = self.phi_of(v) {
+                merged[kv].extend_from_slice(&us);
             }
         }
+        drop((user_start, user_list, merged, us));
         // Phase 3a: drop removed phis from the parameter lists (highest index first).
-        let mut by_block: FxHashMap<Block, Vec<usize>> = FxHashMap::default();
-        for (k, p) in self.phis.iter().enumerate() {
-            by_block.entry(p.block).or_default().push(k);
-        }
-        let mut blocks: Vec<Block> = by_block.keys().copied().collect();
-        blocks.sort();
+        let mut blocks: Vec<Block> = self.phis.iter().map(|p| p.block).collect();
+        blocks.sort_unstable();
+        blocks.dedup();
         for &b in &blocks {
             for pos in (0..f.blocks.params[b].len()).rev() {
                 let p = f.blocks.params[b][pos];
-                if let Some(&k) = self.phi_of.get(&p) {
+                if let Some(k) = self.phi_of(p) {
                     if self.phis[k].removed {
                         f.remove_block_param(b, pos);
                     }
@@ -270,7 +338,7 @@ impl SsaBuilder {
         for &b in &blocks {
             let live: Vec<usize> = f.blocks.params[b]
                 .iter()
-                .filter_map(|p| self.phi_of.get(p).copied())
+                .filter_map(|&p| self.phi_of(p))
                 .collect();
             if live.is_empty() {
                 continue;
@@ -279,7 +347,7 @@ impl SsaBuilder {
             for (e_idx, e) in edges.iter().enumerate() {
                 let mut args = f.branch_args(e.inst, e.which as usize).to_vec();
                 for &k in &live {
-                    args.push(resolve(&forward, self.phis[k].ops[e_idx]));
+                    args.push(resolve(&forward, self.ops(k)[e_idx]));
                 }
                 f.set_branch_target(e.inst, e.which as usize, b, &args);
             }

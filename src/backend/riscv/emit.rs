@@ -214,27 +214,68 @@ fn mnemonic(op: MOp) -> &'static str {
     }
 }
 
+/// Appends the decimal digits of `x` (as `{}` formats it).
+fn push_int(s: &mut String, x: i64) {
+    let mut buf = [0u8; 20];
+    let mut n = x.unsigned_abs();
+    let mut k = buf.len();
+    loop {
+        k -= 1;
+        buf[k] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if x < 0 {
+        s.push('-');
+    }
+    s.push_str(std::str::from_utf8(&buf[k..]).expect("ASCII digits"));
+}
+
+/// Appends the pieces, then a newline.
+fn line(s: &mut String, parts: &[&str]) {
+    for p in parts {
+        s.push_str(p);
+    }
+    s.push('\n');
+}
+
 /// Writes one function's allocated code as assembly.
 pub fn print(mf: &MFunc, code: &[MInst], s: &mut String) {
-    let _ = writeln!(
+    s.reserve(24 * code.len() + 128);
+    let sym = mf.sym.as_str();
+    line(
         s,
-        "\t.text\n\t.align 2\n\t.globl {0}\n\t.type {0}, @function\n{0}:",
-        mf.sym
+        &[
+            "\t.text\n\t.align 2\n\t.globl ",
+            sym,
+            "\n\t.type ",
+            sym,
+            ", @function\n",
+            sym,
+            ":",
+        ],
     );
-    let label = |b: i64| format!(".L{}_{}", mf.label, b);
+    let label_prefix = format!(".L{}_", mf.label);
+    let label = |s: &mut String, b: i64| {
+        s.push_str(&label_prefix);
+        push_int(s, b);
+    };
     for mi in code {
         let m = mnemonic(mi.op);
         let (rd, r1, r2) = (mi.rd.name(), mi.rs1.name(), mi.rs2.name());
         use MOp::*;
         match mi.op {
             Label => {
-                let _ = writeln!(s, "{}:", label(mi.imm));
+                label(s, mi.imm);
+                s.push_str(":\n");
             }
             Add | Addw | Sub | Subw | Mul | Mulw | Mulh | Div | Divw | Rem | Remw | Sll | Sllw
             | Sra | Sraw | Srl | Srlw | And | Or | Xor | Slt | Sltu | FaddS | FsubS | FmulS
             | FdivS | FaddD | FsubD | FmulD | FdivD | FeqS | FltS | FleS | FeqD | FltD | FleD
             | Sh1add | Sh2add | Sh3add | AddUw | Andn | Orn | Xnor | Min | Max => {
-                let _ = writeln!(s, "\t{m}\t{rd}, {r1}, {r2}");
+                line(s, &["\t", m, "\t", rd, ", ", r1, ", ", r2]);
             }
             Addi | Addiw | Andi | Ori | Xori | Slti | Sltiu if !fits12(mi.imm) => {
                 // Only frame addresses and stack adjustments get here.
@@ -244,57 +285,78 @@ pub fn print(mf: &MFunc, code: &[MInst], s: &mut String) {
                 } else {
                     rd
                 };
-                let _ = writeln!(s, "\tli\t{t}, {}\n\tadd\t{rd}, {r1}, {t}", mi.imm);
+                s.push_str("\tli\t");
+                s.push_str(t);
+                s.push_str(", ");
+                push_int(s, mi.imm);
+                line(s, &["\n\tadd\t", rd, ", ", r1, ", ", t]);
             }
             Addi | Addiw | Slli | Slliw | Srai | Sraiw | Srli | Srliw | Andi | Ori | Xori
             | Slti | Sltiu => {
-                let _ = writeln!(s, "\t{m}\t{rd}, {r1}, {}", mi.imm);
+                line_start(s, &["\t", m, "\t", rd, ", ", r1, ", "]);
+                push_int(s, mi.imm);
+                s.push('\n');
             }
             Mv | Neg | Seqz | Snez | FnegS | FnegD | FmvD | FcvtSW | FcvtSL | FcvtDW | FcvtDL
             | FcvtDS | FcvtSD | FmvWX | FmvXW | FmvDX | FmvXD => {
-                let _ = writeln!(s, "\t{m}\t{rd}, {r1}");
+                line(s, &["\t", m, "\t", rd, ", ", r1]);
             }
             FcvtWS | FcvtLS | FcvtWD | FcvtLD => {
-                let _ = writeln!(s, "\t{m}\t{rd}, {r1}, rtz");
+                line(s, &["\t", m, "\t", rd, ", ", r1, ", rtz"]);
             }
             Li => {
-                let _ = writeln!(s, "\tli\t{rd}, {}", mi.imm);
+                line_start(s, &["\tli\t", rd, ", "]);
+                push_int(s, mi.imm);
+                s.push('\n');
             }
             Lla => {
-                let _ = writeln!(s, "\tlla\t{rd}, {}", mf.syms[mi.imm as usize]);
+                line(s, &["\tlla\t", rd, ", ", &mf.syms[mi.imm as usize]]);
             }
             Lw | Ld | Flw | Fld | Sw | Sd | Fsw | Fsd => {
                 let val = if mi.op.is_load() { rd } else { r2 };
                 if fits12(mi.imm) {
-                    let _ = writeln!(s, "\t{m}\t{val}, {}({r1})", mi.imm);
+                    line_start(s, &["\t", m, "\t", val, ", "]);
+                    push_int(s, mi.imm);
+                    line(s, &["(", r1, ")"]);
                 } else {
-                    let _ = writeln!(
+                    s.push_str("\tli\tt2, ");
+                    push_int(s, mi.imm);
+                    line(
                         s,
-                        "\tli\tt2, {}\n\tadd\tt2, {r1}, t2\n\t{m}\t{val}, 0(t2)",
-                        mi.imm
+                        &["\n\tadd\tt2, ", r1, ", t2\n\t", m, "\t", val, ", 0(t2)"],
                     );
                 }
             }
             Beq | Bne | Blt | Bge => {
-                let l = label(mi.imm);
                 if mi.rs2 == Reg::ZERO && matches!(mi.op, Beq | Bne) {
-                    let _ = writeln!(s, "\t{m}z\t{r1}, {l}");
+                    line_start(s, &["\t", m, "z\t", r1, ", "]);
                 } else {
-                    let _ = writeln!(s, "\t{m}\t{r1}, {r2}, {l}");
+                    line_start(s, &["\t", m, "\t", r1, ", ", r2, ", "]);
                 }
+                label(s, mi.imm);
+                s.push('\n');
             }
             J => {
-                let _ = writeln!(s, "\tj\t{}", label(mi.imm));
+                s.push_str("\tj\t");
+                label(s, mi.imm);
+                s.push('\n');
             }
             Call | TailCall => {
-                let _ = writeln!(s, "\t{m}\t{}", mf.calls[mi.imm as usize].sym);
+                line(s, &["\t", m, "\t", &mf.calls[mi.imm as usize].sym]);
             }
             Ret => {
-                let _ = writeln!(s, "\tret");
+                s.push_str("\tret\n");
             }
         }
     }
-    let _ = writeln!(s, "\t.size {0}, .-{0}\n", mf.sym);
+    line(s, &["\t.size ", sym, ", .-", sym, "\n"]);
+}
+
+/// Appends the pieces (the start of a line).
+fn line_start(s: &mut String, parts: &[&str]) {
+    for p in parts {
+        s.push_str(p);
+    }
 }
 
 /// Writes the module's globals.

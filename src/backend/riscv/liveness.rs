@@ -38,8 +38,28 @@ pub struct Intervals {
     /// Per physical register (0..64): sorted, disjoint-ish ranges where it is fixed-live.
     pub fixed: Vec<Vec<(u32, u32)>>,
     /// Per virtual register: sorted disjoint live ranges `[s, e]` (inclusive), with holes.
-    pub ranges: Vec<Vec<(u32, u32)>>,
+    pub ranges: RangeLists,
 }
+
+/// Per virtual register, a list of live ranges; all lists in one table (`ranges[v]` is the
+/// slice of `v`).
+#[derive(Clone, Debug, Default)]
+pub struct RangeLists {
+    /// `data[offset[v]..offset[v + 1]]` are the ranges of `v`.
+    offset: Vec<u32>,
+    data: Vec<(u32, u32)>,
+}
+
+impl std::ops::Index<usize> for RangeLists {
+    type Output = [(u32, u32)];
+    #[inline]
+    fn index(&self, v: usize) -> &[(u32, u32)] {
+        &self.data[self.offset[v] as usize..self.offset[v + 1] as usize]
+    }
+}
+
+/// No entry (end of a linked list of `compute`).
+const NIL: u32 = u32::MAX;
 
 impl Intervals {
     /// Whether physical `r` is fixed-live anywhere in the ranges of virtual `v`.
@@ -91,7 +111,36 @@ impl Intervals {
     }
 }
 
+/// Live ranges while `compute` builds them: per virtual register a linked list of
+/// `(start, end, next)` entries, newest (lowest) first.
+struct RangeBuilder {
+    head: Vec<u32>,
+    recs: Vec<(u32, u32, u32)>,
+}
+
+impl RangeBuilder {
+    /// Adds `[s, e]` to `v`, merged into its newest range when they touch.
+    #[inline]
+    fn add(&mut self, v: usize, s: u32, e: u32) {
+        let h = self.head[v];
+        if h != NIL {
+            let last = &mut self.recs[h as usize];
+            if last.0 <= e.saturating_add(1) {
+                last.0 = last.0.min(s);
+                last.1 = last.1.max(e);
+                return;
+            }
+        }
+        self.recs.push((s, e, h));
+        self.head[v] = self.recs.len() as u32 - 1;
+    }
+}
+
 /// Computes liveness and intervals of `mf`.
+///
+/// The per-global, per-block and per-register lists are linked lists in flat tables (a head
+/// per owner, a `next` per entry), so the work allocates a fixed number of tables whatever the
+/// numbers of registers and blocks.
 pub fn compute(mf: &MFunc) -> Intervals {
     let nv = mf.num_vregs();
     let nb = mf.blocks.len();
@@ -120,18 +169,33 @@ pub fn compute(mf: &MFunc) -> Intervals {
             }
         }
     }
+    drop(def_stamp);
     // Phase 2: per block, the globals read before written (`gen`) and the blocks writing each
     // global (`kill`); then liveness one global at a time (see the module comment).
     let ng = globals.len();
-    let mut gen_blocks: Vec<Vec<u32>> = vec![Vec::new(); ng];
-    let mut kill_blocks: Vec<Vec<u32>> = vec![Vec::new(); ng];
+    // Linked lists of (block, next) entries: per global its gen blocks and its kill blocks.
+    let mut gen_head = vec![NIL; ng];
+    let mut kill_head = vec![NIL; ng];
+    let mut lists: Vec<(u32, u32)> = Vec::new();
     let mut kill_stamp = vec![u32::MAX; ng];
     let mut gen_stamp = vec![u32::MAX; ng];
-    let mut preds: Vec<Vec<u32>> = vec![Vec::new(); nb];
+    // Predecessors, grouped by block: `preds[pred_start[b]..pred_start[b + 1]]`.
+    let mut pred_start = vec![0u32; nb + 1];
+    for &b in &mf.order {
+        for &s in &mf.blocks[b as usize].succs {
+            pred_start[s as usize + 1] += 1;
+        }
+    }
+    for k in 0..nb {
+        pred_start[k + 1] += pred_start[k];
+    }
+    let mut preds = vec![0u32; pred_start[nb] as usize];
+    let mut fill = pred_start.clone();
     for &b in &mf.order {
         let blk = &mf.blocks[b as usize];
         for &s in &blk.succs {
-            preds[s as usize].push(b);
+            preds[fill[s as usize] as usize] = b;
+            fill[s as usize] += 1;
         }
         for mi in &mf.insts[blk.start as usize..blk.end as usize] {
             for r in mi.uses() {
@@ -139,7 +203,8 @@ pub fn compute(mf: &MFunc) -> Intervals {
                     let g = gidx[r.vindex()] as usize;
                     if g != u32::MAX as usize && kill_stamp[g] != b && gen_stamp[g] != b {
                         gen_stamp[g] = b;
-                        gen_blocks[g].push(b);
+                        lists.push((b, gen_head[g]));
+                        gen_head[g] = lists.len() as u32 - 1;
                     }
                 }
             }
@@ -147,30 +212,41 @@ pub fn compute(mf: &MFunc) -> Intervals {
                 let g = gidx[mi.rd.vindex()] as usize;
                 if g != u32::MAX as usize && kill_stamp[g] != b {
                     kill_stamp[g] = b;
-                    kill_blocks[g].push(b);
+                    lists.push((b, kill_head[g]));
+                    kill_head[g] = lists.len() as u32 - 1;
                 }
             }
         }
     }
-    // live_out[b]: the globals live out of block b, ascending.
-    let mut live_out: Vec<Vec<u32>> = vec![Vec::new(); nb];
+    drop((fill, kill_stamp, gen_stamp, gidx));
+    // The globals live out of each block: a linked list of (global, next) entries per block.
+    let mut out_head = vec![NIL; nb];
+    let mut outs: Vec<(u32, u32)> = Vec::new();
     let (mut kills, mut live_in_at, mut live_out_at) =
         (vec![u32::MAX; nb], vec![u32::MAX; nb], vec![u32::MAX; nb]);
     let mut work: Vec<u32> = Vec::new();
     for g in 0..ng as u32 {
-        for &b in &kill_blocks[g as usize] {
+        let mut e = kill_head[g as usize];
+        while e != NIL {
+            let (b, next) = lists[e as usize];
             kills[b as usize] = g;
+            e = next;
         }
-        for &b in &gen_blocks[g as usize] {
+        let mut e = gen_head[g as usize];
+        while e != NIL {
+            let (b, next) = lists[e as usize];
             live_in_at[b as usize] = g;
             work.push(b);
+            e = next;
         }
         while let Some(b) = work.pop() {
-            for &p in &preds[b as usize] {
+            let bi = b as usize;
+            for &p in &preds[pred_start[bi] as usize..pred_start[bi + 1] as usize] {
                 let pi = p as usize;
                 if live_out_at[pi] != g {
                     live_out_at[pi] = g;
-                    live_out[pi].push(g);
+                    outs.push((g, out_head[pi]));
+                    out_head[pi] = outs.len() as u32 - 1;
                     if kills[pi] != g && live_in_at[pi] != g {
                         live_in_at[pi] = g;
                         work.push(p);
@@ -179,25 +255,30 @@ pub fn compute(mf: &MFunc) -> Intervals {
             }
         }
     }
+    drop((
+        lists,
+        gen_head,
+        kill_head,
+        kills,
+        live_in_at,
+        live_out_at,
+        preds,
+        pred_start,
+    ));
     // Phase 3: ranges (backward over blocks and instructions, so each register's ranges come
     // in decreasing order and merge with their successor when they touch), then weights.
+    // Ranges are linked lists of (start, end, next) entries, newest (lowest) first.
     let mut iv = Intervals {
         start: vec![u32::MAX; nv],
         end: vec![0; nv],
         weight: vec![0.0; nv],
         fixed: vec![Vec::new(); 64],
-        ranges: vec![Vec::new(); nv],
+        ranges: RangeLists::default(),
     };
-    fn add_range(ranges: &mut Vec<(u32, u32)>, s: u32, e: u32) {
-        if let Some(last) = ranges.last_mut() {
-            if last.0 <= e.saturating_add(1) {
-                last.0 = last.0.min(s);
-                last.1 = last.1.max(e);
-                return;
-            }
-        }
-        ranges.push((s, e));
-    }
+    let mut rl = RangeBuilder {
+        head: vec![NIL; nv],
+        recs: Vec::with_capacity(nv + nv / 2),
+    };
     let mut live = vec![false; nv];
     let mut live_list: Vec<usize> = Vec::new();
     for &b in mf.order.iter().rev() {
@@ -207,11 +288,14 @@ pub fn compute(mf: &MFunc) -> Intervals {
             continue;
         }
         let (bs, be) = (2 * blk.start, 2 * blk.end - 1);
-        for &g in &live_out[bi] {
+        let mut e = out_head[bi];
+        while e != NIL {
+            let (g, next) = outs[e as usize];
             let v = globals[g as usize] as usize;
-            add_range(&mut iv.ranges[v], bs, be);
+            rl.add(v, bs, be);
             live[v] = true;
             live_list.push(v);
+            e = next;
         }
         let freq = 10f32.powi(blk.depth.min(6) as i32);
         for k in (blk.start..blk.end).rev() {
@@ -219,10 +303,11 @@ pub fn compute(mf: &MFunc) -> Intervals {
             if mi.rd.is_virt() {
                 let v = mi.rd.vindex();
                 if live[v] {
-                    iv.ranges[v].last_mut().unwrap().0 = 2 * k + 1;
+                    // The open range of `v` (its newest) starts at this write.
+                    rl.recs[rl.head[v] as usize].0 = 2 * k + 1;
                     live[v] = false;
                 } else {
-                    add_range(&mut iv.ranges[v], 2 * k + 1, 2 * k + 1);
+                    rl.add(v, 2 * k + 1, 2 * k + 1);
                 }
                 iv.weight[v] += freq;
             }
@@ -230,7 +315,7 @@ pub fn compute(mf: &MFunc) -> Intervals {
                 if r.is_virt() {
                     let v = r.vindex();
                     if !live[v] {
-                        add_range(&mut iv.ranges[v], bs, 2 * k);
+                        rl.add(v, bs, 2 * k);
                         live[v] = true;
                         live_list.push(v);
                     }
@@ -242,12 +327,25 @@ pub fn compute(mf: &MFunc) -> Intervals {
             live[v] = false;
         }
     }
-    for v in 0..nv {
-        let r = &mut iv.ranges[v];
-        if r.is_empty() {
+    drop((outs, out_head, live, live_list));
+    let RangeBuilder { head, recs } = rl;
+    // Flatten: each list from its head is in increasing order.
+    let mut offset = Vec::with_capacity(nv + 1);
+    let mut data = Vec::with_capacity(recs.len());
+    offset.push(0u32);
+    for (v, &h) in head.iter().enumerate() {
+        let first = data.len();
+        let mut e = h;
+        while e != NIL {
+            let (s, en, next) = recs[e as usize];
+            data.push((s, en));
+            e = next;
+        }
+        offset.push(data.len() as u32);
+        if first == data.len() {
             continue;
         }
-        r.reverse();
+        let r = &data[first..];
         iv.start[v] = r[0].0;
         iv.end[v] = r[r.len() - 1].1;
         let len: u32 = r.iter().map(|&(s, e)| e - s + 1).sum();
@@ -256,6 +354,7 @@ pub fn compute(mf: &MFunc) -> Intervals {
             iv.weight[v] *= 0.5; // spilling it costs a recomputation, not a memory access
         }
     }
+    iv.ranges = RangeLists { offset, data };
     // Phase 4: fixed ranges.
     let mut live_end: [u32; 64] = [u32::MAX; 64];
     for &b in &mf.order {

@@ -245,22 +245,108 @@ fn compile_all(
         .collect()
 }
 
-/// Compiles a whole module to one assembly file.
-pub fn compile_module(m: &Module, opts: &RiscvOptions) -> String {
-    compile_module_timed(m, opts, &Timings::off())
+/// A function body the backend reads, and may free once its assembly is written.
+trait Body: Send {
+    fn body(&self) -> &Function;
+    fn release(&mut self);
 }
 
-/// `compile_module`, timing each backend phase into `t`.
-pub fn compile_module_timed(m: &Module, opts: &RiscvOptions, t: &Timings) -> String {
-    let compiled = compile_all(m, opts, t, false);
-    let mut lap = Lap::start(t);
-    let mut out = opts.isa.asm_directive().unwrap_or_default();
-    for c in compiled.into_iter().flatten() {
-        out.push_str(&c.text);
+impl Body for &Function {
+    fn body(&self) -> &Function {
+        self
     }
-    emit::data(&m.cx, &mut out);
-    lap.done("emission");
-    out
+    fn release(&mut self) {}
+}
+
+impl Body for &mut Function {
+    fn body(&self) -> &Function {
+        self
+    }
+    fn release(&mut self) {
+        let id = self.id;
+        **self = Function::new(id, String::new());
+    }
+}
+
+/// Functions compiled per round of `write_module`: enough to keep every thread busy, few
+/// enough that the assembly waiting to be written stays small.
+const FUNCS_PER_ROUND: usize = 64;
+
+/// Compiles `bodies` (the defined functions, in `FuncId` order) in rounds of
+/// `FUNCS_PER_ROUND`, each round in parallel, writing each round's assembly to `out` in order
+/// before the next round starts, then the globals. Times code generation and output writing
+/// as stages of `t`.
+fn write_module<B: Body>(
+    cx: &ModuleCx,
+    mut bodies: Vec<B>,
+    opts: &RiscvOptions,
+    t: &Timings,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    let mut header = opts.isa.asm_directive().unwrap_or_default();
+    let mut texts: Vec<String> = Vec::with_capacity(FUNCS_PER_ROUND);
+    let per_round = FUNCS_PER_ROUND.max(4 * rayon::current_num_threads());
+    for round in bodies.chunks_mut(per_round) {
+        let start = std::time::Instant::now();
+        round
+            .par_iter_mut()
+            .map_init(Scratch::default, |s, b| {
+                let c = compile_function(b.body(), cx, opts, s, t, false);
+                b.release();
+                c.text
+            })
+            .collect_into_vec(&mut texts);
+        t.add_stage("code generation", start.elapsed());
+        t.stage("output writing", || -> std::io::Result<()> {
+            if !header.is_empty() {
+                out.write_all(header.as_bytes())?;
+                header.clear();
+            }
+            for text in texts.drain(..) {
+                out.write_all(text.as_bytes())?;
+            }
+            Ok(())
+        })?;
+    }
+    let data = t.stage("code generation", || {
+        let mut data = std::mem::take(&mut header);
+        emit::data(cx, &mut data);
+        data
+    });
+    t.stage("output writing", || out.write_all(data.as_bytes()))
+}
+
+/// Compiles a whole module to one assembly file.
+pub fn compile_module(m: &Module, opts: &RiscvOptions) -> String {
+    let bodies: Vec<&Function> = m
+        .funcs
+        .iter()
+        .filter(|(id, _)| m.cx.decls[*id].defined)
+        .map(|(_, f)| f)
+        .collect();
+    let mut out = Vec::new();
+    write_module(&m.cx, bodies, opts, &Timings::off(), &mut out)
+        .expect("writing to memory cannot fail");
+    String::from_utf8(out).expect("assembly is UTF-8")
+}
+
+/// Compiles a whole module, writing the assembly to `out` as it is generated (functions in
+/// `FuncId` order, then the globals), and frees each function body once its assembly is
+/// written: the module keeps its declarations and globals, with empty bodies. Times each
+/// backend phase, code generation and output writing into `t`.
+pub fn write_module_consuming(
+    m: &mut Module,
+    opts: &RiscvOptions,
+    t: &Timings,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    let Module { cx, funcs } = m;
+    let bodies: Vec<&mut Function> = funcs
+        .iter_mut()
+        .filter(|(id, _)| cx.decls[*id].defined)
+        .map(|(_, f)| f)
+        .collect();
+    write_module(cx, bodies, opts, t, out)
 }
 
 /// Static counts per defined function (compiles the module).
