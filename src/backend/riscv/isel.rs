@@ -99,6 +99,11 @@ struct Isel<'a> {
     /// Address offsets too large for an immediate that loops add: each lives in a register
     /// loaded once at the entry (rematerialized by the allocator if it spills).
     big_offsets: Vec<(i64, Reg)>,
+    /// Constants and addresses defined inside a loop and needed in a register there: computed
+    /// once before the innermost loop around their definition (see `number_values`), at the
+    /// end of the block listed with them; `hoisted` by value.
+    preheader_consts: FxHashMap<Block, Vec<Value>>,
+    hoisted: Vec<bool>,
     /// `(base, large offset) -> register` computed earlier in the current block, so that
     /// `base + 8000` can be `(base + 4000) + r4000` (unrolled column walks).
     block_offsets: FxHashMap<(Value, i64), Reg>,
@@ -112,6 +117,18 @@ struct Isel<'a> {
     cur_block: Block,
     /// Extensions beyond rv64gc that may be selected.
     isa: Isa,
+}
+
+/// Whether computing `rm` takes more than one instruction (or a float register).
+fn costly(rm: Remat) -> bool {
+    match rm {
+        Remat::Iconst(c) => {
+            let lui_only = c & 0xfff == 0 && c == c as i32 as i64;
+            !fits12(c) && !lui_only
+        }
+        Remat::Fconst(..) | Remat::Gaddr(_) => true,
+        Remat::Object(_) | Remat::Incoming(..) => false,
+    }
 }
 
 /// At most this many large loop offsets get a register of their own.
@@ -151,6 +168,8 @@ pub fn select(f: &Function, cx: &ModuleCx, isa: Isa) -> MFunc {
         cur_depth: 0,
         local: FxHashMap::default(),
         big_offsets: Vec::new(),
+        preheader_consts: FxHashMap::default(),
+        hoisted: vec![false; f.num_values()],
         block_offsets: FxHashMap::default(),
         folded_offsets: FxHashSet::default(),
         scaled: FxHashMap::default(),
@@ -182,7 +201,11 @@ pub fn select(f: &Function, cx: &ModuleCx, isa: Isa) -> MFunc {
             s.entry_params();
             s.load_big_offsets(&blocks, &loops);
         }
+        let term = f.terminator(b);
         for i in f.layout().block_insts(b) {
+            if Some(i) == term {
+                s.hoisted_constants(b);
+            }
             s.inst(i);
         }
         s.finish_block();
@@ -259,7 +282,10 @@ impl<'a> Isel<'a> {
         }
         self.share_registers(blocks);
         // Constants and addresses needed in a register inside a loop deeper than their
-        // definition are computed once at the definition (the allocator may still
+        // definition are computed once at the definition, and those defined inside a loop,
+        // needed in a register inside one and taking more than one instruction, once before
+        // the innermost loop around the definition, at the end of the header's immediate
+        // dominator, as loop-invariant code motion would (the allocator may still
         // rematerialize them if it spills them); others are recomputed at each use.
         for &b in blocks {
             let d0 = loops.depth(b);
@@ -269,14 +295,29 @@ impl<'a> Isel<'a> {
                     None | Some(Remat::Iconst(0)) | Some(Remat::Incoming(..)) => continue,
                     Some(_) => {}
                 }
-                let deeper = f.uses_of(v).any(|u| {
-                    let user = f.uses().user[u];
-                    let k = u.index() - f.insts.args[user].start as usize;
-                    let ub = f.layout().inst_block(user);
-                    ub.is_some_and(|ub| loops.depth(ub) > d0) && !self.folds(user, k, v)
-                });
-                if deeper {
+                // The deepest loop depth of a use that needs a register.
+                let deepest = f
+                    .uses_of(v)
+                    .filter_map(|u| {
+                        let user = f.uses().user[u];
+                        let k = u.index() - f.insts.args[user].start as usize;
+                        let ub = f.layout().inst_block(user)?;
+                        (!self.folds(user, k, v)).then(|| loops.depth(ub))
+                    })
+                    .max();
+                let Some(deepest) = deepest else { continue };
+                let hoist = d0 > 0 && deepest > 0 && self.remat[v.index()].is_some_and(costly);
+                if deepest > d0 || hoist {
                     self.vmap[v.index()] = self.mf.new_vreg(class_of(f.ty(v)));
+                    if hoist {
+                        let l = loops.innermost[b].unwrap();
+                        let Some(at) = self.dom.idom[loops.loops[l].header] else {
+                            self.vmap[v.index()] = Reg::NONE;
+                            continue;
+                        };
+                        self.hoisted[v.index()] = true;
+                        self.preheader_consts.entry(at).or_default().push(v);
+                    }
                 }
             }
         }
@@ -508,6 +549,26 @@ impl<'a> Isel<'a> {
         }
     }
 
+    /// Computes constant or address `v` into its register, which the allocator may
+    /// rematerialize when that is one integer instruction.
+    fn materialize_once(&mut self, v: Value) {
+        let rm = self.remat[v.index()].unwrap();
+        let rd = self.vmap[v.index()];
+        let at = self.mf.insts.len();
+        self.materialize(rm, rd);
+        if self.mf.insts.len() == at + 1 && self.mf.class(rd) == RegClass::Int {
+            self.mf.remat[rd.vindex()] = Some(self.mf.insts[at]);
+        }
+    }
+
+    /// Computes the constants and addresses hoisted out of loops to the end of `b`
+    /// (`preheader_consts`).
+    fn hoisted_constants(&mut self, b: Block) {
+        for v in self.preheader_consts.remove(&b).unwrap_or_default() {
+            self.materialize_once(v);
+        }
+    }
+
     fn entry_params(&mut self) {
         let f = self.f;
         let params = f.params().to_vec();
@@ -633,12 +694,10 @@ impl<'a> Isel<'a> {
         use Opcode::*;
         match d.op {
             Iconst | Fconst | Gaddr | Alloca => {
-                // A hoisted constant or address: computed once, here.
-                let rm = self.remat[res.unwrap().index()].unwrap();
-                let at = self.mf.insts.len();
-                self.materialize(rm, rd);
-                if self.mf.insts.len() == at + 1 && self.mf.class(rd) == RegClass::Int {
-                    self.mf.remat[rd.vindex()] = Some(self.mf.insts[at]);
+                // A hoisted constant or address: computed once, here or before its loop.
+                let v = res.unwrap();
+                if !self.hoisted[v.index()] {
+                    self.materialize_once(v);
                 }
             }
             op if op.is_int_binary() => self.int_binary(op, d.ty, rd, args[0], args[1]),

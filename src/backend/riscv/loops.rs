@@ -26,12 +26,9 @@ pub struct InnerLoop {
     pub has_call: bool,
 }
 
-/// The innermost natural loops of `mf`, with their register pressure.
-pub fn innermost(mf: &MFunc, iv: &Intervals) -> Vec<InnerLoop> {
+/// Reverse postorder of the blocks reachable from `entry`, and the predecessors of each.
+fn rpo_and_preds(mf: &MFunc, entry: u32) -> (Vec<u32>, Vec<Vec<u32>>) {
     let nb = mf.blocks.len();
-    let Some(&entry) = mf.order.first() else {
-        return Vec::new();
-    };
     // Reverse postorder from the entry.
     let mut rpo = Vec::with_capacity(nb);
     let mut seen = vec![false; nb];
@@ -53,15 +50,55 @@ pub fn innermost(mf: &MFunc, iv: &Intervals) -> Vec<InnerLoop> {
         }
     }
     rpo.reverse();
-    let mut rpo_num = vec![u32::MAX; nb];
-    for (i, &b) in rpo.iter().enumerate() {
-        rpo_num[b as usize] = i as u32;
-    }
     let mut preds: Vec<Vec<u32>> = vec![Vec::new(); nb];
     for &b in &rpo {
         for &s in &mf.blocks[b as usize].succs {
             preds[s as usize].push(b);
         }
+    }
+    (rpo, preds)
+}
+
+/// Per block: whether it lies on a cycle of the CFG (its strongly connected component has an
+/// edge inside it) and no block of that component calls a function, so no value live only
+/// inside the cycle is live across a call.
+pub fn call_free_cycles(mf: &MFunc) -> Vec<bool> {
+    let nb = mf.blocks.len();
+    let Some(&entry) = mf.order.first() else {
+        return Vec::new();
+    };
+    let (rpo, preds) = rpo_and_preds(mf, entry);
+    let scc = components(&rpo, &mf.blocks, &preds);
+    let mut cyclic = vec![false; nb];
+    let mut calls = vec![false; nb];
+    for &b in &rpo {
+        let blk = &mf.blocks[b as usize];
+        let c = scc[b as usize] as usize;
+        if blk.succs.iter().any(|&s| scc[s as usize] as usize == c) {
+            cyclic[c] = true;
+        }
+        calls[c] |= mf.insts[blk.start as usize..blk.end as usize]
+            .iter()
+            .any(|mi| mi.op == MOp::Call);
+    }
+    (0..nb)
+        .map(|b| {
+            let c = scc[b] as usize;
+            c < nb && cyclic[c] && !calls[c]
+        })
+        .collect()
+}
+
+/// The innermost natural loops of `mf`, with their register pressure.
+pub fn innermost(mf: &MFunc, iv: &Intervals) -> Vec<InnerLoop> {
+    let nb = mf.blocks.len();
+    let Some(&entry) = mf.order.first() else {
+        return Vec::new();
+    };
+    let (rpo, preds) = rpo_and_preds(mf, entry);
+    let mut rpo_num = vec![u32::MAX; nb];
+    for (i, &b) in rpo.iter().enumerate() {
+        rpo_num[b as usize] = i as u32;
     }
     // Dominators (Cooper, Harvey, Kennedy).
     let mut idom = vec![u32::MAX; nb];

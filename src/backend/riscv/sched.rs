@@ -21,7 +21,8 @@
 //! as a reader of the registers it compares; ties keep source order), then a second one
 //! the model lets pair with it that does not depend on it. An unpipelined unit (divider) stays
 //! busy for its occupancy. Before allocation it also tracks live virtual registers per class:
-//! at the class's limit (`PRESSURE_LIMIT`, higher inside loops) it issues in source order, and
+//! at the class's limit (`PRESSURE_LIMIT`, higher inside loops, higher
+//! still in loops without calls) it issues in source order, and
 //! a block whose new order needs more registers at some point than the old one (beyond the
 //! limit), or spends more instructions beyond the limit, keeps its old order, so scheduling
 //! adds no spills. Each block is first scheduled by latency alone, ignoring the limit; that
@@ -72,6 +73,10 @@ const WINDOW: usize = 256;
 /// (room for values live across calls and linear scan's imperfect packing).
 const PRESSURE_LIMIT: [u32; 2] = [12, 17];
 const PRESSURE_LIMIT_LOOP: [u32; 2] = [20, 22];
+/// In a loop without calls (`loops::call_free_cycles`) every allocatable register can hold a
+/// value of the loop (24 integer, 29 float): the limit leaves two of each for linear scan's
+/// packing.
+const PRESSURE_LIMIT_CALL_FREE_LOOP: [u32; 2] = [22, 27];
 
 /// Bytes a load or store accesses.
 fn width(op: MOp) -> i64 {
@@ -641,6 +646,7 @@ pub fn before_alloc(mf: &mut MFunc, iv: &Intervals) {
         }
     }
     let tied = |a: Reg, b: Reg| copies.contains(&(a.min(b), a.max(b)));
+    let call_free = super::loops::call_free_cycles(mf);
     let mut new_insts = mf.insts.clone();
     let (mut scratch, mut order) = (Scratch::default(), Vec::new());
     let nv = mf.num_vregs();
@@ -664,7 +670,9 @@ pub fn before_alloc(mf: &mut MFunc, iv: &Intervals) {
         let live_in = |r: Reg| iv.covers(r.vindex(), pos_in);
         let live_out = |r: Reg| iv.covers(r.vindex(), pos_out);
         let top = [live_at[0][pos_in as usize], live_at[1][pos_in as usize]];
-        let limit = if blk.depth > 0 {
+        let limit = if call_free[b as usize] {
+            PRESSURE_LIMIT_CALL_FREE_LOOP
+        } else if blk.depth > 0 {
             PRESSURE_LIMIT_LOOP
         } else {
             PRESSURE_LIMIT

@@ -68,6 +68,12 @@ pub fn around_loops(mf: &mut MFunc, alloc: &Allocation, loops: &[InnerLoop]) -> 
                 continue;
             }
             let v2 = mf.new_vreg(mf.vclass[v.vindex()]);
+            // A rematerializable value is recomputed into its loop copy, which stays
+            // rematerializable: spilled again, it is recomputed at its uses, never reloaded.
+            if let Some(mut rm) = mf.remat[v.vindex()] {
+                rm.rd = v2;
+                mf.remat[v2.vindex()] = Some(rm);
+            }
             for &p in &outside {
                 copies.push((p, v2, v));
             }
@@ -79,6 +85,24 @@ pub fn around_loops(mf: &mut MFunc, alloc: &Allocation, loops: &[InnerLoop]) -> 
     if copies.is_empty() {
         return false;
     }
+    // A rematerializable value whose reads all moved to loop copies (each recomputing it)
+    // loses its definition.
+    let mut read = vec![false; mf.num_vregs()];
+    for &b in &mf.order {
+        let blk = &mf.blocks[b as usize];
+        for mi in &mf.insts[blk.start as usize..blk.end as usize] {
+            for r in mi.uses().filter(|r| r.is_virt()) {
+                let r = renames[b as usize]
+                    .iter()
+                    .find(|&&(from, _)| from == r)
+                    .map_or(r, |&(_, to)| to);
+                read[r.vindex()] = true;
+            }
+        }
+    }
+    let dead: Vec<bool> = (0..mf.num_vregs())
+        .map(|v| !read[v] && mf.remat[v].is_some())
+        .collect();
     let mut insts = Vec::with_capacity(mf.insts.len() + copies.len());
     for &b in &mf.order {
         let blk = &mf.blocks[b as usize];
@@ -91,6 +115,10 @@ pub fn around_loops(mf: &mut MFunc, alloc: &Allocation, loops: &[InnerLoop]) -> 
         for (k, mi) in body.iter().enumerate() {
             if k == first_branch {
                 for &(_, d, s) in copies.iter().filter(|c| c.0 == b) {
+                    if let Some(rm) = mf.remat[d.vindex()] {
+                        insts.push(rm);
+                        continue;
+                    }
                     let op = if mf.vclass[d.vindex()] == RegClass::Float {
                         MOp::FmvD
                     } else {
@@ -98,6 +126,9 @@ pub fn around_loops(mf: &mut MFunc, alloc: &Allocation, loops: &[InnerLoop]) -> 
                     };
                     insts.push(MInst::unary(op, d, s));
                 }
+            }
+            if mi.rd.is_virt() && dead[mi.rd.vindex()] {
+                continue;
             }
             let mut mi = *mi;
             for &(from, to) in &renames[b as usize] {
