@@ -5,38 +5,70 @@
 //! SysY let a loop without side effects be assumed to terminate.) Inlining leaves such loops
 //! behind when a pure callee's result was discarded (a swap routine calling a pure helper).
 //! `indvars` deletes counted ones; this takes any shape. A loop that only fills a local array
-//! nothing reads is dead too: the writes go first (`rewrite::locals`), and the two alternate
-//! until neither finds more. Needs: CFG, dominator tree, loop forest, loop-simplified form.
+//! nothing reads is dead too: the writes go first (`rewrite::locals`). Rounds repeat while a
+//! loop is deleted (each round deletes one at least), dropping the exit parameters the deleted
+//! loops read (a loop feeding only another dead loop goes in the next round). Needs: CFG, dominator tree, loop forest, loop-simplified form.
 //! Cost: O(loop sizes) per round.
 
 use crate::analysis::{FuncAnalyses, Preserved};
 use crate::ir::{mk, Block, Function, ModuleCx, Opcode, Value};
-use crate::rewrite::blocks::remove_unreachable;
+use crate::rewrite::blocks::{remove_params, remove_unreachable};
 use crate::rewrite::locals::remove_unread_writes;
 use crate::rewrite::loops::ensure_preheaders;
 
 pub fn run(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved {
-    // Writes into local arrays nothing reads go first (the stores of a product no one reads);
-    // deleting a loop may remove the last read of another array, whose writing loops may then
-    // be dead in turn.
+    // Writes into local arrays nothing reads go first (the stores of a product no one reads).
+    // Rounds repeat while loops are deleted: deleting one may remove the last read of another
+    // loop's result or array.
     let mut changed = remove_unread_writes(f, cx);
     if changed {
         am.invalidate(Preserved::block_graph());
     }
     loop {
+        changed |= drop_unused_exit_params(f, am);
         if !delete_dead_loops(f, cx, am) {
             break;
         }
         changed = true;
         am.invalidate(Preserved::none());
         remove_unreachable(f, am);
-        if !remove_unread_writes(f, cx) {
-            break;
-        }
+        // The deleted loops' reads are gone: a loop that fed only them (a value, or writes into
+        // a local array) may be dead now.
+        remove_unread_writes(f, cx);
         am.invalidate(Preserved::block_graph());
         ensure_preheaders(f, am);
     }
     Preserved::unless(changed)
+}
+
+/// Drops the parameters nothing reads of loops' exit blocks (the result of a loop whose reader
+/// was deleted), so that they do not tie the exit edges to values of the loop.
+fn drop_unused_exit_params(f: &mut Function, am: &mut FuncAnalyses) -> bool {
+    let (cfg, _, forest) = am.all(f);
+    let mut exits: Vec<Block> = forest
+        .loops
+        .keys()
+        .flat_map(|l| forest.exits(l, cfg))
+        .collect();
+    exits.sort();
+    exits.dedup();
+    let mut changed = false;
+    for e in exits {
+        let dead: Vec<usize> = f.blocks.params[e]
+            .iter()
+            .enumerate()
+            .filter(|&(_, &p)| !f.has_uses(p))
+            .map(|(n, _)| n)
+            .collect();
+        if !dead.is_empty() {
+            remove_params(f, cfg, e, &dead);
+            changed = true;
+        }
+    }
+    if changed {
+        am.invalidate(Preserved::block_graph());
+    }
+    changed
 }
 
 /// Deletes the dead loops of one loop forest; returns whether there was one (its blocks are
