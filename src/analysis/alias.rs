@@ -91,7 +91,26 @@ pub fn derived_users(f: &Function, root: Value) -> Vec<(Inst, Value)> {
 /// `derived_users`, also following addresses passed in block parameters (pointer induction
 /// variables) when `through_params`: branches that only pass them along are not listed.
 pub fn derived_users_via(f: &Function, root: Value, through_params: bool) -> Vec<(Inst, Value)> {
+    derived_addresses(f, root, through_params).users
+}
+
+/// The addresses derived from a root and what uses them (`derived_addresses`).
+pub struct Derived {
+    /// Every user that is not address arithmetic (nor, when following parameters, a branch
+    /// only passing an address along), with the derived value it uses.
+    pub users: Vec<(Inst, Value)>,
+    /// The root and every address derived from it.
+    pub values: crate::ir::IdSet<Value>,
+    /// The block parameters followed, as (block, index); with repeats.
+    pub params: Vec<(crate::ir::Block, usize)>,
+}
+
+/// The walk behind `derived_users_via`, keeping the derived addresses and the parameters it
+/// followed (a parameter may also receive other addresses: callers that need all of its values
+/// derived check its incoming arguments against `values`).
+pub fn derived_addresses(f: &Function, root: Value, through_params: bool) -> Derived {
     let mut out = Vec::new();
+    let mut params = Vec::new();
     let mut work = vec![root];
     let mut seen: crate::ir::IdSet<Value> = crate::ir::IdSet::with_capacity(f.num_values());
     while let Some(v) = work.pop() {
@@ -108,6 +127,7 @@ pub fn derived_users_via(f: &Function, root: Value, through_params: bool) -> Vec
                     for c in f.branch_targets(user) {
                         for (n, &a) in c.args.iter().enumerate() {
                             if a == v {
+                                params.push((c.block, n));
                                 work.push(f.blocks.params[c.block][n]);
                             }
                         }
@@ -117,7 +137,11 @@ pub fn derived_users_via(f: &Function, root: Value, through_params: bool) -> Vec
             }
         }
     }
-    out
+    Derived {
+        users: out,
+        values: seen,
+        params,
+    }
 }
 
 /// Whether `ptr` points into a global that is never written (`is_const`), through `gep` and

@@ -7,7 +7,8 @@
 //! Needs: nothing cached; keeps the CFG. Cost: O(uses of the allocas' addresses), plus one scan
 //! of the branches when an address flows through a block parameter.
 
-use crate::ir::{Block, Function, IdSet, Inst, ModuleCx, Opcode, Value};
+use crate::analysis::alias::{derived_addresses, Derived};
+use crate::ir::{Function, Inst, ModuleCx, Opcode, Value};
 
 /// Removes every write into an entry-block alloca that is never read; returns whether one went.
 pub fn remove_unread_writes(f: &mut Function, cx: &ModuleCx) -> bool {
@@ -31,34 +32,17 @@ pub fn remove_unread_writes(f: &mut Function, cx: &ModuleCx) -> bool {
 
 /// The writes into `root`'s object when nothing else uses its addresses (and there is one).
 fn unread_writes(f: &Function, cx: &ModuleCx, root: Value) -> Option<Vec<Inst>> {
-    let mut derived: IdSet<Value> = IdSet::with_capacity(f.num_values());
-    let mut params: Vec<(Block, usize)> = Vec::new();
-    let mut writes: Vec<Inst> = Vec::new();
-    let mut work = vec![root];
-    while let Some(v) = work.pop() {
-        if !derived.insert(v) {
-            continue;
-        }
-        for u in f.uses_of(v) {
-            let user = f.uses().user[u];
-            match f.op(user) {
-                Opcode::Gep | Opcode::Offset if f.arg(user, 0) == v => work.push(f.res(user)),
-                Opcode::Jump | Opcode::Brif
-                    if f.op(user) == Opcode::Jump || f.arg(user, 0) != v =>
-                {
-                    for c in f.branch_targets(user) {
-                        for (n, &a) in c.args.iter().enumerate() {
-                            if a == v {
-                                params.push((c.block, n));
-                                work.push(f.blocks.params[c.block][n]);
-                            }
-                        }
-                    }
-                }
-                Opcode::Store if f.arg(user, 1) == v && f.arg(user, 0) != v => writes.push(user),
-                Opcode::Call if is_memset_of(f, cx, user, v) => writes.push(user),
-                _ => return None,
-            }
+    let Derived {
+        users,
+        values,
+        mut params,
+    } = derived_addresses(f, root, true);
+    let mut writes: Vec<Inst> = Vec::with_capacity(users.len());
+    for (user, v) in users {
+        match f.op(user) {
+            Opcode::Store if f.arg(user, 1) == v && f.arg(user, 0) != v => writes.push(user),
+            Opcode::Call if is_memset_of(f, cx, user, v) => writes.push(user),
+            _ => return None,
         }
     }
     if writes.is_empty() {
@@ -72,7 +56,7 @@ fn unread_writes(f: &Function, cx: &ModuleCx, root: Value) -> Option<Vec<Inst>> 
             let Some(t) = f.terminator(b) else { continue };
             for c in f.branch_targets(t) {
                 for (n, &a) in c.args.iter().enumerate() {
-                    if params.binary_search(&(c.block, n)).is_ok() && !derived.contains(a) {
+                    if params.binary_search(&(c.block, n)).is_ok() && !values.contains(a) {
                         return None;
                     }
                 }
