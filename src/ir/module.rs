@@ -68,6 +68,14 @@ pub struct Effects {
     pub writes_memory: bool,
 }
 
+impl Effects {
+    /// Whether a call whose result nobody uses may be deleted: the callee is pure or known to
+    /// only read memory (the default summary, before the analysis ran, is neither).
+    pub fn removable_if_unused(&self) -> bool {
+        self.pure || (self.reads_memory && !self.writes_memory)
+    }
+}
+
 /// A function declaration.
 #[derive(Clone, Debug)]
 pub struct FuncDecl {

@@ -1,99 +1,12 @@
-//! Dead code elimination (mark and sweep, aggressive over block parameters).
-//!
-//! Roots are instructions with effects: stores, terminators and calls to functions not known
-//! pure. Marking a value live marks its definition: an instruction (and its operands) or a block
-//! parameter (and the matching argument on every incoming edge; a branch's own arguments are not
-//! roots). Unmarked instructions and block parameters are removed, so dead phi cycles go too.
+//! Dead code elimination: `rewrite::dead` (mark and sweep from the instructions with effects,
+//! aggressive over block parameters) on the whole function.
 //! Needs: CFG. Keeps the CFG and everything computed from it. Cost: O(instructions + uses).
 
 use crate::analysis::{FuncAnalyses, Preserved};
-use crate::ir::{Block, Function, IdSet, Inst, ModuleCx, Opcode, Value, ValueDef};
-
-/// Whether `i` must stay even when its result is unused.
-pub fn is_root(f: &Function, cx: &ModuleCx, i: Inst) -> bool {
-    match f.op(i) {
-        Opcode::Store | Opcode::Jump | Opcode::Brif | Opcode::Ret | Opcode::Unreachable => true,
-        Opcode::Call => !cx.decls[f.callee(i)].effects.pure,
-        _ => false,
-    }
-}
+use crate::ir::{Function, ModuleCx};
 
 pub fn run(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved {
     let cfg = am.cfg(f);
-    let mut live_inst: IdSet<Inst> = IdSet::with_capacity(f.num_insts());
-    let mut live_val: IdSet<Value> = IdSet::with_capacity(f.num_values());
-    let mut work: Vec<Value> = Vec::new();
-
-    let blocks: Vec<Block> = f.layout().blocks().collect();
-    for &b in &blocks {
-        for i in f.layout().block_insts(b) {
-            if is_root(f, cx, i) {
-                live_inst.insert(i);
-                let args = f.args(i);
-                let roots = match f.op(i) {
-                    Opcode::Jump => &args[..0],
-                    Opcode::Brif => &args[..1],
-                    _ => args,
-                };
-                work.extend_from_slice(roots);
-            }
-        }
-    }
-    for &p in f.params() {
-        live_val.insert(p);
-    }
-    while let Some(v) = work.pop() {
-        if !live_val.insert(v) {
-            continue;
-        }
-        match f.values.def[v] {
-            ValueDef::Result(i) => {
-                if live_inst.insert(i) {
-                    work.extend_from_slice(f.args(i));
-                }
-            }
-            ValueDef::Param(b, n) => {
-                for &p in &cfg.preds[b] {
-                    let Some(t) = f.terminator(p) else { continue };
-                    for c in f.branch_targets(t) {
-                        if c.block == b {
-                            work.push(c.args[n as usize]);
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    let mut changed = false;
-    // Sweep instructions, last to first so users go before their operands.
-    for &b in &blocks {
-        let insts: Vec<Inst> = f.layout().block_insts(b).collect();
-        for &i in insts.iter().rev() {
-            if !live_inst.contains(i) {
-                f.remove_inst(i);
-                changed = true;
-            }
-        }
-    }
-    // Sweep block parameters (never the entry's: they are the function's arguments).
-    let entry = f.entry();
-    for &b in &blocks {
-        if b == entry {
-            continue;
-        }
-        let dead: Vec<usize> = f.blocks.params[b]
-            .iter()
-            .enumerate()
-            .filter(|(_, &p)| !live_val.contains(p))
-            .map(|(k, _)| k)
-            .collect();
-        if dead.is_empty() {
-            continue;
-        }
-        changed = true;
-        crate::rewrite::blocks::remove_params(f, cfg, b, &dead);
-    }
-    // Only instructions and block parameters went: every branch keeps its targets.
-    Preserved::cfg_kept(changed)
+    // Only instructions and block parameters go: every branch keeps its targets.
+    Preserved::cfg_kept(crate::rewrite::dead::remove_dead(f, cx, cfg))
 }

@@ -147,6 +147,10 @@ pub fn run_module(m: &mut Module) -> bool {
 
     let mut changed = false;
     for caller in order {
+        // Calls whose results nobody reads (a callee's constant result taken by `retconst`)
+        // are not copied, and the code copies leave dead does not count in this function's
+        // size when its own callers judge it.
+        changed |= remove_dead(&mut m.funcs[caller], &m.cx);
         let sites = call_sites(&m.funcs[caller]);
         for i in sites {
             let c = m.funcs[caller].callee(i);
@@ -164,17 +168,41 @@ pub fn run_module(m: &mut Module) -> bool {
             changed = true;
         }
         changed |= unroll_recursion(&mut m.funcs[caller]);
+        remove_dead(&mut m.funcs[caller], &m.cx);
     }
 
-    // Functions no longer called (except main) become declarations without bodies.
+    // Functions `main` no longer reaches through calls (all of them, also callees of removed
+    // functions) become declarations without bodies. Without `main` (a library module), the
+    // functions nobody calls are the roots.
     let mut called = vec![false; m.cx.decls.len()];
     for &id in &ids {
         for i in call_sites(&m.funcs[id]) {
             called[m.funcs[id].callee(i).index()] = true;
         }
     }
+    let mut reached = vec![false; m.cx.decls.len()];
+    let mut work: Vec<FuncId> = match m.cx.func_by_name("main") {
+        Some(main) if m.cx.decls[main].defined => vec![main],
+        _ => ids
+            .iter()
+            .copied()
+            .filter(|id| !called[id.index()])
+            .collect(),
+    };
+    for &id in &work {
+        reached[id.index()] = true;
+    }
+    while let Some(id) = work.pop() {
+        for i in call_sites(&m.funcs[id]) {
+            let c = m.funcs[id].callee(i);
+            if m.cx.decls[c].defined && !reached[c.index()] {
+                reached[c.index()] = true;
+                work.push(c);
+            }
+        }
+    }
     for &id in &ids {
-        if !called[id.index()] && m.cx.decls[id].name != "main" {
+        if !reached[id.index()] {
             m.cx.decls[id].defined = false;
             let name = m.funcs[id].name.clone();
             m.funcs[id] = Function::new(id, name);
@@ -182,6 +210,12 @@ pub fn run_module(m: &mut Module) -> bool {
         }
     }
     changed
+}
+
+/// `rewrite::dead` on `f`.
+fn remove_dead(f: &mut Function, cx: &crate::ir::ModuleCx) -> bool {
+    let cfg = Cfg::compute(f);
+    crate::rewrite::dead::remove_dead(f, cx, &cfg)
 }
 
 /// Inlines a small function into its one call of itself, `SELF_COPIES` levels deep (linear

@@ -54,6 +54,7 @@ pub const O2: &[Step] = &[
     pass!(sccp),
     CLEANUP,                 // callees shrink before inlining judges their size
     module_pass!(retconst),  // callers read the constant a callee always returns
+    module_pass!(effects),   // callees that cleanup left without memory access are pure
     pass!(tailrec),          // self tail calls become loops (which inlining may then copy)
     module_pass!(inline),    // callees first (post-order), small or single-site ones
     module_pass!(deadret),   // results no caller reads (after inlining removed the readers)
