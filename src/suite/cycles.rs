@@ -587,13 +587,29 @@ fn cost_run(exe: &Path, profile: &Path, top: usize) -> i32 {
             })
             .collect();
         costed.sort_by(|a, b| b.0.total_cmp(&a.0));
-        for (c, b, insts) in costed.iter().take(top) {
+        costed.truncate(top);
+        // The same blocks by llvm-mca, when it is there.
+        let mca: Vec<Option<f64>> = if mca_available() {
+            let texts: Vec<String> = costed
+                .iter()
+                .map(|(_, _, insts)| {
+                    let lines: Vec<String> =
+                        insts.iter().map(|i| format!(" {}", i.mca_text())).collect();
+                    lines.join("\n")
+                })
+                .collect();
+            mca_block_cycles(&texts).unwrap_or_else(|_| vec![None; costed.len()])
+        } else {
+            vec![None; costed.len()]
+        };
+        for ((c, b, insts), m) in costed.iter().zip(&mca) {
             println!(
-                "{:x}: {:.0} cycles = {} x {:.2} (+ {} taken, {} mispredicted)",
+                "{:x}: {:.0} cycles = {} x {:.2} (mca {}) (+ {} taken, {} mispredicted)",
                 b.pc,
                 c,
                 b.execs,
                 c / b.execs as f64,
+                m.map_or("-".into(), |m| format!("{m:.2}")),
                 b.taken,
                 b.mispredicted
             );
