@@ -102,6 +102,10 @@ fn simplify(f: &mut Function, i: Inst) -> bool {
                 f.set_args(i, &[a, b]);
                 return true;
             }
+            // Zero divided, reduced or shifted stays zero (a zero divisor is undefined).
+            if matches!(op, Sdiv | Srem | Shl | Ashr | Lshr | Mulhs) && int_const(f, a) == Some(0) {
+                return replace(f, i, a);
+            }
             let cb = int_const(f, b);
             match (op, cb) {
                 (Add | Sub | Or | Xor | Shl | Ashr | Lshr, Some(0)) => return replace(f, i, a),

@@ -2,8 +2,10 @@
 //!
 //! A header parameter `p` whose only use is its own step `x = offset p, c`, with `x` passed back
 //! on the latch edge, makes every access through `x` wait for the addition at the top of the
-//! iteration: with a step too wide for an immediate, `x` cannot be folded into the accesses
-//! (`lw c(p)`) and each iteration computes the address before it can load. The parameter is
+//! iteration: `x` is computed anyway (it is the next pointer), so the accesses read it rather
+//! than `c(p)` (which would keep `p` live beside `x`), and each iteration computes the address
+//! before it can load (one cycle on an in-order core; more with a step too wide for an
+//! immediate, which takes two instructions). The parameter is
 //! rebased to hold `x` itself: it starts at `offset init, c` in the preheader, the uses of `x`
 //! read the parameter, and the latch steps it (`offset p, c`) after the body. Same values,
 //! same instruction count in the loop, one more in the preheader; the accesses issue at the
@@ -44,18 +46,28 @@ pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved
             }
             let u = f.uses_of(p).next().unwrap();
             let step = f.uses().user[u];
-            if f.op(step) != Opcode::Offset || fits12(f.data(step).imm) {
+            if f.op(step) != Opcode::Offset {
                 continue;
             }
             let x = f.res(step);
             if f.branch_args(lt, back)[n] != x || !info.defined_in(f, l, x) {
                 continue;
             }
-            // Only worth it when something besides the latch edge reads `x`.
+            // Only worth it when something besides the latch edge reads `x`; with a step an
+            // access can fold (`c(p)`), only for a load in the step's own block, which would
+            // issue right behind the addition and wait for it.
             if f.num_uses(x) < 2 {
                 continue;
             }
             let c = f.data(step).imm;
+            let step_block = f.layout().inst_block(step);
+            let load_behind = f.uses_of(x).any(|u| {
+                let user = f.uses().user[u];
+                f.op(user) == Opcode::Load && f.layout().inst_block(user) == step_block
+            });
+            if fits12(c) && !load_behind {
+                continue;
+            }
             let init = f.args(pre_t)[n];
             let i0 = f.insert_new_before(pre_t, mk::offset(c), &[init]);
             let x0 = f.res(i0);
