@@ -671,6 +671,33 @@ impl Function {
         i
     }
 
+    /// Gives back the capacity of every table beyond its length (the tables grow by doubling
+    /// while passes edit; nothing is renumbered).
+    pub fn shrink_to_fit(&mut self) {
+        let Insts { data, args, result } = &mut self.insts;
+        data.shrink_to_fit();
+        args.shrink_to_fit();
+        result.shrink_to_fit();
+        self.values.ty.shrink_to_fit();
+        self.values.def.shrink_to_fit();
+        let Uses {
+            value,
+            user,
+            prev,
+            next,
+            linked,
+            first,
+        } = &mut self.uses;
+        value.shrink_to_fit();
+        user.shrink_to_fit();
+        prev.shrink_to_fit();
+        next.shrink_to_fit();
+        linked.shrink_to_fit();
+        first.shrink_to_fit();
+        self.blocks.params.shrink_to_fit();
+        self.layout.shrink_to_fit();
+    }
+
     /// Compacts the use table: drops unlinked slots and renumbers operand ranges. Values,
     /// instructions and blocks keep their ids.
     pub fn compact_uses(&mut self) {

@@ -278,6 +278,9 @@ impl Runner<'_> {
                 // between segments may change any function.
                 let mut am = FuncAnalyses::new();
                 self.run_func(f, cx, &mut am, segment);
+                // The function waits for the other functions and the next module pass with
+                // its tables as they grew.
+                f.shrink_to_fit();
             };
             let Module { cx, funcs } = m;
             let cx = &*cx;
