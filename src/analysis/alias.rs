@@ -68,7 +68,7 @@ pub fn base_of(f: &Function, cfg: &Cfg, ptr: Value) -> Base {
 /// The arguments passed to parameter `n` of `b` on every incoming edge.
 fn incoming(f: &Function, cfg: &Cfg, b: crate::ir::Block, n: usize) -> Vec<Value> {
     let mut out = Vec::new();
-    let mut preds = cfg.preds[b].clone();
+    let mut preds = cfg.preds[b].to_vec();
     preds.sort();
     preds.dedup();
     for blk in preds {

@@ -8,25 +8,86 @@ use crate::ir::{Block, Function};
 /// both targets equal gives two entries.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Cfg {
-    pub preds: IdVec<Block, Vec<Block>>,
-    pub succs: IdVec<Block, Vec<Block>>,
+    pub preds: BlockLists,
+    pub succs: BlockLists,
     /// Reachable blocks in reverse post-order (entry first).
     pub rpo: Vec<Block>,
     /// Position of each block in `rpo` (`u32::MAX` if unreachable).
     pub rpo_index: IdVec<Block, u32>,
 }
 
+/// A list of blocks per block, all in one table: `lists[b]` is the slice of `b`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BlockLists {
+    /// `data[offset[b]..offset[b + 1]]` is the list of `b`.
+    offset: Vec<u32>,
+    data: Vec<Block>,
+}
+
+impl BlockLists {
+    /// The number of blocks (lists).
+    pub fn len(&self) -> usize {
+        self.offset.len().saturating_sub(1)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The lists as a table of vectors, to edit.
+    pub fn to_vecs(&self) -> IdVec<Block, Vec<Block>> {
+        let mut v = IdVec::with_capacity(self.len());
+        for k in 0..self.len() {
+            v.push(self[Block::new(k)].to_vec());
+        }
+        v
+    }
+}
+
+impl std::ops::Index<Block> for BlockLists {
+    type Output = [Block];
+    #[inline]
+    fn index(&self, b: Block) -> &[Block] {
+        &self.data[self.offset[b.index()] as usize..self.offset[b.index() + 1] as usize]
+    }
+}
+
 impl Cfg {
     pub fn compute(f: &Function) -> Cfg {
         let n = f.num_blocks();
-        let mut preds = IdVec::filled(n, Vec::new());
-        let mut succs = IdVec::filled(n, Vec::new());
+        // Count, then place: successors in terminator order, predecessors in layout order.
+        let mut succ_off = vec![0u32; n + 1];
+        let mut pred_off = vec![0u32; n + 1];
         for b in f.layout().blocks() {
             for s in f.succs(b) {
-                succs[b].push(s);
-                preds[s].push(b);
+                succ_off[b.index() + 1] += 1;
+                pred_off[s.index() + 1] += 1;
             }
         }
+        for k in 0..n {
+            succ_off[k + 1] += succ_off[k];
+            pred_off[k + 1] += pred_off[k];
+        }
+        let edges = succ_off[n] as usize;
+        let mut succ_data = vec![Block::new(0); edges];
+        let mut pred_data = vec![Block::new(0); edges];
+        let mut pred_fill: Vec<u32> = pred_off[..n].to_vec();
+        for b in f.layout().blocks() {
+            for (k, s) in (succ_off[b.index()] as usize..).zip(f.succs(b)) {
+                succ_data[k] = s;
+                let p = &mut pred_fill[s.index()];
+                pred_data[*p as usize] = b;
+                *p += 1;
+            }
+        }
+        let succs = BlockLists {
+            offset: succ_off,
+            data: succ_data,
+        };
+        let preds = BlockLists {
+            offset: pred_off,
+            data: pred_data,
+        };
         // Iterative DFS for post-order.
         let mut post = Vec::with_capacity(n);
         let mut seen: IdSet<Block> = IdSet::with_capacity(n);

@@ -275,7 +275,7 @@ impl<'a> LoopInfo<'a> {
 
     /// Whether the header is entered only from the preheader and the latch.
     pub fn entered_only_by(&self, sl: &SimpleLoop) -> bool {
-        let mut preds = self.cfg.preds[sl.header].clone();
+        let mut preds = self.cfg.preds[sl.header].to_vec();
         preds.sort();
         preds.dedup();
         preds.len() == 2 && preds.contains(&sl.latch) && preds.contains(&sl.pre)

@@ -125,11 +125,23 @@ pub fn compile_to(
     if syntax_only {
         return report;
     }
-    optimize(&mut m, opts, t);
+    // The passes after the last module pass run on each function as the backend reaches it.
+    let popts = pass_options(opts);
+    let deferred = optimize_deferring(&mut m, opts, &popts, t);
     let written = match opts.emit {
-        Emit::Ir => write_text(t, out, || print::module(&m)),
-        Emit::Llvm => write_text(t, out, || llvm::emit_module(&m, opts.llvm_target)),
-        Emit::Asm => riscv::write_module_consuming(&mut m, &riscv_options(opts), t, out),
+        Emit::Ir | Emit::Llvm => {
+            t.stage("passes", || deferred.run_module(&mut m));
+            if opts.emit == Emit::Ir {
+                write_text(t, out, || print::module(&m))
+            } else {
+                write_text(t, out, || llvm::emit_module(&m, opts.llvm_target))
+            }
+        }
+        Emit::Asm => {
+            riscv::write_module_consuming(&mut m, &riscv_options(opts), t, out, &|f, cx| {
+                deferred.run(f, cx)
+            })
+        }
     };
     report.write_error = written.err();
     t.stage("drop IR", || drop(m));
@@ -178,8 +190,17 @@ fn optimized_ir(
     Ok(m)
 }
 
-/// Verifies the lowered module (with `verify_each`) and runs the passes.
-fn optimize(m: &mut crate::ir::Module, opts: &CompileOptions, t: &Timings) {
+fn pass_options(opts: &CompileOptions) -> PassOptions {
+    PassOptions {
+        opt_level: opts.opt_level,
+        verify_each: opts.verify_each,
+        print_after: opts.print_after.clone(),
+        opt_bisect: opts.opt_bisect,
+    }
+}
+
+/// Verifies the lowered module (with `verify_each`).
+fn verify_lowered(m: &crate::ir::Module, opts: &CompileOptions, t: &Timings) {
     if opts.verify_each {
         t.stage("verify lowered IR", || {
             if let Err(e) = verify::module(m) {
@@ -187,13 +208,27 @@ fn optimize(m: &mut crate::ir::Module, opts: &CompileOptions, t: &Timings) {
             }
         });
     }
-    let popts = PassOptions {
-        opt_level: opts.opt_level,
-        verify_each: opts.verify_each,
-        print_after: opts.print_after.clone(),
-        opt_bisect: opts.opt_bisect,
-    };
+}
+
+/// Verifies the lowered module (with `verify_each`) and runs the passes.
+fn optimize(m: &mut crate::ir::Module, opts: &CompileOptions, t: &Timings) {
+    verify_lowered(m, opts, t);
+    let popts = pass_options(opts);
     t.stage("passes", || passes::pipeline::optimize_timed(m, &popts, t));
+}
+
+/// Verifies the lowered module (with `verify_each`) and runs the passes up to the trailing
+/// per-function ones, which it returns.
+fn optimize_deferring<'a>(
+    m: &mut crate::ir::Module,
+    opts: &CompileOptions,
+    popts: &'a PassOptions,
+    t: &'a Timings,
+) -> passes::pipeline::Deferred<'a> {
+    verify_lowered(m, opts, t);
+    t.stage("passes", || {
+        passes::pipeline::optimize_deferring(m, popts, t)
+    })
 }
 
 /// Runs `f` on a thread with a stack large enough for deeply nested programs, turning a panic

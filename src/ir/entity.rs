@@ -98,6 +98,11 @@ impl<K: EntityRef, V> IdVec<K, V> {
         }
     }
 
+    /// Gives back the capacity beyond the length.
+    pub fn shrink_to_fit(&mut self) {
+        self.raw.shrink_to_fit();
+    }
+
     /// A table of `n` copies of `v`, for dense per-entity facts.
     pub fn filled(n: usize, v: V) -> Self
     where

@@ -84,6 +84,43 @@ pub struct BlockCall<'a> {
     pub args: &'a [Value],
 }
 
+/// The targets of one branch (none, one or two), held in place: reads as a slice of
+/// `BlockCall`s and iterates by value.
+#[derive(Clone, Copy, Debug)]
+pub struct Targets<'a> {
+    calls: [BlockCall<'a>; 2],
+    len: u8,
+}
+
+impl<'a> Targets<'a> {
+    fn new(calls: [BlockCall<'a>; 2], len: u8) -> Targets<'a> {
+        Targets { calls, len }
+    }
+}
+
+impl<'a> std::ops::Deref for Targets<'a> {
+    type Target = [BlockCall<'a>];
+    fn deref(&self) -> &[BlockCall<'a>] {
+        &self.calls[..self.len as usize]
+    }
+}
+
+impl<'a> IntoIterator for Targets<'a> {
+    type Item = BlockCall<'a>;
+    type IntoIter = std::iter::Take<std::array::IntoIter<BlockCall<'a>, 2>>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.calls.into_iter().take(self.len as usize)
+    }
+}
+
+impl<'a, 'b> IntoIterator for &'b Targets<'a> {
+    type Item = &'b BlockCall<'a>;
+    type IntoIter = std::slice::Iter<'b, BlockCall<'a>>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
 /// One function body.
 #[derive(Clone, Debug)]
 pub struct Function {
@@ -245,29 +282,42 @@ impl Function {
     }
 
     /// Targets of a branch instruction with their arguments (empty for `ret`).
-    pub fn branch_targets(&self, i: Inst) -> Vec<BlockCall<'_>> {
+    pub fn branch_targets(&self, i: Inst) -> Targets<'_> {
         let d = &self.insts.data[i];
         let args = self.args(i);
+        let none = BlockCall {
+            block: Block::new(0),
+            args: &[],
+        };
         match d.op {
-            Opcode::Jump => vec![BlockCall {
-                block: Block::new(d.imm as usize),
-                args,
-            }],
+            Opcode::Jump => Targets::new(
+                [
+                    BlockCall {
+                        block: Block::new(d.imm as usize),
+                        args,
+                    },
+                    none,
+                ],
+                1,
+            ),
             Opcode::Brif => {
                 let (t, e) = brif_targets(d);
                 let n = d.aux as usize;
-                vec![
-                    BlockCall {
-                        block: t,
-                        args: &args[1..1 + n],
-                    },
-                    BlockCall {
-                        block: e,
-                        args: &args[1 + n..],
-                    },
-                ]
+                Targets::new(
+                    [
+                        BlockCall {
+                            block: t,
+                            args: &args[1..1 + n],
+                        },
+                        BlockCall {
+                            block: e,
+                            args: &args[1 + n..],
+                        },
+                    ],
+                    2,
+                )
             }
-            _ => Vec::new(),
+            _ => Targets::new([none, none], 0),
         }
     }
 
@@ -619,6 +669,33 @@ impl Function {
         let i = self.make_inst(data, args);
         self.layout.insert_inst_before(i, before);
         i
+    }
+
+    /// Gives back the capacity of every table beyond its length (the tables grow by doubling
+    /// while passes edit; nothing is renumbered).
+    pub fn shrink_to_fit(&mut self) {
+        let Insts { data, args, result } = &mut self.insts;
+        data.shrink_to_fit();
+        args.shrink_to_fit();
+        result.shrink_to_fit();
+        self.values.ty.shrink_to_fit();
+        self.values.def.shrink_to_fit();
+        let Uses {
+            value,
+            user,
+            prev,
+            next,
+            linked,
+            first,
+        } = &mut self.uses;
+        value.shrink_to_fit();
+        user.shrink_to_fit();
+        prev.shrink_to_fit();
+        next.shrink_to_fit();
+        linked.shrink_to_fit();
+        first.shrink_to_fit();
+        self.blocks.params.shrink_to_fit();
+        self.layout.shrink_to_fit();
     }
 
     /// Compacts the use table: drops unlinked slots and renumbers operand ranges. Values,

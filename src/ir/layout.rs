@@ -33,6 +33,12 @@ pub struct Layout {
 }
 
 impl Layout {
+    /// Gives back the capacity of the tables beyond their lengths.
+    pub fn shrink_to_fit(&mut self) {
+        self.blocks.shrink_to_fit();
+        self.insts.shrink_to_fit();
+    }
+
     pub fn entry_block(&self) -> Option<Block> {
         self.first_block
     }

@@ -47,7 +47,7 @@ crate::entity!(
 
 pub use builder::Builder;
 pub use entity::{EntityRef, IdSet, IdVec};
-pub use func::{mk, BlockCall, Function, ValueDef};
+pub use func::{mk, BlockCall, Function, Targets, ValueDef};
 pub use inst::{CmpCond, InstData, Opcode, Type};
 pub use module::{
     func_symbol, global_symbol, Effects, FuncDecl, FuncId, GlobalData, GlobalId, GlobalInit,

@@ -18,7 +18,37 @@ struct Key {
     ty: Type,
     aux: u32,
     imm: i64,
-    args: Vec<Value>,
+    args: KeyArgs,
+}
+
+/// The operands of a `Key`: up to `INLINE` in place (the rest `None`), more on the heap. A
+/// given operand list always takes the same form, so equality is that of the lists.
+#[derive(Clone, PartialEq, Eq, Hash)]
+enum KeyArgs {
+    Inline([Option<Value>; INLINE]),
+    Heap(Box<[Value]>),
+}
+
+const INLINE: usize = 4;
+
+impl KeyArgs {
+    fn new(args: &[Value], sort: bool) -> KeyArgs {
+        if args.len() > INLINE {
+            let mut v: Box<[Value]> = args.into();
+            if sort {
+                v.sort();
+            }
+            return KeyArgs::Heap(v);
+        }
+        let mut a = [None; INLINE];
+        for (slot, &v) in a.iter_mut().zip(args) {
+            *slot = Some(v);
+        }
+        if sort {
+            a[..args.len()].sort();
+        }
+        KeyArgs::Inline(a)
+    }
 }
 
 fn key(f: &Function, cx: &ModuleCx, i: Inst) -> Option<Key> {
@@ -32,16 +62,12 @@ fn key(f: &Function, cx: &ModuleCx, i: Inst) -> Option<Key> {
     if !ok {
         return None;
     }
-    let mut args = f.args(i).to_vec();
-    if d.op.is_commutative() {
-        args.sort();
-    }
     Some(Key {
         op: d.op,
         ty: d.ty,
         aux: d.aux,
         imm: d.imm,
-        args,
+        args: KeyArgs::new(f.args(i), d.op.is_commutative()),
     })
 }
 
@@ -247,8 +273,9 @@ fn visit(
     undo: &mut Vec<Key>,
     changed: &mut bool,
 ) {
-    let insts: Vec<Inst> = f.layout().block_insts(b).collect();
-    for i in insts {
+    let mut next = f.layout().first_inst(b);
+    while let Some(i) = next {
+        next = f.layout().next_inst(i);
         let Some(k) = key(f, cx, i) else { continue };
         let r = f.res(i);
         match table.get(&k) {

@@ -53,7 +53,7 @@ pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved
 /// If-converts every qualifying branch of `f`, given its CFG and loops (both describe `f` on
 /// entry; the loops stay valid afterwards for every block that remains).
 pub fn convert(f: &mut Function, cfg: &Cfg, loops: &LoopForest) -> bool {
-    let mut preds = cfg.preds.clone();
+    let mut preds = cfg.preds.to_vecs();
     let mut changed = false;
     for &h in cfg.rpo.iter().rev() {
         if !f.layout().is_block_inserted(h) {

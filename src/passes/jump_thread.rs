@@ -57,7 +57,7 @@ pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved
         {
             continue;
         }
-        let mut preds = cfg.preds[b].clone();
+        let mut preds = cfg.preds[b].to_vec();
         preds.sort();
         preds.dedup();
         for p in preds {

@@ -96,7 +96,7 @@ fn forward(f: &mut Function, cx: &ModuleCx, cfg: &Cfg) -> bool {
     let mut out: IdVec<Block, Option<Vec<Entry>>> = IdVec::filled(f.num_blocks(), None);
     let mut escape_cache: Vec<(Inst, bool)> = Vec::new();
     for &b in &cfg.rpo {
-        let mut table: Vec<Entry> = match cfg.preds[b].as_slice() {
+        let mut table: Vec<Entry> = match &cfg.preds[b] {
             [p] => out[*p].clone().unwrap_or_default(),
             _ => Vec::new(),
         };

@@ -160,7 +160,7 @@ impl Prover<'_> {
         }
         let k = f.blocks.params[pb].iter().position(|&x| x == a).unwrap();
         self.visiting.push(pb);
-        let mut preds = self.cfg.preds[pb].clone();
+        let mut preds = self.cfg.preds[pb].to_vec();
         preds.sort();
         preds.dedup();
         let ok = preds.iter().all(|&q| {
@@ -374,7 +374,7 @@ fn peel(f: &mut Function, cfg: &Cfg, forest: &LoopForest, l: Loop, pre: Block, p
     let no = f.result(no).unwrap();
     for x in &plan.escapes {
         let p = f.append_block_param(x.exit, f.ty(x.value));
-        let mut preds = cfg.preds[x.exit].clone();
+        let mut preds = cfg.preds[x.exit].to_vec();
         preds.sort();
         preds.dedup();
         for q in preds {

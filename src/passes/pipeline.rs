@@ -151,6 +151,62 @@ pub fn optimize_timed(m: &mut Module, opts: &PassOptions, t: &Timings) {
     run_steps_timed(m, steps(opts.opt_level), opts, t);
 }
 
+/// The per-function steps that end a pipeline (after its last module pass), not yet run: the
+/// backend runs them on each function just before compiling it (`run`), so what they expand
+/// (divisions by constants become multiplication sequences) lives for one round of the backend
+/// instead of for the whole module. Running them on every function (`run_module`) gives the
+/// module `optimize` gives.
+pub struct Deferred<'a> {
+    runner: Runner<'a>,
+    steps: &'static [Step],
+}
+
+impl Deferred<'_> {
+    /// Runs the deferred steps on `f` (a function of the module given to `optimize_deferring`).
+    pub fn run(&self, f: &mut Function, cx: &ModuleCx) {
+        if !self.steps.is_empty() {
+            self.runner
+                .run_func(f, cx, &mut FuncAnalyses::new(), self.steps);
+        }
+    }
+
+    /// Runs the deferred steps on every defined function of `m`.
+    pub fn run_module(&self, m: &mut Module) {
+        if !self.steps.is_empty() {
+            self.runner.run(m, self.steps);
+        }
+    }
+}
+
+/// Runs the pipeline for `opts.opt_level` on `m` up to its trailing per-function steps, and
+/// returns those. With `opt_bisect` or `print_after` nothing is deferred (they count and print
+/// in pipeline order, function by function).
+pub fn optimize_deferring<'a>(
+    m: &mut Module,
+    opts: &'a PassOptions,
+    t: &'a Timings,
+) -> Deferred<'a> {
+    let steps = steps(opts.opt_level);
+    let split = if opts.opt_bisect.is_some() || !opts.print_after.is_empty() {
+        steps.len()
+    } else {
+        steps
+            .iter()
+            .rposition(|s| !s.is_per_function())
+            .map_or(0, |k| k + 1)
+    };
+    let runner = Runner {
+        opts,
+        timings: t,
+        budget: AtomicI64::new(opts.opt_bisect.map_or(i64::MAX, |n| n as i64)),
+    };
+    runner.run(m, &steps[..split]);
+    Deferred {
+        runner,
+        steps: &steps[split..],
+    }
+}
+
 /// Runs `steps` on `m`.
 pub fn run_steps(m: &mut Module, steps: &[Step], opts: &PassOptions) {
     run_steps_timed(m, steps, opts, &Timings::off());
@@ -223,6 +279,9 @@ impl Runner<'_> {
                 // between segments may change any function.
                 let mut am = FuncAnalyses::new();
                 self.run_func(f, cx, &mut am, segment);
+                // The function waits for the other functions and the next module pass with
+                // its tables as they grew.
+                f.shrink_to_fit();
             };
             let Module { cx, funcs } = m;
             let cx = &*cx;

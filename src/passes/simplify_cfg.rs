@@ -29,7 +29,7 @@ pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved
             am.invalidate(Preserved::none());
             round = true;
         }
-        let preds = am.cfg(f).preds.clone();
+        let preds = am.cfg(f).preds.to_vecs();
         if bypass_jump_blocks(f, preds) {
             am.invalidate(Preserved::none());
             round = true;

@@ -33,7 +33,7 @@ pub fn remove_unreachable(f: &mut Function, am: &mut FuncAnalyses) -> bool {
 /// Removes parameters `dead` (ascending indices) of `b` and the matching arguments on every edge
 /// into `b`. The parameters must be unused.
 pub fn remove_params(f: &mut Function, cfg: &Cfg, b: Block, dead: &[usize]) {
-    let mut preds = cfg.preds[b].clone();
+    let mut preds = cfg.preds[b].to_vec();
     preds.sort();
     preds.dedup();
     for p in preds {

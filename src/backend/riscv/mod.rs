@@ -248,6 +248,8 @@ fn compile_all(
 /// A function body the backend reads, and may free once its assembly is written.
 trait Body: Send {
     fn body(&self) -> &Function;
+    /// The body to edit before compiling it, if it may be edited.
+    fn body_mut(&mut self) -> Option<&mut Function>;
     fn release(&mut self);
 }
 
@@ -255,12 +257,18 @@ impl Body for &Function {
     fn body(&self) -> &Function {
         self
     }
+    fn body_mut(&mut self) -> Option<&mut Function> {
+        None
+    }
     fn release(&mut self) {}
 }
 
 impl Body for &mut Function {
     fn body(&self) -> &Function {
         self
+    }
+    fn body_mut(&mut self) -> Option<&mut Function> {
+        Some(self)
     }
     fn release(&mut self) {
         let id = self.id;
@@ -274,14 +282,16 @@ const FUNCS_PER_ROUND: usize = 64;
 
 /// Compiles `bodies` (the defined functions, in `FuncId` order) in rounds of
 /// `FUNCS_PER_ROUND`, each round in parallel, writing each round's assembly to `out` in order
-/// before the next round starts, then the globals. Times code generation and output writing
-/// as stages of `t`.
+/// before the next round starts, then the globals. `prepare` runs on each body that may be
+/// edited just before it is compiled. Times code generation and output writing as stages of
+/// `t`.
 fn write_module<B: Body>(
     cx: &ModuleCx,
     mut bodies: Vec<B>,
     opts: &RiscvOptions,
     t: &Timings,
     out: &mut dyn std::io::Write,
+    prepare: &Prepare,
 ) -> std::io::Result<()> {
     let mut header = opts.isa.asm_directive().unwrap_or_default();
     let mut texts: Vec<String> = Vec::with_capacity(FUNCS_PER_ROUND);
@@ -291,6 +301,9 @@ fn write_module<B: Body>(
         round
             .par_iter_mut()
             .map_init(Scratch::default, |s, b| {
+                if let Some(f) = b.body_mut() {
+                    prepare(f, cx);
+                }
                 let c = compile_function(b.body(), cx, opts, s, t, false);
                 b.release();
                 c.text
@@ -325,20 +338,26 @@ pub fn compile_module(m: &Module, opts: &RiscvOptions) -> String {
         .map(|(_, f)| f)
         .collect();
     let mut out = Vec::new();
-    write_module(&m.cx, bodies, opts, &Timings::off(), &mut out)
+    write_module(&m.cx, bodies, opts, &Timings::off(), &mut out, &|_, _| {})
         .expect("writing to memory cannot fail");
     String::from_utf8(out).expect("assembly is UTF-8")
 }
 
+/// What runs on each function body just before it is compiled (the passes left to the backend,
+/// `passes::pipeline::Deferred`).
+pub type Prepare<'a> = dyn Fn(&mut Function, &ModuleCx) + Sync + 'a;
+
 /// Compiles a whole module, writing the assembly to `out` as it is generated (functions in
 /// `FuncId` order, then the globals), and frees each function body once its assembly is
-/// written: the module keeps its declarations and globals, with empty bodies. Times each
-/// backend phase, code generation and output writing into `t`.
+/// written: the module keeps its declarations and globals, with empty bodies. `prepare` runs
+/// on each body just before it is compiled. Times each backend phase, code generation and
+/// output writing into `t`.
 pub fn write_module_consuming(
     m: &mut Module,
     opts: &RiscvOptions,
     t: &Timings,
     out: &mut dyn std::io::Write,
+    prepare: &Prepare,
 ) -> std::io::Result<()> {
     let Module { cx, funcs } = m;
     let bodies: Vec<&mut Function> = funcs
@@ -346,7 +365,7 @@ pub fn write_module_consuming(
         .filter(|(id, _)| cx.decls[*id].defined)
         .map(|(_, f)| f)
         .collect();
-    write_module(cx, bodies, opts, t, out)
+    write_module(cx, bodies, opts, t, out, prepare)
 }
 
 /// Static counts per defined function (compiles the module).

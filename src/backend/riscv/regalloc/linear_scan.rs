@@ -27,12 +27,12 @@
 //!    colouring by start).
 //!
 //! Cost: O(n log n + n * registers * ranges * (log n + log fixed)), plus the ranges of other
-//! intervals a long range spans.
+//! intervals a long range spans; the ranges of each register are a sorted table that most
+//! ranges are appended to (see `Occupancy`).
 
 use super::super::liveness::Intervals;
 use super::super::minst::*;
 use super::Allocation;
-use std::collections::BTreeMap;
 
 pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
     let nv = mf.num_vregs();
@@ -77,7 +77,7 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
         num_slots: 0,
     };
     let mut spilled: Vec<u32> = Vec::new();
-    let mut occ = Occupancy::default();
+    let mut occ = Occupancy::new(iv);
     for &v in &order {
         let vi = v as usize;
         let pos = iv.start[vi];
@@ -89,12 +89,12 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
         };
         // `r` could take this interval if its holder here (the active interval holding it, if
         // any) were spilled: no other interval holding `r` overlaps, and `r` is not fixed-live.
-        let usable = |r: Reg, occ: &Occupancy| {
-            !occ.conflicts(r, ranges, occ.holder(r, pos)) && !iv.fixed_conflict_v(r, vi)
+        let usable = |r: Reg, occ: &mut Occupancy| {
+            let h = occ.holder(r, pos, iv);
+            !occ.conflicts_except(r, ranges, h, iv) && !occ.fixed_conflict(r, ranges)
         };
-        let free = |r: Reg, occ: &Occupancy| {
-            !occ.conflicts(r, ranges, u32::MAX) && !iv.fixed_conflict_v(r, vi)
-        };
+        let free =
+            |r: Reg, occ: &Occupancy| !occ.conflicts(r, ranges) && !occ.fixed_conflict(r, ranges);
         let mut pick = Reg::NONE;
         for &(h, _) in &hints[vi] {
             let h = if h.is_virt() {
@@ -116,12 +116,13 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
         }
         if pick.is_none() {
             // Spill the cheapest of the new interval and the active ones it could replace.
-            let victim = (0..64)
-                .map(|r| occ.holder(Reg(r), pos))
+            let holders: [u32; 64] = std::array::from_fn(|r| occ.holder(Reg(r as u32), pos, iv));
+            let victim = holders
+                .into_iter()
                 .filter(|&a| {
                     a != u32::MAX
                         && mf.vclass[a as usize] == class
-                        && usable(alloc.reg[a as usize], &occ)
+                        && usable(alloc.reg[a as usize], &mut occ)
                 })
                 .min_by(|&a, &b| {
                     iv.weight[a as usize]
@@ -133,7 +134,7 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
                     let r = alloc.reg[a as usize];
                     alloc.reg[a as usize] = Reg::NONE;
                     spilled.push(a);
-                    occ.remove(r, &iv.ranges[a as usize]);
+                    occ.remove(r, a, &iv.ranges[a as usize]);
                     pick = r;
                 }
                 _ => {
@@ -168,53 +169,150 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
     alloc
 }
 
-/// For each physical register, the live ranges of the intervals allocated to it so far:
-/// start -> (end, interval). The ranges of one register are disjoint (intervals sharing a
-/// register never overlap), so the one covering a position is the last starting at or before it.
+/// For each physical register, the positions where an interval allocated to it so far is live
+/// (one bit per position), the positions where it is fixed-live, and the intervals holding it
+/// that may still be live. The ranges of the intervals sharing a register are disjoint, so
+/// whether a register is free over some ranges is whether a bit is set there, and the
+/// positions an interval holds are exactly its ranges.
 struct Occupancy {
-    by_reg: Vec<BTreeMap<u32, (u32, u32)>>,
+    /// Words of bits per register.
+    words: usize,
+    /// `held[r * words ..][..words]`: live positions of the intervals allocated to `r`.
+    held: Vec<u64>,
+    /// `fixed[r * words ..][..words]`: fixed-live positions of `r`.
+    fixed: Vec<u64>,
+    /// Per register, the intervals allocated to it, less some that ended before the current
+    /// position (pruned when searched).
+    holders: Vec<Vec<u32>>,
 }
 
-impl Default for Occupancy {
-    fn default() -> Self {
-        Occupancy {
-            by_reg: vec![BTreeMap::new(); 64],
+/// Whether a bit of `bits` is set in positions `[s, e]`.
+#[inline]
+fn any_bit(bits: &[u64], s: u32, e: u32) -> bool {
+    let (s, e) = (s as usize, e as usize);
+    let (ws, we) = (s / 64, e / 64);
+    let lo = !0u64 << (s % 64);
+    let hi = !0u64 >> (63 - e % 64);
+    if ws == we {
+        return bits[ws] & lo & hi != 0;
+    }
+    bits[ws] & lo != 0 || bits[ws + 1..we].iter().any(|&w| w != 0) || bits[we] & hi != 0
+}
+
+/// Sets (or clears) the bits of positions `[s, e]`.
+fn set_bits(bits: &mut [u64], s: u32, e: u32, on: bool) {
+    let (s, e) = (s as usize, e as usize);
+    let (ws, we) = (s / 64, e / 64);
+    for (w, word) in bits[ws..=we].iter_mut().enumerate() {
+        let mut m = !0u64;
+        if w == 0 {
+            m &= !0u64 << (s % 64);
+        }
+        if w == we - ws {
+            m &= !0u64 >> (63 - e % 64);
+        }
+        if on {
+            *word |= m;
+        } else {
+            *word &= !m;
         }
     }
 }
 
 impl Occupancy {
-    /// The interval holding `r` at `pos` (`u32::MAX` if none): an active interval.
-    fn holder(&self, r: Reg, pos: u32) -> u32 {
-        match self.by_reg[r.0 as usize].range(..=pos).next_back() {
-            Some((_, &(e, v))) if e >= pos => v,
-            _ => u32::MAX,
+    fn new(iv: &Intervals) -> Occupancy {
+        let last = (0..iv.start.len())
+            .flat_map(|v| iv.ranges[v].last())
+            .chain(iv.fixed.iter().flat_map(|f| f.iter()))
+            .map(|&(_, e)| e as usize)
+            .max()
+            .unwrap_or(0);
+        let words = last / 64 + 1;
+        let mut fixed = vec![0u64; 64 * words];
+        for (r, f) in iv.fixed.iter().enumerate() {
+            for &(s, e) in f {
+                set_bits(&mut fixed[r * words..][..words], s, e, true);
+            }
+        }
+        Occupancy {
+            words,
+            held: vec![0u64; 64 * words],
+            fixed,
+            holders: vec![Vec::new(); 64],
         }
     }
 
-    /// Whether an interval holding `r`, other than `except`, overlaps one of `ranges`.
-    fn conflicts(&self, r: Reg, ranges: &[(u32, u32)], except: u32) -> bool {
-        let m = &self.by_reg[r.0 as usize];
-        ranges.iter().any(|&(s, e)| {
-            let before = m
-                .range(..s)
-                .next_back()
-                .is_some_and(|(_, &(pe, pv))| pe >= s && pv != except);
-            before || m.range(s..=e).any(|(_, &(_, pv))| pv != except)
-        })
+    fn bits(&self, r: Reg) -> &[u64] {
+        &self.held[r.0 as usize * self.words..][..self.words]
+    }
+
+    /// The interval holding `r` at `pos` (`u32::MAX` if none): an active interval. Positions
+    /// are asked in increasing order: intervals ending before `pos` are dropped.
+    fn holder(&mut self, r: Reg, pos: u32, iv: &Intervals) -> u32 {
+        if !any_bit(self.bits(r), pos, pos) {
+            return u32::MAX;
+        }
+        let list = &mut self.holders[r.0 as usize];
+        list.retain(|&v| iv.end[v as usize] >= pos);
+        list.iter()
+            .copied()
+            .find(|&v| iv.covers(v as usize, pos))
+            .expect("a set bit has a holder")
+    }
+
+    /// Whether an interval holding `r` overlaps one of `ranges`.
+    fn conflicts(&self, r: Reg, ranges: &[(u32, u32)]) -> bool {
+        let bits = self.bits(r);
+        ranges.iter().any(|&(s, e)| any_bit(bits, s, e))
+    }
+
+    /// Whether an interval holding `r`, other than `except` (`u32::MAX`: none), overlaps one
+    /// of `ranges`: a bit is set outside the ranges of `except`.
+    fn conflicts_except(&self, r: Reg, ranges: &[(u32, u32)], except: u32, iv: &Intervals) -> bool {
+        if except == u32::MAX {
+            return self.conflicts(r, ranges);
+        }
+        let bits = self.bits(r);
+        let skip = &iv.ranges[except as usize];
+        let mut k = 0;
+        for &(s, e) in ranges {
+            k += skip[k..].partition_point(|&(_, xe)| xe < s);
+            let mut cur = s;
+            let mut j = k;
+            while cur <= e && j < skip.len() && skip[j].0 <= e {
+                let (xs, xe) = skip[j];
+                if xs > cur && any_bit(bits, cur, xs - 1) {
+                    return true;
+                }
+                cur = cur.max(xe.saturating_add(1));
+                j += 1;
+            }
+            if cur <= e && any_bit(bits, cur, e) {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Whether `r` is fixed-live in one of `ranges`.
+    fn fixed_conflict(&self, r: Reg, ranges: &[(u32, u32)]) -> bool {
+        let bits = &self.fixed[r.0 as usize * self.words..][..self.words];
+        ranges.iter().any(|&(s, e)| any_bit(bits, s, e))
     }
 
     fn insert(&mut self, r: Reg, v: u32, ranges: &[(u32, u32)]) {
-        let m = &mut self.by_reg[r.0 as usize];
+        let bits = &mut self.held[r.0 as usize * self.words..][..self.words];
         for &(s, e) in ranges {
-            m.insert(s, (e, v));
+            set_bits(bits, s, e, true);
         }
+        self.holders[r.0 as usize].push(v);
     }
 
-    fn remove(&mut self, r: Reg, ranges: &[(u32, u32)]) {
-        let m = &mut self.by_reg[r.0 as usize];
-        for &(s, _) in ranges {
-            m.remove(&s);
+    fn remove(&mut self, r: Reg, v: u32, ranges: &[(u32, u32)]) {
+        let bits = &mut self.held[r.0 as usize * self.words..][..self.words];
+        for &(s, e) in ranges {
+            set_bits(bits, s, e, false);
         }
+        self.holders[r.0 as usize].retain(|&x| x != v);
     }
 }
