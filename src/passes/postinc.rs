@@ -54,8 +54,8 @@ pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved
                 continue;
             }
             // Only worth it when something besides the latch edge reads `x`; with a step an
-            // access can fold (`c(p)`), only for a load in the step's own block, which would
-            // issue right behind the addition and wait for it.
+            // access can fold (`c(p)`), only for a load in the latch beside the step, which would
+            // issue right behind the addition and wait for it (the step stays in its block).
             if f.num_uses(x) < 2 {
                 continue;
             }
@@ -65,7 +65,7 @@ pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved
                 let user = f.uses().user[u];
                 f.op(user) == Opcode::Load && f.layout().inst_block(user) == step_block
             });
-            if fits12(c) && !load_behind {
+            if fits12(c) && (!load_behind || step_block != Some(latch)) {
                 continue;
             }
             let init = f.args(pre_t)[n];
