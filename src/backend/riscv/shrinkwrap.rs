@@ -17,9 +17,10 @@
 //! branch, in an out-of-line block holding the epilogue and a copy of the target, which must be
 //! a small block ending in a return (so leaving costs no extra jump; otherwise `S` moves up).
 //! A block ending `bcc next; j X` with `next` laid out after it leaves the same way through the
-//! inverted branch, so the path staying in the region keeps falling through. Incoming stack arguments are addressed with the frame size added inside the
-//! region only. The frame moves only when some path from the entry returns without passing `S`;
-//! functions with stack objects keep it at the entry.
+//! inverted branch, so the path staying in the region keeps falling through. Incoming stack
+//! arguments are addressed with the frame size added inside the region only. The frame moves
+//! only when some path from the entry returns without passing `S`; functions with stack objects
+//! keep it at the entry.
 //!
 //! Before allocation, [`split_at_region`] keeps values computed before `S` out of callee-saved
 //! registers: each value live into `S` and across a call inside the region is copied into a new
@@ -27,7 +28,8 @@
 //! that the region reads instead, so only the copy lives across calls and the code before `S`
 //! can use caller-saved registers. When one of them is also live into a block the region exits
 //! to, it needs a callee-saved register outside the region anyway, and nothing is copied.
-//! Cost: O(blocks^2) worst case for dominators, O(instructions) for the rest.
+//! Cost: O(blocks^2) worst case for dominators and the common dominator, O(instructions) per
+//! candidate save block (at most `MAX_LIFTS + 1` of them).
 
 use super::liveness::Intervals;
 use super::loops::{components, dominators, rpo_and_preds};
@@ -36,6 +38,9 @@ use super::regalloc::Allocation;
 
 /// Largest block (instructions) copied into an out-of-line exit block.
 const MAX_EXIT_COPY: u32 = 4;
+
+/// Most times the save block moves up for a region whose exits cost jumps.
+const MAX_LIFTS: usize = 4;
 
 /// Where the frame opens and which blocks run with it open.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -48,6 +53,7 @@ pub struct Wrap {
 
 struct Cfg {
     entry: u32,
+    rpo: Vec<u32>,
     /// Reverse postorder number; `u32::MAX` for unreachable blocks.
     rpo_num: Vec<u32>,
     idom: Vec<u32>,
@@ -78,6 +84,7 @@ impl Cfg {
             .collect();
         Some(Cfg {
             entry,
+            rpo,
             rpo_num,
             idom,
             cyclic,
@@ -100,22 +107,6 @@ impl Cfg {
         x
     }
 
-    fn dominates(&self, a: u32, mut b: u32) -> bool {
-        if !self.reachable(b) {
-            return false;
-        }
-        loop {
-            if a == b {
-                return true;
-            }
-            let d = self.idom[b as usize];
-            if d == b {
-                return false;
-            }
-            b = d;
-        }
-    }
-
     /// The nearest common dominator of `need`, moved up off cycles; `None` when that is the
     /// entry or nothing needs the frame.
     fn save_block(&self, need: &[bool]) -> Option<u32> {
@@ -124,6 +115,9 @@ impl Cfg {
             let b = b as u32;
             if self.reachable(b) {
                 s = Some(s.map_or(b, |x| self.ncd(x, b)));
+                if s == Some(self.entry) {
+                    return None;
+                }
             }
         }
         self.lift(s?)
@@ -137,10 +131,14 @@ impl Cfg {
         (s != self.entry).then_some(s)
     }
 
+    /// The blocks `s` dominates (in reverse postorder an immediate dominator comes first).
     fn region(&self, s: u32) -> Vec<bool> {
-        (0..self.rpo_num.len() as u32)
-            .map(|b| self.dominates(s, b))
-            .collect()
+        let mut inside = vec![false; self.rpo_num.len()];
+        for &b in &self.rpo {
+            let d = self.idom[b as usize];
+            inside[b as usize] = b == s || (d != b && inside[d as usize]);
+        }
+        inside
     }
 }
 
@@ -360,7 +358,7 @@ pub fn place(mf: &MFunc, alloc: &Allocation) -> Option<Wrap> {
 /// leaves to a copyable block, with its region; `None` when only the entry qualifies or no
 /// path returns around it.
 fn choose(mf: &MFunc, cfg: &Cfg, mut s: u32) -> Option<(u32, Vec<bool>)> {
-    loop {
+    for _ in 0..=MAX_LIFTS {
         if !returns_around(mf, cfg, s) {
             return None;
         }
@@ -385,6 +383,7 @@ fn choose(mf: &MFunc, cfg: &Cfg, mut s: u32) -> Option<(u32, Vec<bool>)> {
         }
         s = cfg.lift(cfg.idom[s as usize])?;
     }
+    None
 }
 
 #[cfg(test)]
