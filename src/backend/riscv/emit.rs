@@ -15,29 +15,60 @@
 use super::frame::Frame;
 use super::minst::*;
 use super::regalloc::Allocation;
+use super::shrinkwrap;
 use crate::ir::{global_symbol, GlobalInit, ModuleCx};
 use std::fmt::Write;
 
 /// Rewrites `mf` onto physical registers. Returns the code with `Label` pseudo-instructions.
 pub fn rewrite(mf: &MFunc, alloc: &Allocation, frame: &Frame, out: &mut Vec<MInst>) {
     out.clear();
+    // Out-of-line blocks closing the frame on conditional branches that leave its region:
+    // (label, target block).
+    let mut exits: Vec<(i64, u32)> = Vec::new();
+    // Jumps leaving the region to a small returning block, replaced by a copy of it.
+    let mut jumps_out: Vec<usize> = Vec::new();
+    let mut block_at: Vec<usize> = vec![usize::MAX; mf.blocks.len()];
     for (n, &b) in mf.order.iter().enumerate() {
-        out.push(MInst::new(
-            MOp::Label,
-            Reg::NONE,
-            Reg::NONE,
-            Reg::NONE,
-            b as i64,
-        ));
-        if n == 0 {
+        block_at[b as usize] = out.len();
+        out.push(label(b as i64));
+        if frame.opens_at(b, n == 0) {
             frame.prologue(out);
         }
+        let open = frame.open_in(b);
+        let next = mf.order.get(n + 1).copied().filter(|&x| frame.open_in(x));
         let blk = &mf.blocks[b as usize];
         for mi in &mf.insts[blk.start as usize..blk.end as usize] {
             let mut mi = *mi;
             if mi.fref != FrameRef::None {
-                mi.imm = frame.offset(mi.fref, mi.aux, mi.imm);
+                mi.imm = frame.offset_in(mi.fref, mi.aux, mi.imm, open);
                 mi.fref = FrameRef::None;
+            }
+            if open && (mi.op.is_branch() || mi.op == MOp::J) && !frame.open_in(mi.imm as u32) {
+                let x = mi.imm as u32;
+                let mut exit_label = || match exits.iter().find(|e| e.1 == x) {
+                    Some(e) => e.0,
+                    None => {
+                        let l = (mf.blocks.len() + exits.len()) as i64;
+                        exits.push((l, x));
+                        l
+                    }
+                };
+                if mi.op != MOp::J {
+                    mi.imm = exit_label();
+                } else if shrinkwrap::jump_after_branch_to_next(mf, b, next) {
+                    // `bcc next; j x`: the inverted branch leaves through an exit block and the
+                    // fall-through stays.
+                    let l = exit_label();
+                    let br = out.last_mut().expect("the branch before the jump");
+                    br.op = br.op.inverted();
+                    br.imm = l;
+                    continue;
+                } else {
+                    frame.epilogue(out);
+                    if shrinkwrap::copyable_exit(mf, x) {
+                        jumps_out.push(out.len());
+                    }
+                }
             }
             // Uses: reload spilled values into scratch registers.
             let mut int_scratch = [Reg::T0, Reg::T1].into_iter();
@@ -56,7 +87,7 @@ pub fn rewrite(mf: &MFunc, alloc: &Allocation, frame: &Frame, out: &mut Vec<MIns
                         let p = int_scratch.next().unwrap();
                         rm.rd = p;
                         if rm.fref != FrameRef::None {
-                            rm.imm = frame.offset(rm.fref, rm.aux, rm.imm);
+                            rm.imm = frame.offset_in(rm.fref, rm.aux, rm.imm, open);
                             rm.fref = FrameRef::None;
                         }
                         out.push(rm);
@@ -99,7 +130,7 @@ pub fn rewrite(mf: &MFunc, alloc: &Allocation, frame: &Frame, out: &mut Vec<MIns
                     mi.rd = alloc.reg[r.vindex()];
                 }
             }
-            if matches!(mi.op, MOp::Ret | MOp::TailCall) {
+            if open && matches!(mi.op, MOp::Ret | MOp::TailCall) {
                 frame.epilogue(out);
             }
             out.push(mi);
@@ -107,7 +138,50 @@ pub fn rewrite(mf: &MFunc, alloc: &Allocation, frame: &Frame, out: &mut Vec<MIns
                 out.push(st);
             }
         }
+        // Falling through out of the region.
+        let falls = !out.last().is_some_and(|mi| mi.op.is_terminator());
+        if open && falls && mf.order.get(n + 1).is_some_and(|&x| !frame.open_in(x)) {
+            frame.epilogue(out);
+        }
     }
+    // The rewritten code of block `x` (after its label), when it is laid out.
+    let body = |out: &[MInst], x: u32| -> Option<std::ops::Range<usize>> {
+        let at = block_at[x as usize];
+        (at != usize::MAX).then(|| {
+            let end = out[at + 1..]
+                .iter()
+                .position(|mi| mi.op == MOp::Label)
+                .map_or(out.len(), |k| at + 1 + k);
+            at + 1..end
+        })
+    };
+    for (l, x) in exits {
+        out.push(label(l));
+        frame.epilogue(out);
+        match body(out, x).filter(|_| shrinkwrap::copyable_exit(mf, x)) {
+            Some(r) => out.extend_from_within(r),
+            None => out.push(MInst::jump(x)),
+        }
+    }
+    if !jumps_out.is_empty() {
+        let mut code = Vec::with_capacity(out.len() + 4 * jumps_out.len());
+        let mut next = jumps_out.iter().peekable();
+        for (k, mi) in out.iter().enumerate() {
+            if next.peek() == Some(&&k) {
+                next.next();
+                if let Some(r) = body(out, mi.imm as u32) {
+                    code.extend_from_slice(&out[r]);
+                    continue;
+                }
+            }
+            code.push(*mi);
+        }
+        *out = code;
+    }
+}
+
+fn label(b: i64) -> MInst {
+    MInst::new(MOp::Label, Reg::NONE, Reg::NONE, Reg::NONE, b)
 }
 
 fn mnemonic(op: MOp) -> &'static str {

@@ -14,10 +14,12 @@
 //! ```
 //!
 //! A function that needs nothing (leaf, no spills, no stack objects, no callee-saved registers)
-//! gets no frame at all.
+//! gets no frame at all. With `wrap` set the frame opens at the start of its save block instead
+//! of the entry and is open only in the blocks it marks (see `shrinkwrap`).
 
 use super::minst::*;
 use super::regalloc::Allocation;
+use super::shrinkwrap::{self, Wrap};
 
 #[derive(Clone, Debug, Default)]
 pub struct Frame {
@@ -27,11 +29,22 @@ pub struct Frame {
     pub saves: Vec<(Reg, u64)>,
     pub spill_base: u64,
     pub object_off: Vec<u64>,
+    /// Where the frame opens when not at the entry.
+    pub wrap: Option<Wrap>,
 }
 
 impl Frame {
     /// Lays out the frame of an allocated function.
     pub fn compute(mf: &MFunc, alloc: &Allocation) -> Frame {
+        let mut frame = Frame::layout(mf, alloc);
+        if frame.size > 0 {
+            frame.wrap = shrinkwrap::place(mf, alloc);
+        }
+        frame
+    }
+
+    /// The layout alone, opening at the entry.
+    fn layout(mf: &MFunc, alloc: &Allocation) -> Frame {
         let has_calls = mf.insts.iter().any(|mi| mi.op == MOp::Call);
         let mut used: Vec<Reg> = alloc
             .reg
@@ -69,14 +82,35 @@ impl Frame {
             saves,
             spill_base,
             object_off,
+            wrap: None,
         }
     }
 
-    /// The sp-relative offset of a symbolic stack address.
+    /// The sp-relative offset of a symbolic stack address, with the frame open.
     pub fn offset(&self, fref: FrameRef, aux: u32, imm: i64) -> i64 {
+        self.offset_in(fref, aux, imm, true)
+    }
+
+    /// Whether block `b` runs with the frame open.
+    pub fn open_in(&self, b: u32) -> bool {
+        self.size > 0 && self.wrap.as_ref().is_none_or(|w| w.inside[b as usize])
+    }
+
+    /// Whether the frame opens at the start of block `b` (`first`: the entry block).
+    pub fn opens_at(&self, b: u32, first: bool) -> bool {
+        match &self.wrap {
+            Some(w) => w.save == b,
+            None => first,
+        }
+    }
+
+    /// The sp-relative offset of a symbolic stack address in a block where the frame is open
+    /// (`open`) or not (only incoming arguments are addressed there).
+    pub fn offset_in(&self, fref: FrameRef, aux: u32, imm: i64, open: bool) -> i64 {
         match fref {
             FrameRef::None | FrameRef::Outgoing => imm,
             FrameRef::Object => self.object_off[aux as usize] as i64 + imm,
+            FrameRef::Incoming if !open => imm,
             FrameRef::Incoming => self.size as i64 + imm,
             FrameRef::Spill => (self.spill_base + 8 * aux as u64) as i64 + imm,
         }

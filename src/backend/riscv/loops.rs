@@ -27,7 +27,7 @@ pub struct InnerLoop {
 }
 
 /// Reverse postorder of the blocks reachable from `entry`, and the predecessors of each.
-fn rpo_and_preds(mf: &MFunc, entry: u32) -> (Vec<u32>, Vec<Vec<u32>>) {
+pub(super) fn rpo_and_preds(mf: &MFunc, entry: u32) -> (Vec<u32>, Vec<Vec<u32>>) {
     let nb = mf.blocks.len();
     // Reverse postorder from the entry.
     let mut rpo = Vec::with_capacity(nb);
@@ -96,43 +96,7 @@ pub fn innermost(mf: &MFunc, iv: &Intervals) -> Vec<InnerLoop> {
         return Vec::new();
     };
     let (rpo, preds) = rpo_and_preds(mf, entry);
-    let mut rpo_num = vec![u32::MAX; nb];
-    for (i, &b) in rpo.iter().enumerate() {
-        rpo_num[b as usize] = i as u32;
-    }
-    // Dominators (Cooper, Harvey, Kennedy).
-    let mut idom = vec![u32::MAX; nb];
-    idom[entry as usize] = entry;
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for &b in rpo.iter().skip(1) {
-            let mut new = u32::MAX;
-            for &p in &preds[b as usize] {
-                if idom[p as usize] == u32::MAX {
-                    continue;
-                }
-                new = if new == u32::MAX {
-                    p
-                } else {
-                    let (mut x, mut y) = (p, new);
-                    while x != y {
-                        while rpo_num[x as usize] > rpo_num[y as usize] {
-                            x = idom[x as usize];
-                        }
-                        while rpo_num[y as usize] > rpo_num[x as usize] {
-                            y = idom[y as usize];
-                        }
-                    }
-                    x
-                };
-            }
-            if new != idom[b as usize] {
-                idom[b as usize] = new;
-                changed = true;
-            }
-        }
-    }
+    let (idom, _) = dominators(&rpo, &preds, entry, nb);
     let dominates = |h: u32, mut b: u32| loop {
         if b == h {
             return true;
@@ -229,10 +193,57 @@ pub fn innermost(mf: &MFunc, iv: &Intervals) -> Vec<InnerLoop> {
     out
 }
 
+/// Immediate dominators (Cooper, Harvey, Kennedy; the entry is its own, unreachable blocks
+/// get `u32::MAX`) and reverse postorder numbers (`u32::MAX` when unreachable).
+pub(super) fn dominators(
+    rpo: &[u32],
+    preds: &[Vec<u32>],
+    entry: u32,
+    nb: usize,
+) -> (Vec<u32>, Vec<u32>) {
+    let mut rpo_num = vec![u32::MAX; nb];
+    for (i, &b) in rpo.iter().enumerate() {
+        rpo_num[b as usize] = i as u32;
+    }
+    let mut idom = vec![u32::MAX; nb];
+    idom[entry as usize] = entry;
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &b in rpo.iter().skip(1) {
+            let mut new = u32::MAX;
+            for &p in &preds[b as usize] {
+                if idom[p as usize] == u32::MAX {
+                    continue;
+                }
+                new = if new == u32::MAX {
+                    p
+                } else {
+                    let (mut x, mut y) = (p, new);
+                    while x != y {
+                        while rpo_num[x as usize] > rpo_num[y as usize] {
+                            x = idom[x as usize];
+                        }
+                        while rpo_num[y as usize] > rpo_num[x as usize] {
+                            y = idom[y as usize];
+                        }
+                    }
+                    x
+                };
+            }
+            if new != idom[b as usize] {
+                idom[b as usize] = new;
+                changed = true;
+            }
+        }
+    }
+    (idom, rpo_num)
+}
+
 /// Strongly connected components of the blocks reachable from the entry (`rpo` in reverse
 /// postorder), numbered from 0 (Kosaraju: the second search runs on reversed edges in reverse
 /// postorder); unreachable blocks get `u32::MAX`.
-fn components(rpo: &[u32], blocks: &[MBlock], preds: &[Vec<u32>]) -> Vec<u32> {
+pub(super) fn components(rpo: &[u32], blocks: &[MBlock], preds: &[Vec<u32>]) -> Vec<u32> {
     let mut comp = vec![u32::MAX; blocks.len()];
     let mut reachable = vec![false; blocks.len()];
     rpo.iter().for_each(|&b| reachable[b as usize] = true);

@@ -336,6 +336,16 @@ impl MOp {
     pub fn is_terminator(self) -> bool {
         matches!(self, MOp::J | MOp::Ret | MOp::TailCall)
     }
+    /// The branch taken exactly when this one is not.
+    pub fn inverted(self) -> MOp {
+        match self {
+            MOp::Beq => MOp::Bne,
+            MOp::Bne => MOp::Beq,
+            MOp::Blt => MOp::Bge,
+            MOp::Bge => MOp::Blt,
+            _ => panic!("{self:?} is no conditional branch"),
+        }
+    }
     /// A register-to-register copy.
     pub fn is_move(self) -> bool {
         matches!(self, MOp::Mv | MOp::FmvD)

@@ -3,10 +3,12 @@
 //! Pipeline per function (functions in parallel, output in `FuncId` order):
 //! `isel` (IR -> machine IR over virtual registers, phi copies, ABI) -> `layout` (tail
 //! duplication of loop tests) -> `liveness` (intervals) -> `copyprop` (-O1 and up, linear scan)
-//! -> `regalloc::linear_scan` (or `regalloc::simple`, the baseline, with `--regalloc=simple`)
+//! -> `shrinkwrap::split_at_region` (-O1 and up, linear scan) -> `regalloc::linear_scan` (or
+//! `regalloc::simple`, the baseline, with `--regalloc=simple`)
 //! -> `regalloc::split` (spilled values read in innermost loops get a register there; the
 //! function is allocated again and the cheaper allocation kept) -> [`regalloc::checker`] ->
-//! `frame` -> `emit::rewrite` (physical code with spill code, prologue, epilogues) ->
+//! `frame` (with `shrinkwrap::place`: the block where the frame opens) -> `emit::rewrite`
+//! (physical code with spill code, prologue, epilogues) ->
 //! `peephole` (with spill-slot forwarding and dead spill stores) -> `sched::after_alloc` and
 //! `layout::latch_fallthrough` (-O1 and up) -> `emit::print`. At -O1 and up `sched::before_alloc`
 //! schedules each block between `layout` and `liveness`.
@@ -29,6 +31,7 @@ pub mod peephole;
 pub mod phi;
 pub mod regalloc;
 pub mod sched;
+pub mod shrinkwrap;
 
 #[cfg(test)]
 mod tests;
@@ -122,6 +125,14 @@ fn compile_function(
         iv = liveness::compute(&mf);
     }
     lap.done("copy propagation");
+    // Values computed before the frame's save block get their own copies inside its region.
+    if opts.opt_level > 0
+        && opts.regalloc == regalloc::Allocator::LinearScan
+        && shrinkwrap::split_at_region(&mut mf, &iv)
+    {
+        iv = liveness::compute(&mf);
+    }
+    lap.done("shrink-wrap splitting");
     let mut alloc = match opts.regalloc {
         regalloc::Allocator::LinearScan => regalloc::linear_scan::allocate(&mf, &iv),
         regalloc::Allocator::Simple => regalloc::simple::allocate(&mf),
