@@ -176,5 +176,33 @@ pub fn disjoint(
         }
         e.terms.is_empty().then_some(e.k)
     };
-    extreme(true).is_some_and(|lo| lo >= size_b) || extreme(false).is_some_and(|hi| hi <= -size_a)
+    extreme(true).is_some_and(|lo| lo >= size_b)
+        || extreme(false).is_some_and(|hi| hi <= -size_a)
+        || apart_by_stride(&d, size_a, size_b)
+}
+
+/// Whether `d = sum(c * v) + k` never falls in `(-size_a, size_b)` for integer `v`: `d` is
+/// `k` modulo the gcd of the coefficients (`t[x][2]` against `t[3][8]`: rows apart, the
+/// columns differ by 6 words whatever `x` is).
+fn apart_by_stride(d: &Linear, size_a: i64, size_b: i64) -> bool {
+    fn gcd(a: i64, b: i64) -> i64 {
+        if b == 0 {
+            a
+        } else {
+            gcd(b, a % b)
+        }
+    }
+    let g = d
+        .terms
+        .iter()
+        .fold(0i64, |g, &(_, c)| gcd(g, c.unsigned_abs() as i64));
+    if g <= 0 {
+        return false;
+    }
+    // The smallest value of d's residue class above -size_a.
+    let lo = 1 - size_a;
+    let Some(from_lo) = d.k.checked_sub(lo) else {
+        return false;
+    };
+    lo + from_lo.rem_euclid(g) >= size_b
 }
