@@ -409,6 +409,32 @@ mod tests {
         MInst::new(MOp::Ret, Reg::NONE, Reg::NONE, Reg::NONE, 0)
     }
 
+    /// A function `name` of `vregs` integer virtual registers (none rematerialisable) whose one
+    /// call site calls `callee` with `args`.
+    fn func(
+        name: &str,
+        insts: Vec<MInst>,
+        blocks: Vec<MBlock>,
+        order: Vec<u32>,
+        vregs: usize,
+        (callee, args): (&str, Vec<Reg>),
+    ) -> MFunc {
+        MFunc {
+            sym: name.into(),
+            label: name.into(),
+            insts,
+            blocks,
+            order,
+            vclass: vec![RegClass::Int; vregs],
+            remat: vec![None; vregs],
+            calls: vec![CallInfo {
+                sym: callee.into(),
+                args,
+            }],
+            ..Default::default()
+        }
+    }
+
     /// `b0` tests the argument against a stack-passed bound and returns 1 early (`b2`); `b1`
     /// calls with the argument in `s1`, then leaves through a branch to `b2` or falls through
     /// to `b3`, which returns a sum. `b2_extra` pads `b2`.
@@ -440,25 +466,19 @@ mod tests {
         insts.push(MInst::li(a0, 1));
         insts.push(ret());
         let n = insts.len() as u32;
-        let mf = MFunc {
-            sym: "f".into(),
-            label: "f".into(),
+        let mf = func(
+            "f",
             insts,
-            blocks: vec![
+            vec![
                 block(0, 3, &[2, 1], 0),
                 block(3, 9, &[2, 3], 0),
                 block(b2, n, &[], 0),
                 block(9, 11, &[], 0),
             ],
-            order: vec![0, 1, 3, 2],
-            vclass: vec![RegClass::Int; 6],
-            remat: vec![None; 6],
-            calls: vec![CallInfo {
-                sym: "f".into(),
-                args: vec![a0],
-            }],
-            ..Default::default()
-        };
+            vec![0, 1, 3, 2],
+            6,
+            ("f", vec![a0]),
+        );
         let alloc = Allocation {
             reg: vec![t3, t4, s1, t5, t6, Reg::NONE],
             slot: vec![u32::MAX; 6],
@@ -543,25 +563,19 @@ mod tests {
             MInst::branch(MOp::Bne, v0, Reg::ZERO, 2),
             ret(),
         ];
-        let mf = MFunc {
-            sym: "g".into(),
-            label: "g".into(),
+        let mf = func(
+            "g",
             insts,
-            blocks: vec![
+            vec![
                 block(0, 2, &[3, 1], 0),
                 block(2, 3, &[2], 0),
                 block(3, 6, &[2, 3], 1),
                 block(6, 7, &[], 0),
             ],
-            order: vec![0, 1, 2, 3],
-            vclass: vec![RegClass::Int],
-            remat: vec![None],
-            calls: vec![CallInfo {
-                sym: "h".into(),
-                args: vec![],
-            }],
-            ..Default::default()
-        };
+            vec![0, 1, 2, 3],
+            1,
+            ("h", vec![]),
+        );
         let alloc = Allocation {
             reg: vec![Reg(9)],
             slot: vec![u32::MAX],
@@ -603,26 +617,20 @@ mod tests {
             MInst::jump(2),
             ret(),
         ];
-        let mf = MFunc {
-            sym: "g".into(),
-            label: "g".into(),
+        let mf = func(
+            "g",
             insts,
-            blocks: vec![
+            vec![
                 block(0, 2, &[3, 1], 0),
                 block(2, 3, &[2], 0),
                 block(3, 7, &[4, 3], 1),
                 block(8, 9, &[], 0),
                 block(7, 8, &[2], 1),
             ],
-            order: vec![0, 1, 2, 4, 3],
-            vclass: vec![RegClass::Int; 2],
-            remat: vec![None; 2],
-            calls: vec![CallInfo {
-                sym: "h".into(),
-                args: vec![],
-            }],
-            ..Default::default()
-        };
+            vec![0, 1, 2, 4, 3],
+            2,
+            ("h", vec![]),
+        );
         let alloc = Allocation {
             reg: vec![t3, s1],
             slot: vec![u32::MAX; 2],
@@ -679,24 +687,19 @@ mod tests {
             MInst::unary(MOp::Mv, a0, v[0]),
             ret(),
         ];
-        let mut mf = MFunc {
-            sym: "f".into(),
-            label: "f".into(),
+        let mut mf = func(
+            "f",
             insts,
-            blocks: vec![
+            vec![
                 block(0, 3, &[2, 1], 0),
                 block(3, 10, &[], 0),
                 block(10, 12, &[], 0),
             ],
-            order: vec![0, 1, 2],
-            vclass: vec![RegClass::Int; 3],
-            remat: vec![None, Some(MInst::li(v[1], 2)), None],
-            calls: vec![CallInfo {
-                sym: "f".into(),
-                args: vec![a0],
-            }],
-            ..Default::default()
-        };
+            vec![0, 1, 2],
+            3,
+            ("f", vec![a0]),
+        );
+        mf.remat[1] = Some(MInst::li(v[1], 2));
         let iv = super::super::liveness::compute(&mf);
         assert!(split_at_region(&mut mf, &iv));
         let copy = Reg::vreg(3);
