@@ -25,6 +25,7 @@ pub mod loop_shape;
 pub mod loops;
 pub mod manager;
 pub mod range;
+pub mod retrange;
 
 pub use cfg::Cfg;
 pub use domtree::DomTree;

@@ -23,7 +23,7 @@
 //! walked per operand, at most `WALK`).
 
 use super::{Cfg, DomTree};
-use crate::ir::{Block, CmpCond, Function, IdVec, Inst, Opcode, Type, Value};
+use crate::ir::{Block, CmpCond, Function, IdVec, Inst, ModuleCx, Opcode, Type, Value};
 
 /// Changes of a block parameter before its range is widened.
 const WIDEN_AFTER: u32 = 3;
@@ -100,7 +100,8 @@ pub struct Ranges {
 
 impl Ranges {
     /// Ranges of every integer value of `f`, given its CFG and dominator tree.
-    pub fn compute(f: &Function, cfg: &Cfg, dt: &DomTree) -> Ranges {
+    /// A call's result lies in the callee's `FuncDecl::returns` bounds when it has some.
+    pub fn compute(f: &Function, cx: &ModuleCx, cfg: &Cfg, dt: &DomTree) -> Ranges {
         let n = f.num_blocks();
         let mut edge_fact = IdVec::filled(n, None);
         for &b in &cfg.rpo {
@@ -145,12 +146,12 @@ impl Ranges {
         loop {
             // Past MAX_SWEEPS every change widens at once: at most two more per parameter.
             sweeps += 1;
-            if !r.sweep(f, cfg, Some((&mut changes, sweeps >= MAX_SWEEPS))) {
+            if !r.sweep(f, cx, cfg, Some((&mut changes, sweeps >= MAX_SWEEPS))) {
                 break;
             }
         }
         for _ in 0..2 {
-            r.sweep(f, cfg, None);
+            r.sweep(f, cx, cfg, None);
         }
         r
     }
@@ -181,6 +182,12 @@ impl Ranges {
             return Interval::full(f.ty(v));
         }
         r
+    }
+
+    /// `range_at`, but empty for a value the solver never reached (in a block that cannot
+    /// run, or computed from calls that never return).
+    pub fn reached_at(&self, f: &Function, v: Value, b: Block) -> Interval {
+        self.raw_at(f, v, b)
     }
 
     /// `range_at` during solving: empty for values not reached yet (optimistic).
@@ -288,6 +295,7 @@ impl Ranges {
     fn sweep(
         &mut self,
         f: &Function,
+        cx: &ModuleCx,
         cfg: &Cfg,
         mut widen: Option<(&mut IdVec<Value, u32>, bool)>,
     ) -> bool {
@@ -346,7 +354,7 @@ impl Ranges {
                 if !f.ty(v).is_int() {
                     continue;
                 }
-                let mut new = self.transfer(f, i, b);
+                let mut new = self.transfer(f, cx, i, b);
                 if widen.is_some() {
                     new = new.union(self.range[v]);
                 }
@@ -360,7 +368,7 @@ impl Ranges {
     }
 
     /// The range of the result of `i` (in block `b`) from its operands' ranges there.
-    fn transfer(&self, f: &Function, i: Inst, b: Block) -> Interval {
+    fn transfer(&self, f: &Function, cx: &ModuleCx, i: Inst, b: Block) -> Interval {
         use Opcode::*;
         let d = f.data(i);
         let ty = d.ty;
@@ -407,6 +415,10 @@ impl Ranges {
                 }
             }
             Sext => arg(0),
+            Call => match cx.decls[f.callee(i)].returns {
+                Some((lo, hi)) => Interval::new(lo, hi).meet(full),
+                None => full,
+            },
             Trunc => {
                 let x = arg(0);
                 if x.is_empty() {

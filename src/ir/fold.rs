@@ -115,6 +115,13 @@ pub fn fold(d: &InstData, args: &[Const]) -> Option<Const> {
                         ((a as i128 * b as i128) >> 64) as i64
                     }
                 }
+                Mulhu => {
+                    if bits == 32 {
+                        ((a as u32 as u64 * b as u32 as u64) >> 32) as i32 as i64
+                    } else {
+                        ((a as u64 as u128 * b as u64 as u128) >> 64) as i64
+                    }
+                }
                 _ => return None,
             };
             Some(Const::int(ty, r))

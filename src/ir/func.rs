@@ -242,6 +242,28 @@ impl Function {
         (d.op == Opcode::Iconst).then_some(d.imm)
     }
 
+    /// Whether integer `v` is always 0 or 1 by its definition: an `i1`, a constant 0 or 1, a
+    /// zero-extended `i1`, `x & 1`, or the sign bit shifted down (`x >>> (width - 1)`).
+    pub fn is_zero_one(&self, v: Value) -> bool {
+        let ty = self.ty(v);
+        if ty == Type::I1 {
+            return true;
+        }
+        let Some(i) = self.def_inst(v) else {
+            return false;
+        };
+        let d = &self.insts.data[i];
+        let args = self.args(i);
+        let width = if ty == Type::I64 { 64 } else { 32 };
+        match d.op {
+            Opcode::Iconst => matches!(d.imm, 0 | 1),
+            Opcode::Zext => self.ty(args[0]) == Type::I1,
+            Opcode::And => args.iter().any(|&a| self.as_iconst(a) == Some(1)),
+            Opcode::Lshr => self.as_iconst(args[1]) == Some(width - 1),
+            _ => false,
+        }
+    }
+
     /// `Some(x)` if `v` is an `fconst.f32 x`.
     pub fn as_fconst(&self, v: Value) -> Option<f32> {
         let i = self.def_inst(v)?;

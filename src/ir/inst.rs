@@ -198,6 +198,8 @@ opcodes! {
     Xor = "xor",
     /// High half of the signed product (of two i32: bits 32..63 of the 64-bit product).
     Mulhs = "mulhs",
+    /// High half of the unsigned product (of two i64: bits 64..127 of the 128-bit product).
+    Mulhu = "mulhu",
     Fadd = "fadd",
     Fsub = "fsub",
     Fmul = "fmul",
@@ -255,7 +257,7 @@ impl Opcode {
         use Opcode::*;
         matches!(
             self,
-            Add | Sub | Mul | Sdiv | Srem | Shl | Ashr | Lshr | And | Or | Xor | Mulhs
+            Add | Sub | Mul | Sdiv | Srem | Shl | Ashr | Lshr | And | Or | Xor | Mulhs | Mulhu
         )
     }
 
@@ -268,7 +270,10 @@ impl Opcode {
 
     pub fn is_commutative(self) -> bool {
         use Opcode::*;
-        matches!(self, Add | Mul | And | Or | Xor | Mulhs | Fadd | Fmul)
+        matches!(
+            self,
+            Add | Mul | And | Or | Xor | Mulhs | Mulhu | Fadd | Fmul
+        )
     }
 
     /// One-operand conversions.

@@ -276,7 +276,8 @@ impl<'a> Machine<'a> {
                         d.imm as u64
                     }
                 }
-                Add | Sub | Mul | Sdiv | Srem | Shl | Ashr | Lshr | And | Or | Xor | Mulhs => {
+                Add | Sub | Mul | Sdiv | Srem | Shl | Ashr | Lshr | And | Or | Xor | Mulhs
+                | Mulhu => {
                     let (a, b) = (r!(0), r!(1));
                     match int_binary(d.op, d.ty, a, b) {
                         Some(v) => v,
@@ -907,6 +908,7 @@ fn int_binary(op: Opcode, ty: Type, a: u64, b: u64) -> Option<u64> {
             Or => x | y,
             Xor => x ^ y,
             Mulhs => ((x as i128 * y as i128) >> 64) as i64,
+            Mulhu => ((x as u64 as u128 * y as u64 as u128) >> 64) as i64,
             _ => unreachable!(),
         } as u64);
     }
@@ -942,6 +944,7 @@ fn int_binary(op: Opcode, ty: Type, a: u64, b: u64) -> Option<u64> {
         Or => x | y,
         Xor => x ^ y,
         Mulhs => ((x as i64 * y as i64) >> 32) as i32,
+        Mulhu => ((x as u32 as u64 * y as u32 as u64) >> 32) as i32,
         _ => unreachable!(),
     }))
 }

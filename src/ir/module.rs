@@ -86,6 +86,9 @@ pub struct FuncDecl {
     pub defined: bool,
     /// Effect summary; conservative (impure) until an analysis fills it in.
     pub effects: Effects,
+    /// Every integer value the function returns lies in `[lo, hi]` (signed), once the
+    /// `retrange` analysis found bounds; `None`: unknown (any value of the result type).
+    pub returns: Option<(i64, i64)>,
 }
 
 /// Initial contents of a global.
@@ -176,6 +179,7 @@ impl Module {
             sig,
             defined,
             effects: Effects::default(),
+            returns: None,
         });
         let fid = self.funcs.alloc_with_id(|fid| Function::new(fid, name));
         assert_eq!(id, fid);

@@ -41,7 +41,7 @@ const MERGE_LATENCY: u32 = 2;
 fn latency(op: Opcode) -> u32 {
     match op {
         Opcode::Sdiv | Opcode::Srem | Opcode::Fdiv => 34,
-        Opcode::Mul | Opcode::Mulhs | Opcode::Load | Opcode::Fptosi => 3,
+        Opcode::Mul | Opcode::Mulhs | Opcode::Mulhu | Opcode::Load | Opcode::Fptosi => 3,
         _ => 1,
     }
 }

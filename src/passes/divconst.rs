@@ -16,7 +16,8 @@
 //! - other `d`, 64-bit: `q = mulhs(x, M) (+/- x) >> s`, plus its own sign bit.
 //! - `x % d = x - q * d`, with `q * d` as a shift and an add or subtract when `|d| = 2^k +/- 1`.
 //! - A dividend known to be non-negative (a constant, a mask, a shifted or zero-extended value,
-//!   a loop counter counting up from a non-negative start) needs no sign fix-up; nor does one
+//!   a loop counter counting up from a non-negative start, a sum whose terms' bounds keep it
+//!   so, such as `x % m + m`) needs no sign fix-up; nor does one
 //!   known to be a multiple of `2^k` (reached through a branch on `x & (2^k - 1) == 0`) when
 //!   divided by `±2^k`.
 //! - `fdiv x, c` where `1/c` is exact (`c` a power of two whose reciprocal is a normal number)
@@ -63,12 +64,30 @@ pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved
     }
     let mut e = Emit {
         nonneg: counters_from_nonneg(f, cfg, dt, forest),
+        divided: work
+            .iter()
+            .filter(|&&i| f.op(i) == Opcode::Sdiv)
+            .map(|&i| {
+                let ty = f.data(i).ty;
+                let d = f.as_iconst(f.arg(i, 1)).unwrap_or(0);
+                let d = if ty == Type::I32 { d as i32 as i64 } else { d };
+                (f.arg(i, 0), wrap_abs(ty, d))
+            })
+            .collect(),
         calling,
         cfg,
         dt,
         consts: FxHashMap::default(),
         at: work[0],
     };
+    // Dividends known non-negative, decided before any expansion hides the remainders they
+    // are built from (`x % m + m`).
+    for &i in &work {
+        let x = f.arg(i, 0);
+        if f.op(i) != Opcode::Fdiv && e.bounds(f, x, 4).0 >= 0 {
+            e.nonneg.insert(x);
+        }
+    }
     let mut changed = false;
     // Masks first, so a remainder read only by its test is left dead instead of expanded.
     for i in tests {
@@ -113,6 +132,9 @@ pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved
 struct Emit<'a> {
     /// Loop counters that never go below 0.
     nonneg: FxHashSet<Value>,
+    /// `(x, |d|)` of every `x / d` by a constant: the remainder of such an `x` reuses the
+    /// quotient instead of computing its own.
+    divided: FxHashSet<(Value, u64)>,
     /// Blocks inside a loop that contains a call.
     calling: FxHashSet<Block>,
     cfg: &'a Cfg,
@@ -240,6 +262,61 @@ impl Emit<'_> {
         }
     }
 
+    /// Signed bounds of `v` from its definition (constants, remainders by constants, sums and
+    /// differences that cannot wrap, non-negative values), looking `depth` definitions deep;
+    /// the whole type when unknown.
+    fn bounds(&self, f: &Function, v: Value, depth: u32) -> (i128, i128) {
+        let ty = f.ty(v);
+        let full = if ty == Type::I64 {
+            (i64::MIN as i128, i64::MAX as i128)
+        } else {
+            (i32::MIN as i128, i32::MAX as i128)
+        };
+        if let Some(c) = f.as_iconst(v) {
+            return (c as i128, c as i128);
+        }
+        let Some(i) = f.def_inst(v).filter(|_| depth > 0) else {
+            return full;
+        };
+        let a = f.args(i);
+        let fits = |(lo, hi): (i128, i128)| {
+            if lo >= full.0 && hi <= full.1 {
+                (lo, hi)
+            } else {
+                full
+            }
+        };
+        match f.op(i) {
+            Opcode::Srem => match f.as_iconst(a[1]).filter(|&c| c != 0 && c != i64::MIN) {
+                Some(c) => {
+                    let m = c.unsigned_abs() as i128 - 1;
+                    if self.is_nonneg(f, a[0], depth - 1) {
+                        (0, m)
+                    } else {
+                        (-m, m)
+                    }
+                }
+                None => full,
+            },
+            Opcode::Add => {
+                let (x, y) = (
+                    self.bounds(f, a[0], depth - 1),
+                    self.bounds(f, a[1], depth - 1),
+                );
+                fits((x.0 + y.0, x.1 + y.1))
+            }
+            Opcode::Sub => {
+                let (x, y) = (
+                    self.bounds(f, a[0], depth - 1),
+                    self.bounds(f, a[1], depth - 1),
+                );
+                fits((x.0 - y.1, x.1 - y.0))
+            }
+            _ if self.is_nonneg(f, v, depth) => (0, full.1),
+            _ => full,
+        }
+    }
+
     /// Whether `v` is never negative (as a signed value of its type).
     fn is_nonneg(&self, f: &Function, v: Value, depth: u32) -> bool {
         if let Some(c) = f.as_iconst(v) {
@@ -263,6 +340,7 @@ impl Emit<'_> {
                 f.as_iconst(a[1]).is_some_and(|d| d > 0) && self.is_nonneg(f, a[0], depth - 1)
             }
             Opcode::Zext => true,
+            Opcode::Add | Opcode::Sub => self.bounds(f, v, depth).0 >= 0,
             Opcode::Select => {
                 self.is_nonneg(f, a[1], depth - 1) && self.is_nonneg(f, a[2], depth - 1)
             }
@@ -538,8 +616,36 @@ fn remainder(
         let down = e.bin(f, Opcode::And, ty, t, m);
         return Some(e.bin(f, Opcode::Sub, ty, x, down));
     }
+    if n == 32 && mag < 1 << 31 && !e.divided.contains(&(x, mag)) {
+        return Some(low_bits_remainder(f, e, x, y, mag));
+    }
     let q = quotient(f, e, ty, x, y, d)?;
     Some(minus_product(f, e, ty, x, q, y, d))
+}
+
+/// `x % d` for 32-bit `x` and `1 < |d| < 2^31` (`mag = |d|`, not a power of two) from the low
+/// bits of a fixed-point quotient (Lemire, Kaser and Kurz, "Faster remainder by direct
+/// computation", 2019): with `M = 2^64 / mag + 1`, the low 64 bits of `M * x` are the fraction
+/// of `x / mag`, and the high 64 bits of that fraction times `mag` are `|x| mod mag` for
+/// `x >= 0`; a negative `x` (sign-extended) gives it plus `mag - 1`, removed by masking
+/// with the sign: `r - ((x >> 31) & (mag - 1))`. Two multiplications and no quotient: two
+/// instructions for a non-negative dividend (four with the quotient), five otherwise (six).
+fn low_bits_remainder(f: &mut Function, e: &mut Emit, x: Value, y: Value, mag: u64) -> Value {
+    let (i32t, i64t) = (Type::I32, Type::I64);
+    let m = e.iconst(f, y, i64t, (u64::MAX / mag).wrapping_add(1) as i64);
+    let dc = e.iconst(f, y, i64t, mag as i64);
+    let wide = e.op(f, mk::unary(Opcode::Sext, i64t), &[x]);
+    let frac = e.bin(f, Opcode::Mul, i64t, wide, m);
+    let high = e.bin(f, Opcode::Mulhu, i64t, frac, dc);
+    let r = e.op(f, mk::unary(Opcode::Trunc, i32t), &[high]);
+    if e.is_nonneg(f, x, 4) {
+        return r;
+    }
+    let k = e.iconst(f, y, i32t, 31);
+    let sign = e.bin(f, Opcode::Ashr, i32t, x, k);
+    let mask = e.iconst(f, y, i32t, (mag - 1) as i64);
+    let fix = e.bin(f, Opcode::And, i32t, sign, mask);
+    e.bin(f, Opcode::Sub, i32t, r, fix)
 }
 
 /// `x - q * d`, with `q * d` as a shift and an add or subtract when `|d| = 2^k ± 1`.

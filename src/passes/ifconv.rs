@@ -296,7 +296,7 @@ fn inst_cost(f: &Function, i: Inst) -> u32 {
             _ => 2,
         },
         Select => select_cost(f, f.ty(f.res(i)), f.arg(i, 1), f.arg(i, 2)),
-        Mul | Mulhs | Fadd | Fsub | Fmul | Fcmp | Sitofp | Fptosi | Fpext | Gep => 2,
+        Mul | Mulhs | Mulhu | Fadd | Fsub | Fmul | Fcmp | Sitofp | Fptosi | Fpext | Gep => 2,
         _ => 1,
     }
 }

@@ -103,7 +103,9 @@ fn simplify(f: &mut Function, i: Inst) -> bool {
                 return true;
             }
             // Zero divided, reduced or shifted stays zero (a zero divisor is undefined).
-            if matches!(op, Sdiv | Srem | Shl | Ashr | Lshr | Mulhs) && int_const(f, a) == Some(0) {
+            if matches!(op, Sdiv | Srem | Shl | Ashr | Lshr | Mulhs | Mulhu)
+                && int_const(f, a) == Some(0)
+            {
                 return replace(f, i, a);
             }
             let cb = int_const(f, b);
@@ -208,6 +210,18 @@ fn simplify(f: &mut Function, i: Inst) -> bool {
                 let k = make_int(f, i, Type::I1, v);
                 return replace(f, i, k);
             }
+            // A 0/1 integer compared for truth is its low bit: one `trunc` (free in the
+            // backend) instead of a compare.
+            let truth = matches!(
+                (c, int_const(f, b)),
+                (CmpCond::Ne | CmpCond::Gt, Some(0)) | (CmpCond::Eq | CmpCond::Ge, Some(1))
+            );
+            let zext_of_bool = def_of(f, a)
+                .is_some_and(|(_, ad, aargs)| ad.op == Zext && f.ty(aargs[0]) == Type::I1);
+            if truth && !zext_of_bool && f.ty(a) != Type::I1 && f.is_zero_one(a) {
+                f.replace_inst(i, mk::unary(Trunc, Type::I1), &[a]);
+                return true;
+            }
             // icmp ne (zext x), 0 -> x ; icmp eq (zext x), 0 -> !x
             if let (Some(k), Some((_, ad, aargs))) = (int_const(f, b), def_of(f, a)) {
                 if ad.op == Zext && f.ty(aargs[0]) == Type::I1 {
@@ -294,6 +308,17 @@ fn simplify(f: &mut Function, i: Inst) -> bool {
             false
         }
         Zext | Sext | Trunc => {
+            // zext (trunc x) -> x for a 0/1 integer x of the result's width.
+            if d.op == Zext {
+                if let Some((_, ad, aargs)) = def_of(f, args[0]) {
+                    let x = aargs.first().copied();
+                    if let Some(x) = x.filter(|&x| ad.op == Trunc && f.ty(x) == ty) {
+                        if f.is_zero_one(x) {
+                            return replace(f, i, x);
+                        }
+                    }
+                }
+            }
             // trunc (sext x) -> x ; trunc (zext x) -> x when widths match.
             if d.op == Trunc {
                 if let Some((_, ad, aargs)) = def_of(f, args[0]) {

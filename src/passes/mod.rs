@@ -26,6 +26,7 @@ pub mod ivrange;
 pub mod jump_thread;
 pub mod lftr;
 pub mod licm;
+pub mod loop_eval;
 pub mod loop_idiom;
 pub mod loop_simplify;
 pub mod lsr;
@@ -49,6 +50,8 @@ pub mod unroll;
 
 /// Effect summaries are an analysis; the pipelines run them as a module pass.
 pub use crate::analysis::effects;
+/// So are return-value ranges.
+pub use crate::analysis::retrange;
 
 use crate::analysis::{FuncAnalyses, Preserved};
 use crate::ir::{Function, Module, ModuleCx};

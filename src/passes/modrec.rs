@@ -367,7 +367,7 @@ fn analyze(f: &Function, cx: &ModuleCx, lx: &LoopCx, ranges: &mut Option<Ranges>
                     (true, Some(k)) => k - 1,
                     (true, None) => return None,
                 };
-                let r = ranges.get_or_insert_with(|| Ranges::compute(f, cfg, dt));
+                let r = ranges.get_or_insert_with(|| Ranges::compute(f, cx, cfg, dt));
                 Some(linear_range(f, r, pre, &lin, j))
             });
             let decided = value.and_then(|(lo, hi)| {

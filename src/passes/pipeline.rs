@@ -74,10 +74,12 @@ pub const O2: &[Step] = &[
     pass!(simplify_cfg), // fold the branches condprop decided
     loop_pass!(rotate), // exit tests at the top of a loop move to its latch (the shape below)
     loop_pass!(peel),   // after the guards are canonical: inner loops only the first trip runs
+    loop_pass!(loop_eval), // loops on constant inputs run now; their results are constants
     pass!(sccp),        // the peeled trip's constants; the remaining loop's false guard
     pass!(simplify_cfg), // drop the inner loop the false guard left unreachable
     pass!(memopt),      // after gvn: equal addresses are one value
     pass!(dce),
+    module_pass!(retrange), // bounds of what callees return, for the ranges below
     loop_pass!(ivrange),    // inlined bounds checks of loop counters
     pass!(rangefold),       // compares decided by intervals; divisions of non-negative values
     pass!(simplify_cfg),    // fold the branches ivrange and rangefold decided

@@ -16,9 +16,9 @@
 use crate::analysis::{Cfg, FuncAnalyses, Preserved, Ranges};
 use crate::ir::{mk, Block, Function, Inst, ModuleCx, Opcode, Type, Value};
 
-pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved {
+pub fn run(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved {
     let (cfg, dt) = am.cfg_domtree(f);
-    let ranges = Ranges::compute(f, cfg, dt);
+    let ranges = Ranges::compute(f, cx, cfg, dt);
     Preserved::cfg_kept(apply(f, cfg, &ranges))
 }
 

@@ -441,16 +441,21 @@ impl<'a> Emitter<'a> {
                     self.op(args[1])
                 );
             }
-            Mulhs => {
+            Mulhs | Mulhu => {
                 let (wide, bits) = if d.ty == Type::I64 {
                     ("i128", 64)
                 } else {
                     ("i64", 32)
                 };
-                let _ = writeln!(o, "{r}.a = sext {} to {wide}", self.typed(args[0]));
-                let _ = writeln!(o, "  {r}.b = sext {} to {wide}", self.typed(args[1]));
+                let (ext, shr) = if d.op == Mulhs {
+                    ("sext", "ashr")
+                } else {
+                    ("zext", "lshr")
+                };
+                let _ = writeln!(o, "{r}.a = {ext} {} to {wide}", self.typed(args[0]));
+                let _ = writeln!(o, "  {r}.b = {ext} {} to {wide}", self.typed(args[1]));
                 let _ = writeln!(o, "  {r}.m = mul {wide} {r}.a, {r}.b");
-                let _ = writeln!(o, "  {r}.h = ashr {wide} {r}.m, {bits}");
+                let _ = writeln!(o, "  {r}.h = {shr} {wide} {r}.m, {bits}");
                 let _ = write!(o, "  {r} = trunc {wide} {r}.h to {rt}");
             }
             Fadd | Fsub | Fmul | Fdiv => {

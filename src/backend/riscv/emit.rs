@@ -194,6 +194,7 @@ fn mnemonic(op: MOp) -> &'static str {
         Mul => "mul",
         Mulw => "mulw",
         Mulh => "mulh",
+        Mulhu => "mulhu",
         Sh1add => "sh1add",
         Sh2add => "sh2add",
         Sh3add => "sh3add",
@@ -345,10 +346,10 @@ pub fn print(mf: &MFunc, code: &[MInst], s: &mut String) {
                 label(s, mi.imm);
                 s.push_str(":\n");
             }
-            Add | Addw | Sub | Subw | Mul | Mulw | Mulh | Div | Divw | Rem | Remw | Sll | Sllw
-            | Sra | Sraw | Srl | Srlw | And | Or | Xor | Slt | Sltu | FaddS | FsubS | FmulS
-            | FdivS | FaddD | FsubD | FmulD | FdivD | FeqS | FltS | FleS | FeqD | FltD | FleD
-            | Sh1add | Sh2add | Sh3add | AddUw | Andn | Orn | Xnor | Min | Max => {
+            Add | Addw | Sub | Subw | Mul | Mulw | Mulh | Mulhu | Div | Divw | Rem | Remw | Sll
+            | Sllw | Sra | Sraw | Srl | Srlw | And | Or | Xor | Slt | Sltu | FaddS | FsubS
+            | FmulS | FdivS | FaddD | FsubD | FmulD | FdivD | FeqS | FltS | FleS | FeqD | FltD
+            | FleD | Sh1add | Sh2add | Sh3add | AddUw | Andn | Orn | Xnor | Min | Max => {
                 line(s, &["\t", m, "\t", rd, ", ", r1, ", ", r2]);
             }
             Addi | Addiw | Andi | Ori | Xori | Slti | Sltiu if !fits12(mi.imm) => {

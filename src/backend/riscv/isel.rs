@@ -550,13 +550,18 @@ impl<'a> Isel<'a> {
     }
 
     /// Computes constant or address `v` into its register, which the allocator may
-    /// rematerialize when that is one integer instruction.
+    /// rematerialize when that is one integer instruction (an `li` of a 32-bit constant,
+    /// at most `lui` and `addiw`; wider ones expand to up to eight).
     fn materialize_once(&mut self, v: Value) {
         let rm = self.remat[v.index()].unwrap();
         let rd = self.vmap[v.index()];
         let at = self.mf.insts.len();
         self.materialize(rm, rd);
-        if self.mf.insts.len() == at + 1 && self.mf.class(rd) == RegClass::Int {
+        let short = |m: &MInst| m.op != MOp::Li || m.imm == m.imm as i32 as i64;
+        if self.mf.insts.len() == at + 1
+            && self.mf.class(rd) == RegClass::Int
+            && short(&self.mf.insts[at])
+        {
             self.mf.remat[rd.vindex()] = Some(self.mf.insts[at]);
         }
     }
@@ -772,7 +777,9 @@ impl<'a> Isel<'a> {
             }
             Trunc => {
                 let a = self.reg(args[0]);
-                if d.ty == Type::I1 {
+                if d.ty == Type::I1 && f.is_zero_one(args[0]) {
+                    self.push(MInst::unary(MOp::Mv, rd, a));
+                } else if d.ty == Type::I1 {
                     self.push(MInst::i(MOp::Andi, rd, a, 1));
                 } else if fits_i32(f, args[0]) {
                     self.push(MInst::unary(MOp::Mv, rd, a));
@@ -964,6 +971,21 @@ impl<'a> Isel<'a> {
                 return;
             }
             (Mulhs, false) => MOp::Mulh,
+            (Mulhu, true) => {
+                // The 32-bit operands zero-extended into the top halves: the high half of
+                // that product is the whole 64-bit product, whose top 32 bits are wanted.
+                let (ta, tb, t) = (
+                    self.vreg(RegClass::Int),
+                    self.vreg(RegClass::Int),
+                    self.vreg(RegClass::Int),
+                );
+                self.push(MInst::i(MOp::Slli, ta, ra, 32));
+                self.push(MInst::i(MOp::Slli, tb, rb, 32));
+                self.push(MInst::r(MOp::Mulhu, t, ta, tb));
+                self.push(MInst::i(MOp::Srai, rd, t, 32));
+                return;
+            }
+            (Mulhu, false) => MOp::Mulhu,
             _ => unreachable!(),
         };
         self.push(MInst::r(mop, rd, ra, rb));
@@ -1400,6 +1422,11 @@ fn fits_i32(f: &Function, v: Value) -> bool {
     let Some(i) = f.def_inst(v) else {
         return false;
     };
+    // The high half of a product with a constant below 2^31 is below it.
+    if f.op(i) == Opcode::Mulhu {
+        let small = |a: Value| f.as_iconst(a).is_some_and(|c| (0..1 << 31).contains(&c));
+        return small(f.arg(i, 0)) || small(f.arg(i, 1));
+    }
     let k = match f.op(i) {
         Opcode::Ashr | Opcode::Lshr => f.as_iconst(f.arg(i, 1)).map(|k| k & 63),
         _ => None,

@@ -220,6 +220,7 @@ pub enum MOp {
     Mul,
     Mulw,
     Mulh,
+    Mulhu,
     Div,
     Divw,
     Rem,

@@ -151,6 +151,25 @@ fn compile_function(
                 (mf, iv, alloc) = (split, iv2, alloc2);
             }
         }
+        // Values still spilled (not recomputed) get a register for each cluster of nearby
+        // accesses.
+        let reloaded = |a: &regalloc::Allocation| {
+            a.slot
+                .iter()
+                .any(|&s| s != u32::MAX && s != regalloc::REMAT)
+        };
+        if reloaded(&alloc) {
+            let mut split = mf.clone();
+            if regalloc::split::local_copies(&mut split, &alloc) {
+                let iv2 = liveness::compute(&split);
+                let alloc2 = regalloc::linear_scan::allocate(&split, &iv2);
+                if regalloc::split::spill_cost(&split, &alloc2)
+                    < regalloc::split::spill_cost(&mf, &alloc)
+                {
+                    (mf, iv, alloc) = (split, iv2, alloc2);
+                }
+            }
+        }
     }
     lap.done("register allocation");
     if opts.check_regalloc {

@@ -261,7 +261,7 @@ pub fn class(op: MOp) -> Class {
         Sll | Sllw | Sra | Sraw | Srl | Srlw | Slli | Slliw | Srai | Sraiw | Srli | Srliw => {
             Class::Shift
         }
-        Mul | Mulw | Mulh => Class::Mul,
+        Mul | Mulw | Mulh | Mulhu => Class::Mul,
         Divw | Remw => Class::Div32,
         Div | Rem => Class::Div64,
         Lw | Ld => Class::LoadInt,
@@ -572,6 +572,7 @@ mod tests {
             (Add, "add"),
             (Sraiw, "sraiw"),
             (Mulh, "mulh"),
+            (Mulhu, "mulhu"),
             (Divw, "divw"),
             (Rem, "rem"),
             (Lw, "lw"),

@@ -170,3 +170,267 @@ pub fn spill_cost(mf: &MFunc, alloc: &Allocation) -> f64 {
     }
     cost
 }
+
+/// How far apart (in instructions of a block) two accesses of a spilled value may be and still
+/// share one register copy. Beyond it, holding a register between them costs more than the
+/// reload it saves.
+const LOCAL_GAP: usize = 32;
+
+/// Splits spilled values into short register copies around their clustered accesses.
+///
+/// A value spilled for its whole life (typically one live across calls when every
+/// callee-saved register is taken, or a long one under high pressure) is reloaded before every
+/// read. Inside a block, between two calls, its accesses often come in clusters: the
+/// definition and the reads right after it, or several reads close together. For each such
+/// cluster (accesses of `v` in one block, no call between them, each within `LOCAL_GAP`
+/// instructions of the previous one, at least two of them), a fresh register `v'` takes over:
+/// a definition of `v` writes `v'` and is followed by `v = v'` (the one spill store), a
+/// cluster that starts with a read begins with `v' = v` (the one reload), and the cluster's
+/// reads read `v'`. Calls end clusters, so `v'` never lives across one and any
+/// caller-saved register suits it. No copy is placed after a block's first branch (nothing
+/// is written there); reads there use a copy made before it.
+///
+/// Like `around_loops`, the caller allocates the result again and keeps the allocation with
+/// the lower `spill_cost`. Cost: O(instructions) plus one rebuild of the instruction list.
+pub fn local_copies(mf: &mut MFunc, alloc: &Allocation) -> bool {
+    let nv = mf.num_vregs();
+    let candidate: Vec<bool> = (0..nv)
+        .map(|v| alloc.slot[v] != u32::MAX && mf.remat[v].is_none())
+        .collect();
+    if !candidate.iter().any(|&c| c) {
+        return false;
+    }
+    let is_cand = |r: Reg| r.is_virt() && r.vindex() < nv && candidate[r.vindex()];
+    // Per block, backwards: for each instruction, the index of the next read of each
+    // candidate it accesses within the same call-free stretch (`NONE` if none).
+    const NONE: u32 = u32::MAX;
+    let mut next_read = vec![NONE; nv];
+    let mut touched: Vec<usize> = Vec::new();
+    // (next read after this instruction of rs1, rs2, rd)
+    let mut ahead: Vec<[u32; 3]> = Vec::new();
+    // Copy register per candidate while its cluster is open, and the index of its last access.
+    let mut copy = vec![Reg::NONE; nv];
+    let mut last = vec![0usize; nv];
+    let mut insts = Vec::with_capacity(mf.insts.len() + mf.insts.len() / 8);
+    let mut ranges: Vec<(u32, u32)> = Vec::with_capacity(mf.order.len());
+    let mut changed = false;
+    for oi in 0..mf.order.len() {
+        let b = mf.order[oi] as usize;
+        let (start, end) = (mf.blocks[b].start as usize, mf.blocks[b].end as usize);
+        ahead.clear();
+        ahead.resize(end - start, [NONE; 3]);
+        for k in (start..end).rev() {
+            let mi = mf.insts[k];
+            if mi.op == MOp::Call {
+                touched.drain(..).for_each(|v| next_read[v] = NONE);
+                continue;
+            }
+            let slot = &mut ahead[k - start];
+            if is_cand(mi.rd) {
+                slot[2] = next_read[mi.rd.vindex()];
+                // The value read after here is this definition's: earlier reads see another.
+                next_read[mi.rd.vindex()] = NONE;
+            }
+            for (j, r) in [mi.rs1, mi.rs2].into_iter().enumerate() {
+                if is_cand(r) {
+                    slot[j] = next_read[r.vindex()];
+                }
+            }
+            for r in [mi.rs1, mi.rs2] {
+                if is_cand(r) {
+                    next_read[r.vindex()] = (k - start) as u32;
+                    touched.push(r.vindex());
+                }
+            }
+        }
+        touched.drain(..).for_each(|v| next_read[v] = NONE);
+        let new_start = insts.len() as u32;
+        let mut branched = false;
+        let near = |from: usize, next: u32| next != NONE && next as usize - from <= LOCAL_GAP;
+        for k in start..end {
+            let mut mi = mf.insts[k];
+            let i = k - start;
+            if mi.op == MOp::Call {
+                touched.drain(..).for_each(|v| copy[v] = Reg::NONE);
+                insts.push(mi);
+                continue;
+            }
+            let next = ahead[i];
+            for (j, &next_read) in next.iter().enumerate().take(2) {
+                let r = if j == 0 { mi.rs1 } else { mi.rs2 };
+                if !is_cand(r) {
+                    continue;
+                }
+                let v = r.vindex();
+                let c = copy[v];
+                let to = if c.is_some() && i - last[v] <= LOCAL_GAP {
+                    c
+                } else if !branched && near(i, next_read) {
+                    // Open a cluster: one reload for this read and the next ones.
+                    let c = mf.new_vreg(mf.vclass[v]);
+                    insts.push(MInst::unary(move_op(mf.vclass[v]), c, r));
+                    if copy[v].is_none() {
+                        touched.push(v);
+                    }
+                    copy[v] = c;
+                    changed = true;
+                    c
+                } else {
+                    copy[v] = Reg::NONE;
+                    continue;
+                };
+                last[v] = i;
+                if mi.rs1 == r {
+                    mi.rs1 = to;
+                }
+                if mi.rs2 == r {
+                    mi.rs2 = to;
+                }
+            }
+            branched |= mi.op.is_branch() || mi.op.is_terminator();
+            let d = mi.rd;
+            if !is_cand(d) {
+                insts.push(mi);
+                continue;
+            }
+            let v = d.vindex();
+            if near(i, next[2]) {
+                // The definition writes a register copy; one store keeps the slot current.
+                let c = mf.new_vreg(mf.vclass[v]);
+                mi.rd = c;
+                insts.push(mi);
+                insts.push(MInst::unary(move_op(mf.vclass[v]), d, c));
+                if copy[v].is_none() {
+                    touched.push(v);
+                }
+                copy[v] = c;
+                last[v] = i;
+                changed = true;
+            } else {
+                copy[v] = Reg::NONE;
+                insts.push(mi);
+            }
+        }
+        touched.drain(..).for_each(|v| copy[v] = Reg::NONE);
+        ranges.push((new_start, insts.len() as u32));
+    }
+    if changed {
+        for (&b, &(s, e)) in mf.order.iter().zip(&ranges) {
+            mf.blocks[b as usize].start = s;
+            mf.blocks[b as usize].end = e;
+        }
+        mf.insts = insts;
+    }
+    changed
+}
+
+fn move_op(class: RegClass) -> MOp {
+    match class {
+        RegClass::Int => MOp::Mv,
+        RegClass::Float => MOp::FmvD,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One block: `v0 = a0 + a0`, two reads of `v0`, a call, two more reads, return.
+    fn around_call() -> MFunc {
+        let v: Vec<Reg> = (0..4).map(Reg::vreg).collect();
+        let a0 = Reg::A0;
+        let insts = vec![
+            MInst::r(MOp::Addw, v[0], a0, a0),
+            MInst::r(MOp::Addw, v[1], v[0], v[0]),
+            MInst::r(MOp::Addw, v[1], v[1], v[0]),
+            MInst::new(MOp::Call, Reg::NONE, Reg::NONE, Reg::NONE, 0),
+            MInst::r(MOp::Addw, v[2], v[0], a0),
+            MInst::r(MOp::Addw, v[3], v[2], v[0]),
+            MInst::r(MOp::Addw, a0, v[3], v[1]),
+            MInst::new(MOp::Ret, Reg::NONE, Reg::NONE, Reg::NONE, 0),
+        ];
+        MFunc {
+            sym: "f".into(),
+            label: "f".into(),
+            insts,
+            blocks: vec![MBlock {
+                start: 0,
+                end: 8,
+                succs: vec![],
+                depth: 0,
+            }],
+            order: vec![0],
+            vclass: vec![RegClass::Int; 4],
+            remat: vec![None; 4],
+            calls: vec![CallInfo {
+                sym: "g".into(),
+                args: vec![],
+            }],
+            ..Default::default()
+        }
+    }
+
+    fn spilled(mf: &MFunc, which: &[usize]) -> Allocation {
+        let n = mf.num_vregs();
+        let mut alloc = Allocation {
+            reg: vec![Reg::a(1); n],
+            slot: vec![u32::MAX; n],
+            num_slots: which.len() as u32,
+        };
+        for (k, &v) in which.iter().enumerate() {
+            alloc.reg[v] = Reg::NONE;
+            alloc.slot[v] = k as u32;
+        }
+        alloc
+    }
+
+    #[test]
+    fn clusters_on_each_side_of_a_call_get_their_own_copy() {
+        let mut mf = around_call();
+        let alloc = spilled(&mf, &[0]);
+        assert!(local_copies(&mut mf, &alloc));
+        let v0 = Reg::vreg(0);
+        let ops: Vec<(MOp, Reg, Reg, Reg)> = mf
+            .insts
+            .iter()
+            .map(|m| (m.op, m.rd, m.rs1, m.rs2))
+            .collect();
+        // The definition writes a copy, stored once; its two reads read the copy.
+        let c1 = mf.insts[0].rd;
+        assert!(c1.is_virt() && c1 != v0);
+        assert_eq!(ops[1], (MOp::Mv, v0, c1, Reg::NONE));
+        assert_eq!((ops[2].2, ops[2].3), (c1, c1));
+        assert_eq!(ops[3].3, c1);
+        assert_eq!(ops[4].0, MOp::Call);
+        // After the call: one reload into a second copy, read twice.
+        let c2 = ops[5].1;
+        assert_eq!(ops[5], (MOp::Mv, c2, v0, Reg::NONE));
+        assert!(c2 != c1 && c2 != v0);
+        assert_eq!(ops[6].2, c2);
+        assert_eq!(ops[7].3, c2);
+        // Nothing else reads the slot.
+        let reads = mf.insts.iter().flat_map(|m| m.uses()).filter(|&r| r == v0);
+        assert_eq!(reads.count(), 1);
+        assert_eq!(mf.blocks[0].end as usize, mf.insts.len());
+    }
+
+    #[test]
+    fn a_lone_read_is_left_to_reload() {
+        let mut mf = around_call();
+        // v1 is written, rewritten and, after the call, read once.
+        let alloc = spilled(&mf, &[1]);
+        assert!(local_copies(&mut mf, &alloc));
+        let v1 = Reg::vreg(1);
+        let last = mf.insts[mf.insts.len() - 2];
+        assert_eq!((last.op, last.rs2), (MOp::Addw, v1));
+        // The first write goes through a copy the rewrite reads; the rewrite, read only after
+        // the call, writes the slot directly.
+        let c = mf.insts[1].rd;
+        assert!(c.is_virt() && c != v1);
+        assert_eq!(
+            (mf.insts[2].op, mf.insts[2].rd, mf.insts[2].rs1),
+            (MOp::Mv, v1, c)
+        );
+        assert_eq!((mf.insts[3].rd, mf.insts[3].rs1), (v1, c));
+    }
+}
