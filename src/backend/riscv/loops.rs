@@ -157,6 +157,23 @@ pub fn innermost(mf: &MFunc, iv: &Intervals) -> Vec<InnerLoop> {
     // loop the program runs: the strongly connected component around its header is larger
     // and no natural loop holds it. Such a loop is not reported as innermost.
     let scc = components(&rpo, &mf.blocks, &preds);
+    // The blocks of each component, grouped: `members[member_start[c]..member_start[c + 1]]`.
+    let ncomp = rpo.iter().map(|&b| scc[b as usize] + 1).max().unwrap_or(0) as usize;
+    let mut member_start = vec![0u32; ncomp + 1];
+    for &b in &rpo {
+        member_start[scc[b as usize] as usize + 1] += 1;
+    }
+    for c in 0..ncomp {
+        member_start[c + 1] += member_start[c];
+    }
+    let mut members = vec![0u32; rpo.len()];
+    let mut fill = member_start.clone();
+    for &b in &rpo {
+        let c = scc[b as usize] as usize;
+        members[fill[c] as usize] = b;
+        fill[c] += 1;
+    }
+    drop(fill);
     let mut out = Vec::new();
     for (k, &h) in headers.iter().enumerate() {
         let body = &bodies[k];
@@ -164,8 +181,9 @@ pub fn innermost(mf: &MFunc, iv: &Intervals) -> Vec<InnerLoop> {
         if !inner {
             continue;
         }
-        let c = scc[h as usize];
-        let in_region = |b: &[bool]| rpo.iter().all(|&x| scc[x as usize] != c || b[x as usize]);
+        let c = scc[h as usize] as usize;
+        let component = &members[member_start[c] as usize..member_start[c + 1] as usize];
+        let in_region = |b: &[bool]| component.iter().all(|&x| b[x as usize]);
         if !bodies.iter().any(|b| in_region(b)) {
             continue;
         }
