@@ -36,7 +36,7 @@ pub struct Intervals {
     /// Spill weight: higher means more costly to spill.
     pub weight: Vec<f32>,
     /// Per physical register (0..64): sorted, disjoint-ish ranges where it is fixed-live.
-    pub fixed: Vec<Vec<(u32, u32)>>,
+    pub fixed: RangeLists,
     /// Per virtual register: sorted disjoint live ranges `[s, e]` (inclusive), with holes.
     pub ranges: RangeLists,
 }
@@ -272,7 +272,7 @@ pub fn compute(mf: &MFunc) -> Intervals {
         start: vec![u32::MAX; nv],
         end: vec![0; nv],
         weight: vec![0.0; nv],
-        fixed: vec![Vec::new(); 64],
+        fixed: RangeLists::default(),
         ranges: RangeLists::default(),
     };
     let mut rl = RangeBuilder {
@@ -378,20 +378,24 @@ pub fn compute(mf: &MFunc) -> Intervals {
         }
     }
     iv.ranges = RangeLists { offset, data };
-    // Phase 4, per register (sorted below).
-    let mut count = [0usize; 64];
+    // Phase 4, grouped by register and sorted.
+    let mut offset = vec![0u32; 65];
     for &(r, _, _) in &fixed {
-        count[r as usize] += 1;
+        offset[r as usize + 1] += 1;
     }
-    for (r, list) in iv.fixed.iter_mut().enumerate() {
-        list.reserve_exact(count[r]);
+    for r in 0..64 {
+        offset[r + 1] += offset[r];
     }
+    let mut data = vec![(0u32, 0u32); fixed.len()];
+    let mut fill = offset.clone();
     for &(r, s, e) in &fixed {
-        iv.fixed[r as usize].push((s, e));
+        data[fill[r as usize] as usize] = (s, e);
+        fill[r as usize] += 1;
     }
-    drop(fixed);
-    for v in &mut iv.fixed {
-        v.sort_unstable();
+    drop((fixed, fill));
+    for r in 0..64 {
+        data[offset[r] as usize..offset[r + 1] as usize].sort_unstable();
     }
+    iv.fixed = RangeLists { offset, data };
     iv
 }

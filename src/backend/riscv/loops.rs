@@ -26,8 +26,23 @@ pub struct InnerLoop {
     pub has_call: bool,
 }
 
-/// Reverse postorder of the blocks reachable from `entry`, and the predecessors of each.
-pub(super) fn rpo_and_preds(mf: &MFunc, entry: u32) -> (Vec<u32>, Vec<Vec<u32>>) {
+/// The predecessors of each block in one table: `preds[b]` is the slice of block `b`.
+pub(super) struct Preds {
+    start: Vec<u32>,
+    list: Vec<u32>,
+}
+
+impl std::ops::Index<usize> for Preds {
+    type Output = [u32];
+    #[inline]
+    fn index(&self, b: usize) -> &[u32] {
+        &self.list[self.start[b] as usize..self.start[b + 1] as usize]
+    }
+}
+
+/// Reverse postorder of the blocks reachable from `entry`, and the predecessors of each (in
+/// reverse postorder, once per edge).
+pub(super) fn rpo_and_preds(mf: &MFunc, entry: u32) -> (Vec<u32>, Preds) {
     let nb = mf.blocks.len();
     // Reverse postorder from the entry.
     let mut rpo = Vec::with_capacity(nb);
@@ -50,13 +65,24 @@ pub(super) fn rpo_and_preds(mf: &MFunc, entry: u32) -> (Vec<u32>, Vec<Vec<u32>>)
         }
     }
     rpo.reverse();
-    let mut preds: Vec<Vec<u32>> = vec![Vec::new(); nb];
+    let mut start = vec![0u32; nb + 1];
     for &b in &rpo {
         for &s in &mf.blocks[b as usize].succs {
-            preds[s as usize].push(b);
+            start[s as usize + 1] += 1;
         }
     }
-    (rpo, preds)
+    for k in 0..nb {
+        start[k + 1] += start[k];
+    }
+    let mut list = vec![0u32; start[nb] as usize];
+    let mut fill = start.clone();
+    for &b in &rpo {
+        for &s in &mf.blocks[b as usize].succs {
+            list[fill[s as usize] as usize] = b;
+            fill[s as usize] += 1;
+        }
+    }
+    (rpo, Preds { start, list })
 }
 
 /// Per block: whether it lies on a cycle of the CFG (its strongly connected component has an
@@ -110,6 +136,7 @@ pub fn innermost(mf: &MFunc, iv: &Intervals) -> Vec<InnerLoop> {
     // Natural loops, merged per header.
     let mut headers: Vec<u32> = Vec::new();
     let mut bodies: Vec<Vec<bool>> = Vec::new();
+    let mut work: Vec<u32> = Vec::new();
     for &t in &rpo {
         for &h in &mf.blocks[t as usize].succs {
             if !dominates(h, t) {
@@ -125,7 +152,7 @@ pub fn innermost(mf: &MFunc, iv: &Intervals) -> Vec<InnerLoop> {
             };
             let body = &mut bodies[k];
             body[h as usize] = true;
-            let mut work = vec![t];
+            work.push(t);
             while let Some(b) = work.pop() {
                 if !body[b as usize] {
                     body[b as usize] = true;
@@ -215,7 +242,7 @@ pub fn innermost(mf: &MFunc, iv: &Intervals) -> Vec<InnerLoop> {
 /// get `u32::MAX`) and reverse postorder numbers (`u32::MAX` when unreachable).
 pub(super) fn dominators(
     rpo: &[u32],
-    preds: &[Vec<u32>],
+    preds: &Preds,
     entry: u32,
     nb: usize,
 ) -> (Vec<u32>, Vec<u32>) {
@@ -261,7 +288,7 @@ pub(super) fn dominators(
 /// Strongly connected components of the blocks reachable from the entry (`rpo` in reverse
 /// postorder), numbered from 0 (Kosaraju: the second search runs on reversed edges in reverse
 /// postorder); unreachable blocks get `u32::MAX`.
-pub(super) fn components(rpo: &[u32], blocks: &[MBlock], preds: &[Vec<u32>]) -> Vec<u32> {
+pub(super) fn components(rpo: &[u32], blocks: &[MBlock], preds: &Preds) -> Vec<u32> {
     let mut comp = vec![u32::MAX; blocks.len()];
     let mut reachable = vec![false; blocks.len()];
     rpo.iter().for_each(|&b| reachable[b as usize] = true);

@@ -300,14 +300,14 @@ impl Occupancy {
     fn new(iv: &Intervals) -> Occupancy {
         let last = (0..iv.start.len())
             .flat_map(|v| iv.ranges[v].last())
-            .chain(iv.fixed.iter().flat_map(|f| f.iter()))
+            .chain((0..64).flat_map(|r| iv.fixed[r].iter()))
             .map(|&(_, e)| e as usize)
             .max()
             .unwrap_or(0);
         let words = last / 64 + 1;
         let mut fixed = vec![0u64; 64 * words];
-        for (r, f) in iv.fixed.iter().enumerate() {
-            for &(s, e) in f {
+        for r in 0..64 {
+            for &(s, e) in &iv.fixed[r] {
                 set_bits(&mut fixed[r * words..][..words], s, e, true);
             }
         }
