@@ -156,6 +156,10 @@ pub fn select(f: &Function, cx: &ModuleCx, isa: Isa) -> MFunc {
         mf: MFunc {
             label: sym.replace('.', "_"),
             sym,
+            // Most IR instructions select to one or two machine instructions and one register.
+            insts: Vec::with_capacity(2 * f.num_insts()),
+            vclass: Vec::with_capacity(f.num_values()),
+            remat: Vec::with_capacity(f.num_values()),
             ..Default::default()
         },
         vmap: vec![Reg::NONE; f.num_values()],

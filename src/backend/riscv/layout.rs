@@ -84,55 +84,74 @@ fn pass(mf: &mut MFunc) -> bool {
                 .any(|mi| mi.rd.is_some())
         })
         .collect();
+    // The block a jump duplicates, if any: `j H` with `H` small and not the block itself.
+    let dup_target = |b: u32| -> Option<usize> {
+        let blk = &mf.blocks[b as usize];
+        let body = &mf.insts[blk.start as usize..blk.end as usize];
+        let last = body.last()?;
+        let h = last.imm as usize;
+        (last.op == MOp::J
+            && last.imm as u32 != b
+            && dupable[h]
+            && (!writes[h] || !body.iter().any(|mi| mi.op.is_branch())))
+        .then_some(h)
+    };
+    let changed = mf.order.iter().any(|&b| dup_target(b).is_some());
+    if !changed && !threaded {
+        return false;
+    }
+    // New code, and per block its new range in it (the old ranges stay readable meanwhile).
     let mut insts = Vec::with_capacity(mf.insts.len());
-    let mut new_blocks = mf.blocks.clone();
-    let mut changed = false;
+    let mut range = vec![(0u32, 0u32); nb];
     for &b in &mf.order {
         let blk = &mf.blocks[b as usize];
         let start = insts.len() as u32;
         let body = &mf.insts[blk.start as usize..blk.end as usize];
-        match body.last() {
-            Some(last)
-                if last.op == MOp::J
-                    && last.imm as u32 != b
-                    && dupable[last.imm as usize]
-                    && (!writes[last.imm as usize] || !body.iter().any(|mi| mi.op.is_branch())) =>
-            {
-                let h = &mf.blocks[last.imm as usize];
+        match dup_target(b) {
+            Some(h) => {
+                let h = &mf.blocks[h];
                 insts.extend_from_slice(&body[..body.len() - 1]);
                 insts.extend_from_slice(&mf.insts[h.start as usize..h.end as usize]);
-                changed = true;
             }
-            _ => insts.extend_from_slice(body),
+            None => insts.extend_from_slice(body),
         }
-        let nbk = &mut new_blocks[b as usize];
-        nbk.start = start;
-        nbk.end = insts.len() as u32;
-        nbk.succs = insts[start as usize..]
-            .iter()
-            .filter(|mi| mi.op.is_branch() || mi.op == MOp::J)
-            .map(|mi| mi.imm as u32)
-            .collect();
+        range[b as usize] = (start, insts.len() as u32);
     }
-    if !changed && !threaded {
-        return false;
+    for &b in &mf.order {
+        let (start, end) = range[b as usize];
+        let blk = &mut mf.blocks[b as usize];
+        blk.start = start;
+        blk.end = end;
+        blk.succs.clear();
+        blk.succs.extend(
+            insts[start as usize..end as usize]
+                .iter()
+                .filter(|mi| mi.op.is_branch() || mi.op == MOp::J)
+                .map(|mi| mi.imm as u32),
+        );
     }
+    drop(range);
     // Drop blocks that became unreachable.
     let mut reach = vec![false; nb];
     let mut stack = vec![mf.order[0]];
     reach[mf.order[0] as usize] = true;
     while let Some(b) = stack.pop() {
-        for &s in &new_blocks[b as usize].succs {
+        for &s in &mf.blocks[b as usize].succs {
             if !reach[s as usize] {
                 reach[s as usize] = true;
                 stack.push(s);
             }
         }
     }
+    if mf.order.iter().all(|&b| reach[b as usize]) {
+        // Every block stays where `insts` has it.
+        mf.insts = insts;
+        return true;
+    }
     let mut out = Vec::with_capacity(insts.len());
     let mut order = Vec::with_capacity(mf.order.len());
     for &b in &mf.order {
-        let blk = &mut new_blocks[b as usize];
+        let blk = &mut mf.blocks[b as usize];
         if !reach[b as usize] {
             blk.start = 0;
             blk.end = 0;
@@ -146,7 +165,6 @@ fn pass(mf: &mut MFunc) -> bool {
         order.push(b);
     }
     mf.insts = out;
-    mf.blocks = new_blocks;
     mf.order = order;
     true
 }

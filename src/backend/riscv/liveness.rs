@@ -36,7 +36,7 @@ pub struct Intervals {
     /// Spill weight: higher means more costly to spill.
     pub weight: Vec<f32>,
     /// Per physical register (0..64): sorted, disjoint-ish ranges where it is fixed-live.
-    pub fixed: Vec<Vec<(u32, u32)>>,
+    pub fixed: RangeLists,
     /// Per virtual register: sorted disjoint live ranges `[s, e]` (inclusive), with holes.
     pub ranges: RangeLists,
 }
@@ -272,7 +272,7 @@ pub fn compute(mf: &MFunc) -> Intervals {
         start: vec![u32::MAX; nv],
         end: vec![0; nv],
         weight: vec![0.0; nv],
-        fixed: vec![Vec::new(); 64],
+        fixed: RangeLists::default(),
         ranges: RangeLists::default(),
     };
     let mut rl = RangeBuilder {
@@ -281,6 +281,10 @@ pub fn compute(mf: &MFunc) -> Intervals {
     };
     let mut live = vec![false; nv];
     let mut live_list: Vec<usize> = Vec::new();
+    // Phase 4 runs in the same walk: fixed ranges as (register, start, end), and per physical
+    // register the end of its range open at the current instruction.
+    let mut fixed: Vec<(u32, u32, u32)> = Vec::new();
+    let mut live_end: [u32; 64] = [u32::MAX; 64];
     for &b in mf.order.iter().rev() {
         let bi = b as usize;
         let blk = &mf.blocks[bi];
@@ -322,9 +326,28 @@ pub fn compute(mf: &MFunc) -> Intervals {
                     iv.weight[v] += freq;
                 }
             }
+            let dp = 2 * k + 1;
+            mf.for_each_def(mi, |r| {
+                if is_allocatable(r) {
+                    let e = live_end[r.0 as usize];
+                    fixed.push((r.0, dp, if e == u32::MAX { dp } else { e }));
+                    live_end[r.0 as usize] = u32::MAX;
+                }
+            });
+            mf.for_each_use(mi, |r| {
+                if is_allocatable(r) && live_end[r.0 as usize] == u32::MAX {
+                    live_end[r.0 as usize] = 2 * k;
+                }
+            });
         }
         for v in live_list.drain(..) {
             live[v] = false;
+        }
+        for (r, end) in live_end.iter_mut().enumerate() {
+            if *end != u32::MAX {
+                fixed.push((r as u32, 2 * blk.start, *end));
+                *end = u32::MAX;
+            }
         }
     }
     drop((outs, out_head, live, live_list));
@@ -355,35 +378,24 @@ pub fn compute(mf: &MFunc) -> Intervals {
         }
     }
     iv.ranges = RangeLists { offset, data };
-    // Phase 4: fixed ranges.
-    let mut live_end: [u32; 64] = [u32::MAX; 64];
-    for &b in &mf.order {
-        let blk = &mf.blocks[b as usize];
-        for k in (blk.start..blk.end).rev() {
-            let mi = &mf.insts[k as usize];
-            let dp = 2 * k + 1;
-            mf.for_each_def(mi, |r| {
-                if is_allocatable(r) {
-                    let e = live_end[r.0 as usize];
-                    iv.fixed[r.0 as usize].push((dp, if e == u32::MAX { dp } else { e }));
-                    live_end[r.0 as usize] = u32::MAX;
-                }
-            });
-            mf.for_each_use(mi, |r| {
-                if is_allocatable(r) && live_end[r.0 as usize] == u32::MAX {
-                    live_end[r.0 as usize] = 2 * k;
-                }
-            });
-        }
-        for (r, end) in live_end.iter_mut().enumerate() {
-            if *end != u32::MAX {
-                iv.fixed[r].push((2 * blk.start, *end));
-                *end = u32::MAX;
-            }
-        }
+    // Phase 4, grouped by register and sorted.
+    let mut offset = vec![0u32; 65];
+    for &(r, _, _) in &fixed {
+        offset[r as usize + 1] += 1;
     }
-    for v in &mut iv.fixed {
-        v.sort_unstable();
+    for r in 0..64 {
+        offset[r + 1] += offset[r];
     }
+    let mut data = vec![(0u32, 0u32); fixed.len()];
+    let mut fill = offset.clone();
+    for &(r, s, e) in &fixed {
+        data[fill[r as usize] as usize] = (s, e);
+        fill[r as usize] += 1;
+    }
+    drop((fixed, fill));
+    for r in 0..64 {
+        data[offset[r] as usize..offset[r + 1] as usize].sort_unstable();
+    }
+    iv.fixed = RangeLists { offset, data };
     iv
 }

@@ -26,8 +26,23 @@ pub struct InnerLoop {
     pub has_call: bool,
 }
 
-/// Reverse postorder of the blocks reachable from `entry`, and the predecessors of each.
-pub(super) fn rpo_and_preds(mf: &MFunc, entry: u32) -> (Vec<u32>, Vec<Vec<u32>>) {
+/// The predecessors of each block in one table: `preds[b]` is the slice of block `b`.
+pub(super) struct Preds {
+    start: Vec<u32>,
+    list: Vec<u32>,
+}
+
+impl std::ops::Index<usize> for Preds {
+    type Output = [u32];
+    #[inline]
+    fn index(&self, b: usize) -> &[u32] {
+        &self.list[self.start[b] as usize..self.start[b + 1] as usize]
+    }
+}
+
+/// Reverse postorder of the blocks reachable from `entry`, and the predecessors of each (in
+/// reverse postorder, once per edge).
+pub(super) fn rpo_and_preds(mf: &MFunc, entry: u32) -> (Vec<u32>, Preds) {
     let nb = mf.blocks.len();
     // Reverse postorder from the entry.
     let mut rpo = Vec::with_capacity(nb);
@@ -50,13 +65,24 @@ pub(super) fn rpo_and_preds(mf: &MFunc, entry: u32) -> (Vec<u32>, Vec<Vec<u32>>)
         }
     }
     rpo.reverse();
-    let mut preds: Vec<Vec<u32>> = vec![Vec::new(); nb];
+    let mut start = vec![0u32; nb + 1];
     for &b in &rpo {
         for &s in &mf.blocks[b as usize].succs {
-            preds[s as usize].push(b);
+            start[s as usize + 1] += 1;
         }
     }
-    (rpo, preds)
+    for k in 0..nb {
+        start[k + 1] += start[k];
+    }
+    let mut list = vec![0u32; start[nb] as usize];
+    let mut fill = start.clone();
+    for &b in &rpo {
+        for &s in &mf.blocks[b as usize].succs {
+            list[fill[s as usize] as usize] = b;
+            fill[s as usize] += 1;
+        }
+    }
+    (rpo, Preds { start, list })
 }
 
 /// Per block: whether it lies on a cycle of the CFG (its strongly connected component has an
@@ -110,6 +136,7 @@ pub fn innermost(mf: &MFunc, iv: &Intervals) -> Vec<InnerLoop> {
     // Natural loops, merged per header.
     let mut headers: Vec<u32> = Vec::new();
     let mut bodies: Vec<Vec<bool>> = Vec::new();
+    let mut work: Vec<u32> = Vec::new();
     for &t in &rpo {
         for &h in &mf.blocks[t as usize].succs {
             if !dominates(h, t) {
@@ -125,7 +152,7 @@ pub fn innermost(mf: &MFunc, iv: &Intervals) -> Vec<InnerLoop> {
             };
             let body = &mut bodies[k];
             body[h as usize] = true;
-            let mut work = vec![t];
+            work.push(t);
             while let Some(b) = work.pop() {
                 if !body[b as usize] {
                     body[b as usize] = true;
@@ -157,6 +184,23 @@ pub fn innermost(mf: &MFunc, iv: &Intervals) -> Vec<InnerLoop> {
     // loop the program runs: the strongly connected component around its header is larger
     // and no natural loop holds it. Such a loop is not reported as innermost.
     let scc = components(&rpo, &mf.blocks, &preds);
+    // The blocks of each component, grouped: `members[member_start[c]..member_start[c + 1]]`.
+    let ncomp = rpo.iter().map(|&b| scc[b as usize] + 1).max().unwrap_or(0) as usize;
+    let mut member_start = vec![0u32; ncomp + 1];
+    for &b in &rpo {
+        member_start[scc[b as usize] as usize + 1] += 1;
+    }
+    for c in 0..ncomp {
+        member_start[c + 1] += member_start[c];
+    }
+    let mut members = vec![0u32; rpo.len()];
+    let mut fill = member_start.clone();
+    for &b in &rpo {
+        let c = scc[b as usize] as usize;
+        members[fill[c] as usize] = b;
+        fill[c] += 1;
+    }
+    drop(fill);
     let mut out = Vec::new();
     for (k, &h) in headers.iter().enumerate() {
         let body = &bodies[k];
@@ -164,8 +208,9 @@ pub fn innermost(mf: &MFunc, iv: &Intervals) -> Vec<InnerLoop> {
         if !inner {
             continue;
         }
-        let c = scc[h as usize];
-        let in_region = |b: &[bool]| rpo.iter().all(|&x| scc[x as usize] != c || b[x as usize]);
+        let c = scc[h as usize] as usize;
+        let component = &members[member_start[c] as usize..member_start[c + 1] as usize];
+        let in_region = |b: &[bool]| component.iter().all(|&x| b[x as usize]);
         if !bodies.iter().any(|b| in_region(b)) {
             continue;
         }
@@ -197,7 +242,7 @@ pub fn innermost(mf: &MFunc, iv: &Intervals) -> Vec<InnerLoop> {
 /// get `u32::MAX`) and reverse postorder numbers (`u32::MAX` when unreachable).
 pub(super) fn dominators(
     rpo: &[u32],
-    preds: &[Vec<u32>],
+    preds: &Preds,
     entry: u32,
     nb: usize,
 ) -> (Vec<u32>, Vec<u32>) {
@@ -243,7 +288,7 @@ pub(super) fn dominators(
 /// Strongly connected components of the blocks reachable from the entry (`rpo` in reverse
 /// postorder), numbered from 0 (Kosaraju: the second search runs on reversed edges in reverse
 /// postorder); unreachable blocks get `u32::MAX`.
-pub(super) fn components(rpo: &[u32], blocks: &[MBlock], preds: &[Vec<u32>]) -> Vec<u32> {
+pub(super) fn components(rpo: &[u32], blocks: &[MBlock], preds: &Preds) -> Vec<u32> {
     let mut comp = vec![u32::MAX; blocks.len()];
     let mut reachable = vec![false; blocks.len()];
     rpo.iter().for_each(|&b| reachable[b as usize] = true);

@@ -362,79 +362,111 @@ fn drop_dead_spill_stores(code: &mut Vec<MInst>, spill: &Range<i64>) {
             code.len()
         }
     };
-    // Slots an sp-relative access touches.
-    let touched = |mi: &MInst| -> Option<Range<usize>> {
-        if mi.rs1 != Reg::SP || !(mi.op.is_load() || mi.op.is_store()) {
-            return None;
-        }
-        let (lo, hi) = (
-            mi.imm.max(spill.start),
-            (mi.imm + width(mi.op)).min(spill.end),
-        );
-        (lo < hi).then(|| ((lo - spill.start) / 8) as usize..((hi - spill.start + 7) / 8) as usize)
-    };
-    // Walks block `b` backwards from its live-out `live`, calling `store(k, live_after)` at
-    // each full spill store. Returns the live-in.
-    let walk = |b: usize,
-                live_in: &[Vec<u64>],
-                mut store: Option<&mut dyn FnMut(usize, bool)>|
-     -> Vec<u64> {
-        let (s, e) = (starts[b], end_of(b));
-        let mut live = vec![0u64; words];
+    // Per block, the instructions that matter to slot liveness, in code order:
+    // `events[event_start[b]..event_start[b + 1]]`.
+    let mut events: Vec<Event> = Vec::new();
+    let mut event_start: Vec<u32> = Vec::with_capacity(nb + 1);
+    // Whether each block falls through to the next one.
+    let mut falls: Vec<bool> = Vec::with_capacity(nb);
+    for (b, &s) in starts.iter().enumerate() {
+        event_start.push(events.len() as u32);
+        let e = end_of(b);
         let last = code[s..e].iter().rev().find(|mi| mi.op != MOp::Label);
-        let falls = !last.is_some_and(|mi| mi.op.is_terminator());
-        if falls && b + 1 < nb {
-            live.iter_mut()
-                .zip(&live_in[b + 1])
-                .for_each(|(x, y)| *x |= y);
-        }
-        for k in (s..e).rev() {
-            let mi = &code[k];
+        falls.push(!last.is_some_and(|mi| mi.op.is_terminator()) && b + 1 < nb);
+        for (k, mi) in code.iter().enumerate().take(e).skip(s) {
             if mi.op.is_branch() || mi.op == MOp::J {
                 if let Some(&t) = label_block.get(&mi.imm) {
-                    live.iter_mut().zip(&live_in[t]).for_each(|(x, y)| *x |= y);
+                    events.push(Event::Branch(t as u32));
                 }
             }
             if matches!(mi.op, MOp::Ret | MOp::TailCall) {
-                live.iter_mut().for_each(|x| *x = 0);
+                events.push(Event::Clear);
             }
-            if let Some(r) = touched(mi) {
-                if mi.op.is_store() {
-                    if let (Some(off), Some(f)) = (spill_access(mi, spill), store.as_mut()) {
-                        let slot = ((off - spill.start) / 8) as usize;
-                        f(k, live[slot / 64] >> (slot % 64) & 1 != 0);
-                    }
-                    if width(mi.op) == 8 && spill_access(mi, spill).is_some() {
-                        let slot = r.start;
-                        live[slot / 64] &= !(1 << (slot % 64));
-                    }
-                } else {
-                    for slot in r {
+            if mi.rs1 != Reg::SP || !(mi.op.is_load() || mi.op.is_store()) {
+                continue;
+            }
+            // Slots the access touches.
+            let (lo, hi) = (
+                mi.imm.max(spill.start),
+                (mi.imm + width(mi.op)).min(spill.end),
+            );
+            if lo >= hi {
+                continue;
+            }
+            if mi.op.is_store() {
+                if let Some(off) = spill_access(mi, spill) {
+                    events.push(Event::Store(k as u32, ((off - spill.start) / 8) as u32));
+                }
+            } else {
+                let (a, z) = ((lo - spill.start) / 8, (hi - spill.start + 7) / 8);
+                events.push(Event::Load(a as u32, z as u32));
+            }
+        }
+    }
+    event_start.push(events.len() as u32);
+    drop(label_block);
+    // Walks block `b` backwards from its live-out into `live`, calling `store(k, live_after)`
+    // at each full spill store; `live` ends as the block's live-in.
+    let walk = |b: usize, live_in: &[u64], live: &mut [u64], store: &mut dyn FnMut(usize, bool)| {
+        live.fill(0);
+        if falls[b] {
+            let next = &live_in[(b + 1) * words..][..words];
+            live.iter_mut().zip(next).for_each(|(x, y)| *x |= y);
+        }
+        let evs = &events[event_start[b] as usize..event_start[b + 1] as usize];
+        for ev in evs.iter().rev() {
+            match *ev {
+                Event::Branch(t) => {
+                    let t = &live_in[t as usize * words..][..words];
+                    live.iter_mut().zip(t).for_each(|(x, y)| *x |= y);
+                }
+                Event::Clear => live.fill(0),
+                Event::Store(k, slot) => {
+                    let slot = slot as usize;
+                    store(k as usize, live[slot / 64] >> (slot % 64) & 1 != 0);
+                    live[slot / 64] &= !(1 << (slot % 64));
+                }
+                Event::Load(a, z) => {
+                    for slot in a as usize..z as usize {
                         live[slot / 64] |= 1 << (slot % 64);
                     }
                 }
             }
         }
-        live
     };
-    let mut live_in = vec![vec![0u64; words]; nb];
+    let mut live_in = vec![0u64; nb * words];
+    let mut live = vec![0u64; words];
     let mut changed = true;
     while changed {
         changed = false;
         for b in (0..nb).rev() {
-            let l = walk(b, &live_in, None);
-            if l != live_in[b] {
-                live_in[b] = l;
+            walk(b, &live_in, &mut live, &mut |_, _| {});
+            let cur = &mut live_in[b * words..][..words];
+            if *cur != *live {
+                cur.copy_from_slice(&live);
                 changed = true;
             }
         }
     }
     let mut keep = vec![true; code.len()];
     for b in 0..nb {
-        walk(b, &live_in, Some(&mut |k, live| keep[k] = live));
+        walk(b, &live_in, &mut live, &mut |k, l| keep[k] = l);
     }
     let mut it = keep.iter();
     code.retain(|_| *it.next().unwrap());
+}
+
+/// What one instruction does to the liveness of spill slots (`drop_dead_spill_stores`).
+#[derive(Clone, Copy)]
+enum Event {
+    /// A branch or jump to a block (index): its live-in joins.
+    Branch(u32),
+    /// A return: nothing is live after it.
+    Clear,
+    /// A full spill store (instruction index, slot): kills the slot.
+    Store(u32, u32),
+    /// A load touching slots `[from, to)`.
+    Load(u32, u32),
 }
 
 #[cfg(test)]

@@ -36,14 +36,9 @@ use super::Allocation;
 
 pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
     let nv = mf.num_vregs();
-    // Phase 1: hints, each weighted by the execution frequency of its copies.
-    let mut hints: Vec<Vec<(Reg, f32)>> = vec![Vec::new(); nv];
-    fn add(list: &mut Vec<(Reg, f32)>, r: Reg, w: f32) {
-        match list.iter_mut().find(|(x, _)| *x == r) {
-            Some(e) => e.1 += w,
-            None => list.push((r, w)),
-        }
-    }
+    // Phase 1: hints, each weighted by the execution frequency of its copies. First every
+    // (register, hinted register, frequency) in code order, then grouped by register.
+    let mut moves: Vec<(u32, Reg, f32)> = Vec::new();
     for &b in &mf.order {
         let blk = &mf.blocks[b as usize];
         let freq = 10f32.powi(blk.depth.min(6) as i32);
@@ -53,24 +48,20 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
             }
             let (d, s) = (mi.rd, mi.rs1);
             match (d.is_virt(), s.is_virt()) {
-                (true, false) if is_allocatable(s) => add(&mut hints[d.vindex()], s, freq),
-                (false, true) if is_allocatable(d) => add(&mut hints[s.vindex()], d, freq),
+                (true, false) if is_allocatable(s) => moves.push((d.vindex() as u32, s, freq)),
+                (false, true) if is_allocatable(d) => moves.push((s.vindex() as u32, d, freq)),
                 (true, true) if d != s => {
-                    add(&mut hints[d.vindex()], s, freq);
-                    add(&mut hints[s.vindex()], d, freq);
+                    moves.push((d.vindex() as u32, s, freq));
+                    moves.push((s.vindex() as u32, d, freq));
                 }
                 _ => {}
             }
         }
     }
-    for h in &mut hints {
-        h.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    }
-    // Phase 2-3.
-    let mut order: Vec<u32> = (0..nv as u32)
-        .filter(|&v| iv.start[v as usize] != u32::MAX)
-        .collect();
-    order.sort_unstable_by_key(|&v| (iv.start[v as usize], v));
+    let hints = Hints::new(nv, &moves);
+    drop(moves);
+    // Phase 2-3: intervals by increasing start (then number), by a counting sort on starts.
+    let order = by_start(iv);
     let mut alloc = Allocation {
         reg: vec![Reg::NONE; nv],
         slot: vec![u32::MAX; nv],
@@ -96,7 +87,7 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
         let free =
             |r: Reg, occ: &Occupancy| !occ.conflicts(r, ranges) && !occ.fixed_conflict(r, ranges);
         let mut pick = Reg::NONE;
-        for &(h, _) in &hints[vi] {
+        for &(h, _) in hints.of(vi) {
             let h = if h.is_virt() {
                 alloc.reg[h.vindex()]
             } else {
@@ -116,7 +107,12 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
         }
         if pick.is_none() {
             // Spill the cheapest of the new interval and the active ones it could replace.
-            let holders: [u32; 64] = std::array::from_fn(|r| occ.holder(Reg(r as u32), pos, iv));
+            let first = match class {
+                RegClass::Int => 0,
+                RegClass::Float => 32,
+            };
+            let holders: [u32; 32] =
+                std::array::from_fn(|r| occ.holder(Reg(first + r as u32), pos, iv));
             let victim = holders
                 .into_iter()
                 .filter(|&a| {
@@ -167,6 +163,87 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
     }
     alloc.num_slots = slot_end.len() as u32;
     alloc
+}
+
+/// Per virtual register, its hinted registers with their summed weights, heaviest first (then
+/// by register number): one table, `list[offset[v]..offset[v + 1]]` for `v`.
+struct Hints {
+    offset: Vec<u32>,
+    list: Vec<(Reg, f32)>,
+}
+
+impl Hints {
+    /// Groups `moves` (register, hinted register, weight) by register; the weights of one
+    /// pair are summed in the order of `moves`.
+    fn new(nv: usize, moves: &[(u32, Reg, f32)]) -> Hints {
+        let mut offset = vec![0u32; nv + 1];
+        for &(v, _, _) in moves {
+            offset[v as usize + 1] += 1;
+        }
+        for k in 0..nv {
+            offset[k + 1] += offset[k];
+        }
+        let mut fill = offset.clone();
+        let mut list = vec![(Reg::NONE, 0f32); moves.len()];
+        for &(v, r, w) in moves {
+            list[fill[v as usize] as usize] = (r, w);
+            fill[v as usize] += 1;
+        }
+        // Merge repeated registers into their first entry, then sort each group.
+        let mut out = 0usize;
+        for v in 0..nv {
+            let (s, e) = (offset[v] as usize, offset[v + 1] as usize);
+            offset[v] = out as u32;
+            let first = out;
+            for k in s..e {
+                let (r, w) = list[k];
+                match list[first..out].iter_mut().find(|(x, _)| *x == r) {
+                    Some(e) => e.1 += w,
+                    None => {
+                        list[out] = (r, w);
+                        out += 1;
+                    }
+                }
+            }
+            list[first..out].sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        }
+        offset[nv] = out as u32;
+        list.truncate(out);
+        Hints { offset, list }
+    }
+
+    fn of(&self, v: usize) -> &[(Reg, f32)] {
+        &self.list[self.offset[v] as usize..self.offset[v + 1] as usize]
+    }
+}
+
+/// The live intervals (those with a start) ordered by start, then by number.
+fn by_start(iv: &Intervals) -> Vec<u32> {
+    let nv = iv.start.len();
+    let max = (0..nv)
+        .map(|v| iv.start[v])
+        .filter(|&s| s != u32::MAX)
+        .max();
+    let Some(max) = max else {
+        return Vec::new();
+    };
+    let mut count = vec![0u32; max as usize + 2];
+    for &s in &iv.start {
+        if s != u32::MAX {
+            count[s as usize + 1] += 1;
+        }
+    }
+    for k in 0..=max as usize {
+        count[k + 1] += count[k];
+    }
+    let mut order = vec![0u32; count[max as usize + 1] as usize];
+    for (v, &s) in iv.start.iter().enumerate() {
+        if s != u32::MAX {
+            order[count[s as usize] as usize] = v as u32;
+            count[s as usize] += 1;
+        }
+    }
+    order
 }
 
 /// For each physical register, the positions where an interval allocated to it so far is live
@@ -223,14 +300,14 @@ impl Occupancy {
     fn new(iv: &Intervals) -> Occupancy {
         let last = (0..iv.start.len())
             .flat_map(|v| iv.ranges[v].last())
-            .chain(iv.fixed.iter().flat_map(|f| f.iter()))
+            .chain((0..64).flat_map(|r| iv.fixed[r].iter()))
             .map(|&(_, e)| e as usize)
             .max()
             .unwrap_or(0);
         let words = last / 64 + 1;
         let mut fixed = vec![0u64; 64 * words];
-        for (r, f) in iv.fixed.iter().enumerate() {
-            for &(s, e) in f {
+        for r in 0..64 {
+            for &(s, e) in &iv.fixed[r] {
                 set_bits(&mut fixed[r * words..][..words], s, e, true);
             }
         }
