@@ -75,6 +75,11 @@ pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved
             })
             .collect(),
         calling,
+        looped: forest
+            .loops
+            .keys()
+            .flat_map(|l| forest.loops[l].blocks.iter().copied())
+            .collect(),
         cfg,
         dt,
         consts: FxHashMap::default(),
@@ -137,6 +142,8 @@ struct Emit<'a> {
     divided: FxHashSet<(Value, u64)>,
     /// Blocks inside a loop that contains a call.
     calling: FxHashSet<Block>,
+    /// Blocks inside a loop (where constants are materialized once, before it).
+    looped: FxHashSet<Block>,
     cfg: &'a Cfg,
     dt: &'a DomTree,
     /// `(anchor constant, type, value) -> constant` created so far.
@@ -616,7 +623,13 @@ fn remainder(
         let down = e.bin(f, Opcode::And, ty, t, m);
         return Some(e.bin(f, Opcode::Sub, ty, x, down));
     }
-    if n == 32 && mag < 1 << 31 && !e.divided.contains(&(x, mag)) {
+    // Its 64-bit constant takes up to eight instructions to build: worth it where it is built
+    // once, before a loop.
+    let looped = f
+        .layout()
+        .inst_block(e.at)
+        .is_some_and(|b| e.looped.contains(&b));
+    if n == 32 && mag < 1 << 31 && looped && !e.divided.contains(&(x, mag)) {
         return Some(low_bits_remainder(f, e, x, y, mag));
     }
     let q = quotient(f, e, ty, x, y, d)?;
@@ -630,6 +643,8 @@ fn remainder(
 /// `x >= 0`; a negative `x` (sign-extended) gives it plus `mag - 1`, removed by masking
 /// with the sign: `r - ((x >> 31) & (mag - 1))`. Two multiplications and no quotient: two
 /// instructions for a non-negative dividend (four with the quotient), five otherwise (six).
+/// Used inside loops only: `M` needs up to eight instructions where the magic number of the
+/// quotient needs two, paid on every run outside a loop.
 fn low_bits_remainder(f: &mut Function, e: &mut Emit, x: Value, y: Value, mag: u64) -> Value {
     let (i32t, i64t) = (Type::I32, Type::I64);
     let m = e.iconst(f, y, i64t, (u64::MAX / mag).wrapping_add(1) as i64);
