@@ -25,6 +25,7 @@
 //! Cost: O(instructions) for phases 1, 3, 4; phase 2 is O(instructions + live-out pairs *
 //! predecessors).
 
+use super::loops::Preds;
 use super::minst::*;
 
 /// Live intervals of one function.
@@ -179,24 +180,9 @@ pub fn compute(mf: &MFunc) -> Intervals {
     let mut lists: Vec<(u32, u32)> = Vec::new();
     let mut kill_stamp = vec![u32::MAX; ng];
     let mut gen_stamp = vec![u32::MAX; ng];
-    // Predecessors, grouped by block: `preds[pred_start[b]..pred_start[b + 1]]`.
-    let mut pred_start = vec![0u32; nb + 1];
-    for &b in &mf.order {
-        for &s in &mf.blocks[b as usize].succs {
-            pred_start[s as usize + 1] += 1;
-        }
-    }
-    for k in 0..nb {
-        pred_start[k + 1] += pred_start[k];
-    }
-    let mut preds = vec![0u32; pred_start[nb] as usize];
-    let mut fill = pred_start.clone();
+    let preds = Preds::of(mf, &mf.order);
     for &b in &mf.order {
         let blk = &mf.blocks[b as usize];
-        for &s in &blk.succs {
-            preds[fill[s as usize] as usize] = b;
-            fill[s as usize] += 1;
-        }
         for mi in &mf.insts[blk.start as usize..blk.end as usize] {
             for r in mi.uses() {
                 if r.is_virt() {
@@ -218,7 +204,7 @@ pub fn compute(mf: &MFunc) -> Intervals {
             }
         }
     }
-    drop((fill, kill_stamp, gen_stamp, gidx));
+    drop((kill_stamp, gen_stamp, gidx));
     // The globals live out of each block: a linked list of (global, next) entries per block.
     let mut out_head = vec![NIL; nb];
     let mut outs: Vec<(u32, u32)> = Vec::new();
@@ -241,7 +227,7 @@ pub fn compute(mf: &MFunc) -> Intervals {
         }
         while let Some(b) = work.pop() {
             let bi = b as usize;
-            for &p in &preds[pred_start[bi] as usize..pred_start[bi + 1] as usize] {
+            for &p in &preds[bi] {
                 let pi = p as usize;
                 if live_out_at[pi] != g {
                     live_out_at[pi] = g;
@@ -263,7 +249,6 @@ pub fn compute(mf: &MFunc) -> Intervals {
         live_in_at,
         live_out_at,
         preds,
-        pred_start,
     ));
     // Phase 3: ranges (backward over blocks and instructions, so each register's ranges come
     // in decreasing order and merge with their successor when they touch), then weights.

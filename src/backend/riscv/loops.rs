@@ -32,6 +32,32 @@ pub(super) struct Preds {
     list: Vec<u32>,
 }
 
+impl Preds {
+    /// The predecessors among `blocks` of every block, each list in the order of `blocks`
+    /// (once per edge).
+    pub(super) fn of(mf: &MFunc, blocks: &[u32]) -> Preds {
+        let nb = mf.blocks.len();
+        let mut start = vec![0u32; nb + 1];
+        for &b in blocks {
+            for &s in &mf.blocks[b as usize].succs {
+                start[s as usize + 1] += 1;
+            }
+        }
+        for k in 0..nb {
+            start[k + 1] += start[k];
+        }
+        let mut list = vec![0u32; start[nb] as usize];
+        let mut fill = start.clone();
+        for &b in blocks {
+            for &s in &mf.blocks[b as usize].succs {
+                list[fill[s as usize] as usize] = b;
+                fill[s as usize] += 1;
+            }
+        }
+        Preds { start, list }
+    }
+}
+
 impl std::ops::Index<usize> for Preds {
     type Output = [u32];
     #[inline]
@@ -65,24 +91,8 @@ pub(super) fn rpo_and_preds(mf: &MFunc, entry: u32) -> (Vec<u32>, Preds) {
         }
     }
     rpo.reverse();
-    let mut start = vec![0u32; nb + 1];
-    for &b in &rpo {
-        for &s in &mf.blocks[b as usize].succs {
-            start[s as usize + 1] += 1;
-        }
-    }
-    for k in 0..nb {
-        start[k + 1] += start[k];
-    }
-    let mut list = vec![0u32; start[nb] as usize];
-    let mut fill = start.clone();
-    for &b in &rpo {
-        for &s in &mf.blocks[b as usize].succs {
-            list[fill[s as usize] as usize] = b;
-            fill[s as usize] += 1;
-        }
-    }
-    (rpo, Preds { start, list })
+    let preds = Preds::of(mf, &rpo);
+    (rpo, preds)
 }
 
 /// Per block: whether it lies on a cycle of the CFG (its strongly connected component has an
