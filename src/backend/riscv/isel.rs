@@ -21,6 +21,7 @@
 use super::isa::Isa;
 use super::minst::*;
 use super::phi;
+use crate::analysis::alias::{self, Base};
 use crate::analysis::{Cfg, DomTree, LoopForest};
 use crate::ir::{
     func_symbol, global_symbol, Block, CmpCond, FuncId, Function, Inst, ModuleCx, Opcode, Type,
@@ -114,6 +115,9 @@ struct Isel<'a> {
     /// `c[i]` share one `slli` wherever its block dominates.
     scaled: FxHashMap<(Value, i64), (Reg, Block)>,
     dom: DomTree,
+    cfg: Cfg,
+    /// Per pointer value: its packed `MemClass` plus one (0: not yet computed).
+    mem_class: Vec<u32>,
     cur_block: Block,
     /// Extensions beyond rv64gc that may be selected.
     isa: Isa,
@@ -178,15 +182,18 @@ pub fn select(f: &Function, cx: &ModuleCx, isa: Isa) -> MFunc {
         folded_offsets: FxHashSet::default(),
         scaled: FxHashMap::default(),
         dom: DomTree::default(),
+        cfg: Cfg::default(),
+        mem_class: vec![0; f.num_values()],
         cur_block: f.entry(),
         isa,
     };
     s.dom = dt;
+    s.cfg = cfg;
     // Phase 1: blocks, registers, stack objects.
     let blocks: Vec<Block> = f
         .layout()
         .blocks()
-        .filter(|&b| cfg.is_reachable(b))
+        .filter(|&b| s.cfg.is_reachable(b))
         .collect();
     for (k, &b) in blocks.iter().enumerate() {
         s.block_map[b.index()] = k as u32;
@@ -624,6 +631,28 @@ impl<'a> Isel<'a> {
         self.addr_folding(p, only_addressed)
     }
 
+    /// The address of a load or store of `p`: `addr`, with the `MemClass` of `p` in `aux` when
+    /// the access goes through a register.
+    fn access(&mut self, p: Value) -> (Reg, i64, FrameRef, u32) {
+        let (base, off, fr, aux) = self.addr(p);
+        if fr != FrameRef::None {
+            return (base, off, fr, aux);
+        }
+        if self.mem_class[p.index()] == 0 {
+            let class = match alias::base_of(self.f, &self.cfg, p) {
+                Base::Alloca(i) => MemClass::Stack(i.index() as u32),
+                Base::Global(g) => MemClass::Global {
+                    id: g.to_bits() as u32, // the slot index
+                    reachable: !self.cx.is_direct_only(g),
+                },
+                Base::Param(_) => MemClass::Param,
+                Base::Unknown => MemClass::Unknown,
+            };
+            self.mem_class[p.index()] = class.pack().wrapping_add(1);
+        }
+        (base, off, fr, self.mem_class[p.index()].wrapping_sub(1))
+    }
+
     /// The address computed earlier in this block from `base` nearest to `base + c`, when
     /// within an immediate of it: `(distance, register)`; ties go to the lower offset, whatever
     /// the map's order.
@@ -857,13 +886,13 @@ impl<'a> Isel<'a> {
                 }
             }
             Load => {
-                let (base, off, fr, aux) = self.addr(args[0]);
+                let (base, off, fr, aux) = self.access(args[0]);
                 self.push(MInst::load(load_op(d.ty), rd, base, off).with_frame(fr, aux));
             }
             Store => {
                 let ty = f.ty(args[0]);
                 let val = self.reg(args[0]);
-                let (base, off, fr, aux) = self.addr(args[1]);
+                let (base, off, fr, aux) = self.access(args[1]);
                 self.push(MInst::store(store_op(ty), val, base, off).with_frame(fr, aux));
             }
             Call => self.call(i, rd),

@@ -369,6 +369,75 @@ pub enum FrameRef {
     Outgoing,
 }
 
+/// What an access through a pointer register (`FrameRef::None`) may touch, for the
+/// scheduler's dependence test; kept packed in the access's `aux` (0: anything).
+///
+/// The classes follow the IR's alias facts (`analysis::alias`): distinct stack objects and
+/// distinct globals never overlap; a pointer parameter never points into this function's stack
+/// objects, nor into a global whose address is only used directly.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum MemClass {
+    Unknown,
+    /// A stack object, by the IR instruction that allocates it.
+    Stack(u32),
+    /// A global: its number, and whether a pointer parameter may point into it.
+    Global {
+        id: u32,
+        reachable: bool,
+    },
+    /// Memory reached through pointer parameters.
+    Param,
+}
+
+impl MemClass {
+    const ID_BITS: u32 = 29;
+    const ID_MASK: u32 = (1 << Self::ID_BITS) - 1;
+
+    /// The class as an `aux` word; ids too large to pack become `Unknown`.
+    pub fn pack(self) -> u32 {
+        let (kind, id) = match self {
+            MemClass::Unknown => return 0,
+            MemClass::Stack(i) => (1, i),
+            MemClass::Global { id, reachable } => (2 | (reachable as u32) << 2, id),
+            MemClass::Param => (3, 0),
+        };
+        if id > Self::ID_MASK {
+            return 0;
+        }
+        kind << Self::ID_BITS | id
+    }
+
+    pub fn unpack(aux: u32) -> MemClass {
+        let id = aux & Self::ID_MASK;
+        match aux >> Self::ID_BITS {
+            1 => MemClass::Stack(id),
+            2 => MemClass::Global {
+                id,
+                reachable: false,
+            },
+            6 => MemClass::Global {
+                id,
+                reachable: true,
+            },
+            3 => MemClass::Param,
+            _ => MemClass::Unknown,
+        }
+    }
+
+    /// Whether accesses of the two classes may overlap.
+    pub fn may_overlap(self, other: MemClass) -> bool {
+        use MemClass::*;
+        match (self, other) {
+            (Unknown, _) | (_, Unknown) => true,
+            (Stack(a), Stack(b)) => a == b,
+            (Stack(_), _) | (_, Stack(_)) => false,
+            (Global { id: a, .. }, Global { id: b, .. }) => a == b,
+            (Global { reachable, .. }, Param) | (Param, Global { reachable, .. }) => reachable,
+            (Param, Param) => true,
+        }
+    }
+}
+
 /// One machine instruction: 32 bytes.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct MInst {

@@ -12,9 +12,11 @@
 //! read (order only) and write-after-write; memory: loads pass loads, a store stays ordered with
 //! every load and store it may overlap. Two accesses are independent when they provably touch
 //! different bytes: the same base register, not written between them, with disjoint offset
-//! ranges; different stack objects or frame areas; and, after allocation, an `sp`-relative
-//! access below `private_below` (spill slots, saved registers: never address-taken) against any
-//! access through another register.
+//! ranges; different stack objects or frame areas; accesses through registers whose memory
+//! classes (the IR's base objects, carried from instruction selection as `MemClass`) cannot
+//! overlap, such as two distinct arrays, or a global array and the frame; and, after
+//! allocation, an `sp`-relative access below `private_below` (spill slots, saved registers:
+//! never address-taken) against any access through another register.
 //!
 //! The scheduler walks cycles: in each it issues the ready instruction of greatest height (the
 //! longest latency-weighted path to the region's end, counting the branch that ends the region
@@ -100,6 +102,8 @@ struct Access {
     base_def: u32,
     fref: FrameRef,
     aux: u32,
+    /// What a `FrameRef::None` access may touch.
+    class: MemClass,
     lo: i64,
     hi: i64,
 }
@@ -112,11 +116,23 @@ fn disjoint(a: &Access, b: &Access, private_below: i64) -> bool {
             if a.base == b.base && a.base_def == b.base_def {
                 return !overlap;
             }
+            if !a.class.may_overlap(b.class) {
+                return true;
+            }
             // After allocation: private stack areas (spills, saves) against other pointers.
             let private = |x: &Access| x.base == Reg::SP && x.lo >= 0 && x.hi <= private_below;
             (private(a) && b.base != Reg::SP) || (private(b) && a.base != Reg::SP)
         }
-        (FrameRef::None, _) | (_, FrameRef::None) => false,
+        // A pointer into a global or a caller's memory never reaches this frame; one into a
+        // stack object only reaches that object.
+        (FrameRef::None, fr) | (fr, FrameRef::None) => {
+            let p = if a.fref == FrameRef::None { a } else { b };
+            match p.class {
+                MemClass::Global { .. } | MemClass::Param => true,
+                MemClass::Stack(_) => fr != FrameRef::Object,
+                MemClass::Unknown => false,
+            }
+        }
         (fa, fb) if fa != fb => true,
         (FrameRef::Object, FrameRef::Object) if a.aux != b.aux => true,
         _ => !overlap,
@@ -251,6 +267,11 @@ fn build_dag_into(
                 base_def,
                 fref: mi.fref,
                 aux: mi.aux,
+                class: if mi.fref == FrameRef::None {
+                    MemClass::unpack(mi.aux)
+                } else {
+                    MemClass::Unknown
+                },
                 lo: mi.imm,
                 hi: mi.imm.saturating_add(width(mi.op)),
             };
@@ -886,6 +907,78 @@ mod tests {
             0
         );
         assert_eq!(build_dag(&insts, &uses, 8, &|_, _| false, &[]).npreds[1], 1);
+    }
+
+    /// Accesses through different registers are ordered unless their memory classes (the IR's
+    /// base objects) cannot overlap.
+    #[test]
+    fn memory_classes_order_accesses() {
+        let g = |id, reachable| MemClass::Global { id, reachable }.pack();
+        let st = MInst::store(MOp::Sw, x(10), x(12), 0).with_frame(FrameRef::None, g(1, true));
+        let cases = [
+            (g(2, true), true),                // another global
+            (g(1, true), false),               // the same global
+            (MemClass::Param.pack(), false),   // a parameter may point into it
+            (MemClass::Stack(3).pack(), true), // a stack object never is a global
+            (MemClass::Unknown.pack(), false), // anything
+        ];
+        for (aux, free) in cases {
+            let load = MInst::load(MOp::Lw, x(11), x(13), 0).with_frame(FrameRef::None, aux);
+            let dag = build_dag(
+                &[st, load],
+                &[[st.rs1, st.rs2], [load.rs1, load.rs2]],
+                0,
+                &|_, _| false,
+                &[],
+            );
+            assert_eq!(dag.npreds[1] == 0, free, "{:?}", MemClass::unpack(aux));
+        }
+        // A global only parameters cannot reach; a frame object against pointer classes.
+        let direct = MInst::store(MOp::Sw, x(10), x(12), 0).with_frame(FrameRef::None, g(1, false));
+        let param = MInst::load(MOp::Lw, x(11), x(13), 0)
+            .with_frame(FrameRef::None, MemClass::Param.pack());
+        let object = MInst::load(MOp::Lw, x(11), Reg::SP, 0).with_frame(FrameRef::Object, 0);
+        let stack = MInst::store(MOp::Sw, x(10), x(12), 0)
+            .with_frame(FrameRef::None, MemClass::Stack(3).pack());
+        for (a, b, free) in [
+            (direct, param, true),
+            (direct, object, true),
+            (stack, object, false),
+        ] {
+            let dag = build_dag(
+                &[a, b],
+                &[[a.rs1, a.rs2], [b.rs1, b.rs2]],
+                0,
+                &|_, _| false,
+                &[],
+            );
+            assert_eq!(dag.npreds[1] == 0, free, "{a:?} {b:?}");
+        }
+    }
+
+    #[test]
+    fn mem_class_packs_round_trip() {
+        for c in [
+            MemClass::Unknown,
+            MemClass::Stack(0),
+            MemClass::Stack(12345),
+            MemClass::Global {
+                id: 7,
+                reachable: false,
+            },
+            MemClass::Global {
+                id: 7,
+                reachable: true,
+            },
+            MemClass::Param,
+        ] {
+            assert_eq!(MemClass::unpack(c.pack()), c);
+        }
+        assert_eq!(
+            MemClass::Stack(u32::MAX).pack(),
+            0,
+            "too large to pack: unknown"
+        );
     }
 
     #[test]
