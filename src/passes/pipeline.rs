@@ -108,6 +108,12 @@ pub const O2: &[Step] = &[
     module_pass!(memo), // last: callers have used the purity its cache must not disturb
     loop_pass!(lftr), // after unroll, which reads counters; dce below drops them
     loop_pass!(dead_loop), // loops whose results inlining left unused (dce emptied them)
+    // Late: the loops are final (unrolled, exit tests rewritten); no gvn merges the offsets.
+    Step::Func(Pass {
+        name: "postinc_late",
+        run: super::postinc::run_late,
+        needs_loop_simplified: true,
+    }),
     CFG_CLEANUP,
     pass!(divconst), // late: loop passes and constant folding see plain divisions
     pass!(gvn),      // a quotient and remainder of the same operands share the quotient

@@ -11,19 +11,77 @@
 //! same instruction count in the loop, one more in the preheader; the accesses issue at the
 //! top of the iteration.
 //!
+//! `run_late` rebases a pointer that is also read as `p` after its step (`a[j]` and `a[j+1]`
+//! swapped in a branch after `x` is computed): `p` and `x` are then live at once and the latch
+//! edge needs a copy `p := x`. Rebased, the reads of `p` become `-c(p)`, folded into their
+//! accesses, and one register stepped at the latch holds the pointer.
+//!
 //! Needs: loop-simplified form, CFG, dominator tree, loop forest. Keeps the CFG. Cost: O(loop
 //! sizes).
 
 use crate::analysis::loop_shape::LoopInfo;
-use crate::analysis::{FuncAnalyses, Preserved};
-use crate::ir::{mk, Function, ModuleCx, Opcode, Type};
+use crate::analysis::{DomTree, FuncAnalyses, Preserved};
+use crate::ir::{mk, Function, Inst, ModuleCx, Opcode, Type, Use, Value};
 
 /// Whether `c` fits the 12-bit immediate of a load or store.
 fn fits12(c: i64) -> bool {
     (-2048..2048).contains(&c)
 }
 
+/// Whether `p`, besides its step, is read only as the address of loads and stores (or moved by
+/// small offsets), `-c(p)` folds into each of them, and one of them comes after the step (in
+/// its block or in one it dominates): `p` and the next pointer are then live at once and the
+/// latch edge needs a copy, where one register stepped at the latch would do.
+fn accessed_past_step(f: &Function, dt: &DomTree, p: Value, step: Inst, others: &[Use]) -> bool {
+    let c = f.data(step).imm;
+    if !fits12(c) || !fits12(-c) {
+        return false;
+    }
+    let address_only = others.iter().all(|&u| {
+        let user = f.uses().user[u];
+        let a = f.args(user);
+        match f.op(user) {
+            Opcode::Load => true,
+            Opcode::Store => a[0] != p,
+            Opcode::Offset => fits12(f.data(user).imm.wrapping_sub(c)),
+            _ => false,
+        }
+    });
+    if !address_only {
+        return false;
+    }
+    let Some(step_block) = f.layout().inst_block(step) else {
+        return false;
+    };
+    let mut after_step = Vec::new();
+    let mut i = f.layout().next_inst(step);
+    while let Some(k) = i {
+        after_step.push(k);
+        i = f.layout().next_inst(k);
+    }
+    others.iter().any(|&u| {
+        let user = f.uses().user[u];
+        match f.layout().inst_block(user) {
+            Some(b) if b == step_block => after_step.contains(&user),
+            Some(b) => dt.dominates(step_block, b),
+            None => false,
+        }
+    })
+}
+
+/// Pointers read only through their step (before unrolling, which copies the rebased form).
 pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved {
+    rebase(f, am, false)
+}
+
+/// Pointers also read after their step. Late: unrolling has made its copies (its shapes are
+/// the plain ones), and the value numbering that ran since could not have merged the two
+/// offsets back (they differ: `-c` in the header, `c` at the latch).
+pub fn run_late(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved {
+    rebase(f, am, true)
+}
+
+fn rebase(f: &mut Function, am: &mut FuncAnalyses, read_after_step: bool) -> Preserved {
     let mut changed = false;
     let info = LoopInfo::new(am, f);
     for sl in info.simple_loops() {
@@ -41,31 +99,38 @@ pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved
         let [back] = back[..] else { continue };
         let params = f.blocks.params[h].clone();
         for (n, &p) in params.iter().enumerate() {
-            if f.ty(p) != Type::Ptr || f.num_uses(p) != 1 {
+            if f.ty(p) != Type::Ptr {
                 continue;
             }
-            let u = f.uses_of(p).next().unwrap();
-            let step = f.uses().user[u];
-            if f.op(step) != Opcode::Offset {
+            let next = f.branch_args(lt, back)[n];
+            let Some(step) = f.uses_of(p).map(|u| f.uses().user[u]).find(|&i| {
+                f.op(i) == Opcode::Offset && f.res(i) == next && info.defined_in(f, l, next)
+            }) else {
                 continue;
-            }
+            };
             let x = f.res(step);
-            if f.branch_args(lt, back)[n] != x || !info.defined_in(f, l, x) {
-                continue;
-            }
-            // Only worth it when something besides the latch edge reads `x`; with a step an
-            // access can fold (`c(p)`), only for a load in the latch beside the step, which would
-            // issue right behind the addition and wait for it (the step stays in its block).
-            if f.num_uses(x) < 2 {
-                continue;
-            }
             let c = f.data(step).imm;
             let step_block = f.layout().inst_block(step);
-            let load_behind = f.uses_of(x).any(|u| {
-                let user = f.uses().user[u];
-                f.op(user) == Opcode::Load && f.layout().inst_block(user) == step_block
-            });
-            if fits12(c) && (!load_behind || step_block != Some(latch)) {
+            let others: Vec<Use> = f.uses_of(p).filter(|&u| f.uses().user[u] != step).collect();
+            if others.is_empty() == read_after_step {
+                continue;
+            }
+            if others.is_empty() {
+                // Only worth it when something besides the latch edge reads `x`; with a step an
+                // access can fold (`c(p)`), only for a load in the latch beside the step, which
+                // would issue right behind the addition and wait for it (the step stays in its
+                // block).
+                if f.num_uses(x) < 2 {
+                    continue;
+                }
+                let load_behind = f.uses_of(x).any(|u| {
+                    let user = f.uses().user[u];
+                    f.op(user) == Opcode::Load && f.layout().inst_block(user) == step_block
+                });
+                if fits12(c) && (!load_behind || step_block != Some(latch)) {
+                    continue;
+                }
+            } else if !accessed_past_step(f, info.dt, p, step, &others) {
                 continue;
             }
             let init = f.args(pre_t)[n];
@@ -74,6 +139,16 @@ pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved
             let mut args = f.args(pre_t).to_vec();
             args[n] = x0;
             f.set_branch_target(pre_t, 0, h, &args);
+            if !others.is_empty() {
+                // The accesses through the old pointer read `-c(p)`: one offset at the top of
+                // the header, folded into each of them.
+                let first = f.layout().first_inst(h).expect("a header ends in a branch");
+                let iy = f.insert_new_before(first, mk::offset(-c), &[p]);
+                let y = f.res(iy);
+                for &u in &others {
+                    f.set_use(u, y);
+                }
+            }
             f.replace_all_uses(x, p);
             f.remove_inst(step);
             let i_n = f.insert_new_before(lt, mk::offset(c), &[p]);
