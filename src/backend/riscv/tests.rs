@@ -754,3 +754,50 @@ bb4:
     assert_eq!(builds.len(), 2, "{asm}");
     assert!(builds[0] > calls[0] && builds[1] > calls[1], "{asm}");
 }
+
+#[test]
+fn zero_words_of_an_aligned_local_become_one_doubleword_store() {
+    let text = "declare @getint() -> i32
+declare @putint(i32) -> void
+declare @putch(i32) -> void
+
+func @main() -> i32 {
+bb0:
+    v0 = alloca 16, align 16
+    v1 = iconst.i32 0
+    v2 = iconst.i32 32
+    v3 = offset v0, 4
+    v4 = offset v0, 8
+    v5 = offset v0, 12
+    v6 = call.i32 @getint()
+    store v6, v0
+    store v6, v3
+    store v6, v4
+    store v6, v5
+    call.void @putint(v6)
+    store v1, v3
+    store v1, v5
+    store v1, v4
+    v10 = load.i32 v0
+    v11 = load.i32 v3
+    v12 = load.i32 v4
+    v13 = load.i32 v5
+    call.void @putint(v10)
+    call.void @putch(v2)
+    call.void @putint(v11)
+    call.void @putch(v2)
+    call.void @putint(v12)
+    call.void @putch(v2)
+    call.void @putint(v13)
+    ret v1
+}
+";
+    let m = crate::ir::parse::module(text).unwrap_or_else(|e| panic!("{}: {}", e.line, e.message));
+    let Some((out, code, asm)) = run_isa("zero-words", &m, "", "-5", isa::Isa::default()) else {
+        return;
+    };
+    assert_eq!((out.as_str(), code), ("-5-5 0 0 0", 0), "{asm}");
+    // Words 8 and 12 share an aligned doubleword; word 4 does not pair with word 0.
+    assert_eq!(asm.matches("\tsd\tzero, ").count(), 1, "{asm}");
+    assert_eq!(asm.matches("\tsw\tzero, ").count(), 1, "{asm}");
+}
