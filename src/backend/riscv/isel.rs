@@ -22,7 +22,8 @@ use super::isa::Isa;
 use super::minst::*;
 use super::phi;
 use crate::analysis::alias::{self, Base};
-use crate::analysis::{Cfg, DomTree, LoopForest};
+use crate::analysis::{Cfg, DomTree, Loop, LoopForest};
+use crate::ir::entity::IdVec;
 use crate::ir::{
     func_symbol, global_symbol, Block, CmpCond, FuncId, Function, Inst, ModuleCx, Opcode, Type,
     Value,
@@ -100,11 +101,17 @@ struct Isel<'a> {
     /// Address offsets too large for an immediate that loops add: each lives in a register
     /// loaded once at the entry (rematerialized by the allocator if it spills).
     big_offsets: Vec<(i64, Reg)>,
-    /// Constants and addresses defined inside a loop and needed in a register there: computed
-    /// once before the innermost loop around their definition (see `number_values`), at the
-    /// end of the block listed with them; `hoisted` by value.
-    preheader_consts: FxHashMap<Block, Vec<Value>>,
-    hoisted: Vec<bool>,
+    /// Constants and addresses needed in a register inside loops (see `number_values`):
+    /// computed at the end of the block listed with them, into the register given.
+    preheader_consts: FxHashMap<Block, Vec<(Value, Reg)>>,
+    /// The loop tree: each block's innermost loop, each loop's parent, and the block where
+    /// constants computed for a loop go (the header's immediate dominator, when it lies in
+    /// the parent loop, or outside all loops for an outermost loop).
+    loop_of: IdVec<Block, Option<Loop>>,
+    loop_parent: IdVec<Loop, Option<Loop>>,
+    loop_place: IdVec<Loop, Option<Block>>,
+    /// `(value, loop) -> register` holding a constant or address inside `loop`, computed before it.
+    nest_regs: FxHashMap<(Value, Loop), Reg>,
     /// `(base, large offset) -> register` computed earlier in the current block, so that
     /// `base + 8000` can be `(base + 4000) + r4000` (unrolled column walks).
     block_offsets: FxHashMap<(Value, i64), Reg>,
@@ -133,6 +140,20 @@ fn costly(rm: Remat) -> bool {
         Remat::Fconst(..) | Remat::Gaddr(_) => true,
         Remat::Object(_) | Remat::Incoming(..) => false,
     }
+}
+
+/// The innermost loop containing both `a` and `b` (of the same nest).
+fn common_loop(loops: &LoopForest, mut a: Loop, mut b: Loop) -> Loop {
+    while a != b {
+        let (da, db) = (loops.loops[a].depth, loops.loops[b].depth);
+        if da >= db {
+            a = loops.loops[a].parent.unwrap();
+        }
+        if db >= da {
+            b = loops.loops[b].parent.unwrap();
+        }
+    }
+    a
 }
 
 /// At most this many large loop offsets get a register of their own.
@@ -177,7 +198,10 @@ pub fn select(f: &Function, cx: &ModuleCx, isa: Isa) -> MFunc {
         local: FxHashMap::default(),
         big_offsets: Vec::new(),
         preheader_consts: FxHashMap::default(),
-        hoisted: vec![false; f.num_values()],
+        loop_of: IdVec::new(),
+        loop_parent: IdVec::new(),
+        loop_place: IdVec::new(),
+        nest_regs: FxHashMap::default(),
         block_offsets: FxHashMap::default(),
         folded_offsets: FxHashSet::default(),
         scaled: FxHashMap::default(),
@@ -188,12 +212,11 @@ pub fn select(f: &Function, cx: &ModuleCx, isa: Isa) -> MFunc {
         isa,
     };
     s.dom = dt;
-    s.cfg = cfg;
     // Phase 1: blocks, registers, stack objects.
     let blocks: Vec<Block> = f
         .layout()
         .blocks()
-        .filter(|&b| s.cfg.is_reachable(b))
+        .filter(|&b| cfg.is_reachable(b))
         .collect();
     for (k, &b) in blocks.iter().enumerate() {
         s.block_map[b.index()] = k as u32;
@@ -202,7 +225,8 @@ pub fn select(f: &Function, cx: &ModuleCx, isa: Isa) -> MFunc {
             ..Default::default()
         });
     }
-    s.number_values(&blocks, &loops);
+    s.number_values(&blocks, &cfg, &loops);
+    s.cfg = cfg;
     // Phase 2-4.
     for &b in &blocks {
         s.cur_depth = loops.depth(b);
@@ -233,7 +257,7 @@ pub fn select(f: &Function, cx: &ModuleCx, isa: Isa) -> MFunc {
 }
 
 impl<'a> Isel<'a> {
-    fn number_values(&mut self, blocks: &[Block], loops: &LoopForest) {
+    fn number_values(&mut self, blocks: &[Block], cfg: &Cfg, loops: &LoopForest) {
         let f = self.f;
         for &b in blocks {
             for &p in &f.blocks.params[b] {
@@ -292,12 +316,25 @@ impl<'a> Isel<'a> {
             }
         }
         self.share_registers(blocks);
-        // Constants and addresses needed in a register inside a loop deeper than their
-        // definition are computed once at the definition, and those defined inside a loop,
-        // needed in a register inside one and taking more than one instruction, once before
-        // the innermost loop around the definition, at the end of the header's immediate
-        // dominator, as loop-invariant code motion would (the allocator may still
-        // rematerialize them if it spills them); others are recomputed at each use.
+        // Constants and addresses needed in a register inside loops get one register per
+        // loop nest that reads them, computed once before the innermost loop of the nest
+        // containing all its reads there (at the end of that loop header's immediate
+        // dominator, where loop-invariant code motion would put them), so they live only in
+        // the loops that read them; constants wider than 32 bits (up to eight instructions)
+        // go before the nest's outermost loop, built once per nest. The allocator may still
+        // rematerialize a one-instruction constant if it spills it. Reads outside loops
+        // recompute the value at each use. A register is wanted when a use is deeper than
+        // the definition, or the value takes more than one instruction and is defined and
+        // used inside loops. If a loop has no place in its parent (the header's immediate
+        // dominator is in another loop), the value keeps a single register computed at its
+        // definition.
+        self.loop_of = loops.innermost.clone();
+        for l in loops.loops.values() {
+            self.loop_parent.push(l.parent);
+            let at = self.dom.idom[l.header];
+            let at = at.filter(|&p| cfg.is_reachable(p) && loops.innermost[p] == l.parent);
+            self.loop_place.push(at);
+        }
         for &b in blocks {
             let d0 = loops.depth(b);
             for i in f.layout().block_insts(b) {
@@ -306,29 +343,56 @@ impl<'a> Isel<'a> {
                     None | Some(Remat::Iconst(0)) | Some(Remat::Incoming(..)) => continue,
                     Some(_) => {}
                 }
-                // The deepest loop depth of a use that needs a register.
-                let deepest = f
+                // The blocks of the uses that need a register.
+                let use_blocks: Vec<Block> = f
                     .uses_of(v)
                     .filter_map(|u| {
                         let user = f.uses().user[u];
                         let k = u.index() - f.insts.args[user].start as usize;
                         let ub = f.layout().inst_block(user)?;
-                        (!self.folds(user, k, v)).then(|| loops.depth(ub))
+                        (!self.folds(user, k, v)).then_some(ub)
                     })
-                    .max();
-                let Some(deepest) = deepest else { continue };
-                let hoist = d0 > 0 && deepest > 0 && self.remat[v.index()].is_some_and(costly);
-                if deepest > d0 || hoist {
-                    self.vmap[v.index()] = self.mf.new_vreg(class_of(f.ty(v)));
-                    if hoist {
-                        let l = loops.innermost[b].unwrap();
-                        let Some(at) = self.dom.idom[loops.loops[l].header] else {
-                            self.vmap[v.index()] = Reg::NONE;
-                            continue;
-                        };
-                        self.hoisted[v.index()] = true;
-                        self.preheader_consts.entry(at).or_default().push(v);
+                    .collect();
+                let Some(deepest) = use_blocks.iter().map(|&ub| loops.depth(ub)).max() else {
+                    continue;
+                };
+                let rm = self.remat[v.index()].unwrap();
+                if deepest <= d0 && !(d0 > 0 && deepest > 0 && costly(rm)) {
+                    continue;
+                }
+                let wide = matches!(rm, Remat::Iconst(c) if c != c as i32 as i64);
+                // Per nest (outermost loop): the loop to compute the value before.
+                let mut nests: Vec<(Loop, Loop)> = Vec::new();
+                for &ub in &use_blocks {
+                    let Some(l) = loops.innermost[ub] else {
+                        continue;
+                    };
+                    let mut root = l;
+                    while let Some(p) = loops.loops[root].parent {
+                        root = p;
                     }
+                    match nests.iter_mut().find(|n| n.0 == root) {
+                        Some(n) => n.1 = common_loop(loops, n.1, l),
+                        None => nests.push((root, l)),
+                    }
+                }
+                let mut places = Vec::with_capacity(nests.len());
+                for &(root, lca) in &nests {
+                    let mut l = Some(if wide { root } else { lca });
+                    while let Some(x) = l.filter(|&x| self.loop_place[x].is_none()) {
+                        l = loops.loops[x].parent;
+                    }
+                    places.push(l);
+                }
+                if places.iter().all(|l| l.is_some()) {
+                    for l in places.into_iter().flatten() {
+                        let r = self.mf.new_vreg(class_of(f.ty(v)));
+                        self.nest_regs.insert((v, l), r);
+                        let at = self.loop_place[l].unwrap();
+                        self.preheader_consts.entry(at).or_default().push((v, r));
+                    }
+                } else {
+                    self.vmap[v.index()] = self.mf.new_vreg(class_of(f.ty(v)));
                 }
             }
         }
@@ -455,7 +519,7 @@ impl<'a> Isel<'a> {
 
     /// The register holding `v` here, rematerializing it if needed.
     fn reg(&mut self, v: Value) -> Reg {
-        let r = self.vmap[v.index()];
+        let r = self.held(v);
         if r.is_some() {
             return r;
         }
@@ -472,6 +536,23 @@ impl<'a> Isel<'a> {
             }
             None => panic!("{}: {v} used but never defined", self.f.name),
         }
+    }
+
+    /// The register `v` lives in here: its own, or its loop nest's copy of a constant or
+    /// address (`nest_regs`); `Reg::NONE` if it is rematerialized here.
+    fn held(&self, v: Value) -> Reg {
+        let r = self.vmap[v.index()];
+        if r.is_some() || self.nest_regs.is_empty() {
+            return r;
+        }
+        let mut l = self.loop_of[self.cur_block];
+        while let Some(x) = l {
+            if let Some(&r) = self.nest_regs.get(&(v, x)) {
+                return r;
+            }
+            l = self.loop_parent[x];
+        }
+        Reg::NONE
     }
 
     fn materialize(&mut self, rm: Remat, d: Reg) {
@@ -507,7 +588,7 @@ impl<'a> Isel<'a> {
 
     /// A register holding `v`, written into `d` (used for fixed registers).
     fn move_into(&mut self, d: Reg, v: Value) {
-        if self.vmap[v.index()].is_none() {
+        if self.held(v).is_none() {
             if let Some(rm) = self.remat[v.index()] {
                 if let Remat::Iconst(0) = rm {
                     self.push(MInst::unary(MOp::Mv, d, Reg::ZERO));
@@ -563,9 +644,8 @@ impl<'a> Isel<'a> {
     /// Computes constant or address `v` into its register, which the allocator may
     /// rematerialize when that is one integer instruction (an `li` of a 32-bit constant,
     /// at most `lui` and `addiw`; wider ones expand to up to eight).
-    fn materialize_once(&mut self, v: Value) {
+    fn materialize_once(&mut self, v: Value, rd: Reg) {
         let rm = self.remat[v.index()].unwrap();
-        let rd = self.vmap[v.index()];
         let at = self.mf.insts.len();
         self.materialize(rm, rd);
         let short = |m: &MInst| m.op != MOp::Li || m.imm == m.imm as i32 as i64;
@@ -580,8 +660,8 @@ impl<'a> Isel<'a> {
     /// Computes the constants and addresses hoisted out of loops to the end of `b`
     /// (`preheader_consts`).
     fn hoisted_constants(&mut self, b: Block) {
-        for v in self.preheader_consts.remove(&b).unwrap_or_default() {
-            self.materialize_once(v);
+        for (v, r) in self.preheader_consts.remove(&b).unwrap_or_default() {
+            self.materialize_once(v, r);
         }
     }
 
@@ -732,11 +812,9 @@ impl<'a> Isel<'a> {
         use Opcode::*;
         match d.op {
             Iconst | Fconst | Gaddr | Alloca => {
-                // A hoisted constant or address: computed once, here or before its loop.
+                // A constant or address with a register of its own, computed once here.
                 let v = res.unwrap();
-                if !self.hoisted[v.index()] {
-                    self.materialize_once(v);
-                }
+                self.materialize_once(v, rd);
             }
             op if op.is_int_binary() => self.int_binary(op, d.ty, rd, args[0], args[1]),
             Fadd | Fsub | Fmul | Fdiv => {
@@ -1416,8 +1494,9 @@ impl<'a> Isel<'a> {
         let mut remats: Vec<(Reg, Value)> = Vec::new();
         for (&p, &a) in params.iter().zip(args) {
             let d = self.vmap[p.index()];
-            if self.vmap[a.index()].is_some() {
-                regs.push((d, self.vmap[a.index()]));
+            let r = self.held(a);
+            if r.is_some() {
+                regs.push((d, r));
             } else {
                 remats.push((d, a));
             }

@@ -26,6 +26,9 @@
 //! can bring the counter's first value next to a division by the counter) becomes a sign
 //! extension, a negation or a zero, instead of a trip through the slow divider.
 //!
+//! Also once: `merge_zero_stores`: two `sw zero` to the two halves of an 8-byte-aligned
+//! doubleword of the stack become one `sd zero` (see there).
+//!
 //! These run after the fixed point because `fold_scratch_moves` relies on each scratch value
 //! having one reader right after it, which forwarding no longer guarantees.
 
@@ -40,6 +43,58 @@ pub fn run(code: &mut Vec<MInst>, spill: Option<Range<i64>>) {
         drop_dead_spill_stores(code, &spill);
         // Deleted reloads and stores may leave moves to self and empty jump-only blocks.
         code.retain(|mi| !(mi.op.is_move() && mi.rd == mi.rs1));
+    }
+    merge_zero_stores(code);
+}
+
+/// How far ahead `merge_zero_stores` looks for the other half of a doubleword.
+const MERGE_WINDOW: usize = 16;
+
+/// `sw zero, k(sp)` and `sw zero, k+4(sp)` (either order) with `k` a multiple of 8 become one
+/// `sd zero, k(sp)` at the first of them. `sp` is 16-byte aligned wherever code runs (the
+/// ABI's alignment at entry; the frame size is a multiple of 16 and `sp` moves only by it),
+/// so the doubleword is aligned: no misaligned access. The second store moves up to the first
+/// only across instructions that neither touch memory other than through `sp` at offsets
+/// outside the doubleword, nor change `sp`, nor end the straight-line run, so no access sees
+/// the stores in a different order.
+fn merge_zero_stores(code: &mut Vec<MInst>) {
+    let zero_word = |mi: &MInst| mi.op == MOp::Sw && mi.rs1 == Reg::SP && mi.rs2 == Reg::ZERO;
+    let mut keep = vec![true; code.len()];
+    for k in 0..code.len() {
+        if !keep[k] || !zero_word(&code[k]) {
+            continue;
+        }
+        let off = code[k].imm;
+        let (lo, other) = if off % 8 == 0 {
+            (off, off + 4)
+        } else if off.rem_euclid(8) == 4 {
+            (off - 4, off - 4)
+        } else {
+            continue;
+        };
+        for j in k + 1..code.len().min(k + 1 + MERGE_WINDOW) {
+            let mi = &code[j];
+            if keep[j] && zero_word(mi) && mi.imm == other {
+                code[k].op = MOp::Sd;
+                code[k].imm = lo;
+                keep[j] = false;
+                break;
+            }
+            let blocks = mi.op == MOp::Label
+                || mi.op == MOp::Call
+                || mi.op.is_branch()
+                || mi.op.is_terminator()
+                || mi.rd == Reg::SP
+                || ((mi.op.is_load() || mi.op.is_store())
+                    && (mi.rs1 != Reg::SP || (mi.imm < lo + 8 && lo < mi.imm + width(mi.op))));
+            if blocks {
+                break;
+            }
+        }
+    }
+    if keep.contains(&false) {
+        let mut it = keep.iter();
+        code.retain(|_| *it.next().unwrap());
     }
 }
 
@@ -538,6 +593,62 @@ mod tests {
         ];
         let before = code.clone();
         run(&mut code, Some(16..32));
+        assert_eq!(code, before);
+    }
+
+    #[test]
+    fn zero_words_of_an_aligned_doubleword_merge() {
+        let (a0, a1) = (Reg::a(0), Reg::a(1));
+        let zw = |off| MInst::store(MOp::Sw, Reg::ZERO, Reg::SP, off);
+        let zd = |off| MInst::store(MOp::Sd, Reg::ZERO, Reg::SP, off);
+        let add = MInst::r(MOp::Add, a0, a0, a1);
+        // In either order, across arithmetic and stack accesses elsewhere.
+        let mut code = vec![
+            label(0),
+            zw(128),
+            add,
+            MInst::store(MOp::Sw, a1, Reg::SP, 140),
+            zw(132),
+            zw(148),
+            MInst::load(MOp::Lw, a1, Reg::SP, 136),
+            zw(144),
+        ];
+        merge_zero_stores(&mut code);
+        let want = vec![
+            label(0),
+            zd(128),
+            add,
+            MInst::store(MOp::Sw, a1, Reg::SP, 140),
+            zd(144),
+            MInst::load(MOp::Lw, a1, Reg::SP, 136),
+        ];
+        assert_eq!(code, want);
+        // Not a doubleword at a multiple of 8; an access to the doubleword, through another
+        // base (it may point into the frame), a call or a label in between: left alone.
+        for between in [
+            None,
+            Some(MInst::load(MOp::Lw, a1, Reg::SP, 4)),
+            Some(MInst::store(MOp::Sd, a1, Reg::SP, 0)),
+            Some(MInst::load(MOp::Lw, a1, a0, 0)),
+            Some(MInst::store(MOp::Sw, a1, a0, 64)),
+            Some(MInst::new(MOp::Call, Reg::NONE, Reg::NONE, Reg::NONE, 0)),
+            Some(label(1)),
+        ] {
+            let mut code = match between {
+                None => vec![zw(4), zw(8)],
+                Some(mi) => vec![zw(0), mi, zw(4)],
+            };
+            let before = code.clone();
+            merge_zero_stores(&mut code);
+            assert_eq!(code, before);
+        }
+        // Stores of a register other than zero stay words.
+        let mut code = vec![
+            MInst::store(MOp::Sw, a1, Reg::SP, 0),
+            MInst::store(MOp::Sw, a1, Reg::SP, 4),
+        ];
+        let before = code.clone();
+        merge_zero_stores(&mut code);
         assert_eq!(code, before);
     }
 }

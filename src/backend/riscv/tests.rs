@@ -683,3 +683,121 @@ bb0:
         }
     }
 }
+
+#[test]
+fn wide_constants_live_only_in_the_loop_nests_that_read_them() {
+    // One 64-bit constant read by two loops, each after a call: it is built once before
+    // each loop (after the call), not at the entry, where it would live across both.
+    let text = "declare @getint() -> i32
+declare @putint(i32) -> void
+declare @putch(i32) -> void
+
+func @main() -> i32 {
+bb0:
+    v0 = iconst.i64 81985529216486895
+    v1 = iconst.i32 0
+    v2 = iconst.i32 1
+    v3 = iconst.i64 40
+    v4 = iconst.i32 10
+    v5 = call.i32 @getint()
+    jump bb1(v1, v1)
+bb1(v10: i32, v11: i32):
+    v12 = sext.i64 v10
+    v13 = mul.i64 v12, v0
+    v14 = lshr.i64 v13, v3
+    v15 = trunc.i32 v14
+    v16 = add.i32 v11, v15
+    v17 = add.i32 v10, v2
+    v18 = icmp.lt v17, v5
+    brif v18, bb1(v17, v16), bb2
+bb2:
+    call.void @putint(v16)
+    call.void @putch(v4)
+    v20 = call.i32 @getint()
+    jump bb3(v1, v1)
+bb3(v30: i32, v31: i32):
+    v32 = sext.i64 v30
+    v33 = add.i64 v32, v0
+    v34 = lshr.i64 v33, v3
+    v35 = trunc.i32 v34
+    v36 = xor.i32 v31, v35
+    v37 = add.i32 v36, v30
+    v38 = add.i32 v30, v2
+    v39 = icmp.lt v38, v20
+    brif v39, bb3(v38, v37), bb4
+bb4:
+    call.void @putint(v37)
+    ret v1
+}
+";
+    let m = crate::ir::parse::module(text).unwrap_or_else(|e| panic!("{}: {}", e.line, e.message));
+    let c = 81985529216486895i64;
+    let (n1, n2) = (9, 13);
+    let mut s1 = 0i32;
+    for i in 0..n1 {
+        s1 = s1.wrapping_add(((i as i64).wrapping_mul(c) as u64 >> 40) as i32);
+    }
+    let mut s2 = 0i32;
+    for i in 0..n2 {
+        s2 = (s2 ^ (((i as i64).wrapping_add(c) as u64 >> 40) as i32)).wrapping_add(i);
+    }
+    let Some((out, code, asm)) = run_isa("wide-const", &m, "", "9 13", isa::Isa::default()) else {
+        return;
+    };
+    assert_eq!((out, code), (format!("{s1}\n{s2}"), 0), "{asm}");
+    let lines: Vec<&str> = asm.lines().collect();
+    let at = |pat: &str| -> Vec<usize> {
+        let hits = lines.iter().enumerate().filter(|(_, l)| l.contains(pat));
+        hits.map(|(k, _)| k).collect()
+    };
+    let (builds, calls) = (at(", 81985529216486895"), at("call\tgetint"));
+    assert_eq!(builds.len(), 2, "{asm}");
+    assert!(builds[0] > calls[0] && builds[1] > calls[1], "{asm}");
+}
+
+#[test]
+fn zero_words_of_an_aligned_local_become_one_doubleword_store() {
+    let text = "declare @getint() -> i32
+declare @putint(i32) -> void
+declare @putch(i32) -> void
+
+func @main() -> i32 {
+bb0:
+    v0 = alloca 16, align 16
+    v1 = iconst.i32 0
+    v2 = iconst.i32 32
+    v3 = offset v0, 4
+    v4 = offset v0, 8
+    v5 = offset v0, 12
+    v6 = call.i32 @getint()
+    store v6, v0
+    store v6, v3
+    store v6, v4
+    store v6, v5
+    call.void @putint(v6)
+    store v1, v3
+    store v1, v5
+    store v1, v4
+    v10 = load.i32 v0
+    v11 = load.i32 v3
+    v12 = load.i32 v4
+    v13 = load.i32 v5
+    call.void @putint(v10)
+    call.void @putch(v2)
+    call.void @putint(v11)
+    call.void @putch(v2)
+    call.void @putint(v12)
+    call.void @putch(v2)
+    call.void @putint(v13)
+    ret v1
+}
+";
+    let m = crate::ir::parse::module(text).unwrap_or_else(|e| panic!("{}: {}", e.line, e.message));
+    let Some((out, code, asm)) = run_isa("zero-words", &m, "", "-5", isa::Isa::default()) else {
+        return;
+    };
+    assert_eq!((out.as_str(), code), ("-5-5 0 0 0", 0), "{asm}");
+    // Words 8 and 12 share an aligned doubleword; word 4 does not pair with word 0.
+    assert_eq!(asm.matches("\tsd\tzero, ").count(), 1, "{asm}");
+    assert_eq!(asm.matches("\tsw\tzero, ").count(), 1, "{asm}");
+}
