@@ -139,16 +139,19 @@ fn compile_function(
     };
     if opts.regalloc == regalloc::Allocator::LinearScan && alloc.slot.iter().any(|&s| s != u32::MAX)
     {
+        use regalloc::split::spill_cost;
+        let mut cost = spill_cost(&mf, &alloc);
         // Values spilled for their whole life get a register inside innermost loops that read
         // them; kept only if the estimated spill cost drops.
-        let mut split = mf.clone();
-        if regalloc::split::around_loops(&mut split, &alloc, &loops::innermost(&mf, &iv)) {
-            let iv2 = liveness::compute(&split);
-            let alloc2 = regalloc::linear_scan::allocate(&split, &iv2);
-            if regalloc::split::spill_cost(&split, &alloc2)
-                < regalloc::split::spill_cost(&mf, &alloc)
-            {
-                (mf, iv, alloc) = (split, iv2, alloc2);
+        let inner = loops::innermost(&mf, &iv);
+        if let Some(undo) = regalloc::split::around_loops(&mut mf, &alloc, &inner) {
+            let iv2 = liveness::compute(&mf);
+            let alloc2 = regalloc::linear_scan::allocate(&mf, &iv2);
+            let cost2 = spill_cost(&mf, &alloc2);
+            if cost2 < cost {
+                (iv, alloc, cost) = (iv2, alloc2, cost2);
+            } else {
+                undo.restore(&mut mf);
             }
         }
         // Values still spilled (not recomputed) get a register for each cluster of nearby
@@ -159,14 +162,13 @@ fn compile_function(
                 .any(|&s| s != u32::MAX && s != regalloc::REMAT)
         };
         if reloaded(&alloc) {
-            let mut split = mf.clone();
-            if regalloc::split::local_copies(&mut split, &alloc) {
-                let iv2 = liveness::compute(&split);
-                let alloc2 = regalloc::linear_scan::allocate(&split, &iv2);
-                if regalloc::split::spill_cost(&split, &alloc2)
-                    < regalloc::split::spill_cost(&mf, &alloc)
-                {
-                    (mf, iv, alloc) = (split, iv2, alloc2);
+            if let Some(undo) = regalloc::split::local_copies(&mut mf, &alloc) {
+                let iv2 = liveness::compute(&mf);
+                let alloc2 = regalloc::linear_scan::allocate(&mf, &iv2);
+                if spill_cost(&mf, &alloc2) < cost {
+                    (iv, alloc) = (iv2, alloc2);
+                } else {
+                    undo.restore(&mut mf);
                 }
             }
         }

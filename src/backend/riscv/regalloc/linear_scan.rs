@@ -84,8 +84,7 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
             let h = occ.holder(r, pos, iv);
             !occ.conflicts_except(r, ranges, h, iv) && !occ.fixed_conflict(r, ranges)
         };
-        let free =
-            |r: Reg, occ: &Occupancy| !occ.conflicts(r, ranges) && !occ.fixed_conflict(r, ranges);
+        let free = |r: Reg, occ: &Occupancy| !occ.busy_in(r, ranges);
         let mut pick = Reg::NONE;
         for &(h, _) in hints.of(vi) {
             let h = if h.is_virt() {
@@ -258,6 +257,8 @@ struct Occupancy {
     held: Vec<u64>,
     /// `fixed[r * words ..][..words]`: fixed-live positions of `r`.
     fixed: Vec<u64>,
+    /// `busy[r * words ..][..words]`: the union of `held` and `fixed`.
+    busy: Vec<u64>,
     /// Per register, the intervals allocated to it, less some that ended before the current
     /// position (pruned when searched).
     holders: Vec<Vec<u32>>,
@@ -314,6 +315,7 @@ impl Occupancy {
         Occupancy {
             words,
             held: vec![0u64; 64 * words],
+            busy: fixed.clone(),
             fixed,
             holders: vec![Vec::new(); 64],
         }
@@ -371,6 +373,12 @@ impl Occupancy {
         false
     }
 
+    /// Whether `r` is held by an interval or fixed-live in one of `ranges`.
+    fn busy_in(&self, r: Reg, ranges: &[(u32, u32)]) -> bool {
+        let bits = &self.busy[r.0 as usize * self.words..][..self.words];
+        ranges.iter().any(|&(s, e)| any_bit(bits, s, e))
+    }
+
     /// Whether `r` is fixed-live in one of `ranges`.
     fn fixed_conflict(&self, r: Reg, ranges: &[(u32, u32)]) -> bool {
         let bits = &self.fixed[r.0 as usize * self.words..][..self.words];
@@ -378,17 +386,26 @@ impl Occupancy {
     }
 
     fn insert(&mut self, r: Reg, v: u32, ranges: &[(u32, u32)]) {
-        let bits = &mut self.held[r.0 as usize * self.words..][..self.words];
+        let at = r.0 as usize * self.words;
+        let held = &mut self.held[at..][..self.words];
+        let busy = &mut self.busy[at..][..self.words];
         for &(s, e) in ranges {
-            set_bits(bits, s, e, true);
+            set_bits(held, s, e, true);
+            set_bits(busy, s, e, true);
         }
         self.holders[r.0 as usize].push(v);
     }
 
     fn remove(&mut self, r: Reg, v: u32, ranges: &[(u32, u32)]) {
-        let bits = &mut self.held[r.0 as usize * self.words..][..self.words];
+        let at = r.0 as usize * self.words;
+        let held = &mut self.held[at..][..self.words];
+        let fixed = &self.fixed[at..][..self.words];
+        let busy = &mut self.busy[at..][..self.words];
         for &(s, e) in ranges {
-            set_bits(bits, s, e, false);
+            set_bits(held, s, e, false);
+            for w in s as usize / 64..=e as usize / 64 {
+                busy[w] = held[w] | fixed[w];
+            }
         }
         self.holders[r.0 as usize].retain(|&x| x != v);
     }
