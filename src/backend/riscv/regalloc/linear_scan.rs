@@ -141,6 +141,7 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
         alloc.reg[vi] = pick;
         occ.insert(pick, v, ranges);
     }
+    occ.recycle();
     // Phase 4: slots.
     spilled.sort_unstable_by_key(|&v| (iv.start[v as usize], v));
     let mut slot_end: Vec<u32> = Vec::new();
@@ -297,7 +298,14 @@ fn set_bits(bits: &mut [u64], s: u32, e: u32, on: bool) {
     }
 }
 
+thread_local! {
+    /// The tables of the last `Occupancy` of this thread, for the next one to reuse.
+    static SPARE: std::cell::Cell<Option<Occupancy>> = const { std::cell::Cell::new(None) };
+}
+
 impl Occupancy {
+    /// The occupancy before any interval is allocated, in the tables of this thread's spare
+    /// (`recycle`) when there is one.
     fn new(iv: &Intervals) -> Occupancy {
         let last = (0..iv.start.len())
             .flat_map(|v| iv.ranges[v].last())
@@ -306,19 +314,31 @@ impl Occupancy {
             .max()
             .unwrap_or(0);
         let words = last / 64 + 1;
-        let mut fixed = vec![0u64; 64 * words];
+        let mut occ = SPARE.take().unwrap_or_else(|| Occupancy {
+            words: 0,
+            held: Vec::new(),
+            fixed: Vec::new(),
+            busy: Vec::new(),
+            holders: vec![Vec::new(); 64],
+        });
+        occ.words = words;
+        for table in [&mut occ.held, &mut occ.fixed] {
+            table.clear();
+            table.resize(64 * words, 0);
+        }
         for r in 0..64 {
             for &(s, e) in &iv.fixed[r] {
-                set_bits(&mut fixed[r * words..][..words], s, e, true);
+                set_bits(&mut occ.fixed[r * words..][..words], s, e, true);
             }
         }
-        Occupancy {
-            words,
-            held: vec![0u64; 64 * words],
-            busy: fixed.clone(),
-            fixed,
-            holders: vec![Vec::new(); 64],
-        }
+        occ.busy.clone_from(&occ.fixed);
+        occ.holders.iter_mut().for_each(Vec::clear);
+        occ
+    }
+
+    /// Keeps the tables of `self` for this thread's next `new`.
+    fn recycle(self) {
+        SPARE.set(Some(self));
     }
 
     fn bits(&self, r: Reg) -> &[u64] {

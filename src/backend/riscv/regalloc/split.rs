@@ -16,7 +16,7 @@
 //! measure. The checker sees the split function like any other: copies are ordinary moves.
 //! Cost: O(loops * (blocks + instructions)) plus one rebuild of the instruction list.
 
-use super::super::loops::InnerLoop;
+use super::super::loops::{InnerLoop, Preds};
 use super::super::minst::*;
 use super::Allocation;
 
@@ -61,14 +61,7 @@ impl Undo {
 pub fn around_loops(mf: &mut MFunc, alloc: &Allocation, loops: &[InnerLoop]) -> Option<Undo> {
     let num_vregs = mf.num_vregs();
     let nb = mf.blocks.len();
-    let mut preds: Vec<Vec<u32>> = vec![Vec::new(); nb];
-    for &b in &mf.order {
-        for &s in &mf.blocks[b as usize].succs {
-            if !preds[s as usize].contains(&b) {
-                preds[s as usize].push(b);
-            }
-        }
-    }
+    let preds = Preds::of(mf, &mf.order);
     // Copies to insert before the first branch of a block: (block, dst, src).
     let mut copies: Vec<(u32, Reg, Reg)> = Vec::new();
     // Per loop block: renames of reads.
@@ -76,11 +69,13 @@ pub fn around_loops(mf: &mut MFunc, alloc: &Allocation, loops: &[InnerLoop]) -> 
     let mut in_loop = vec![false; nb];
     for l in loops {
         l.blocks.iter().for_each(|&b| in_loop[b as usize] = true);
-        let outside: Vec<u32> = preds[l.header as usize]
+        // Each predecessor once (a block's edges to the header are next to each other).
+        let mut outside: Vec<u32> = preds[l.header as usize]
             .iter()
             .copied()
             .filter(|&p| !in_loop[p as usize])
             .collect();
+        outside.dedup();
         let mut read: Vec<Reg> = Vec::new();
         let mut written: Vec<Reg> = Vec::new();
         for &b in &l.blocks {
