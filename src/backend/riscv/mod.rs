@@ -308,6 +308,13 @@ impl Body for &mut Function {
     }
 }
 
+/// Defined functions from which `write_module` compiles on a pool of its own.
+const OWN_POOL_FUNCS: usize = 1024;
+
+/// Stack of each code generation thread: the passes left to the backend run there too, on
+/// deeply nested programs (as much as the command line gives the global pool).
+const CODEGEN_STACK: usize = 64 << 20;
+
 /// Functions compiled per round of `write_module`: enough to keep every thread busy, few
 /// enough that the assembly waiting to be written stays small.
 const FUNCS_PER_ROUND: usize = 64;
@@ -327,20 +334,40 @@ fn write_module<B: Body>(
 ) -> std::io::Result<()> {
     let mut header = opts.isa.asm_directive().unwrap_or_default();
     let mut texts: Vec<String> = Vec::with_capacity(FUNCS_PER_ROUND);
-    let per_round = FUNCS_PER_ROUND.max(4 * rayon::current_num_threads());
+    let threads = rayon::current_num_threads();
+    let per_round = FUNCS_PER_ROUND.max(4 * threads);
+    // The functions of a large module are compiled on threads of their own. The allocator
+    // gives each thread a heap arena; those of the threads that built the IR hold it, riddled
+    // with holes as bodies are freed, and every allocation there searches them. Fresh threads
+    // allocate from fresh arenas. Otherwise (or without such a pool) the calling pool compiles.
+    let pool = if bodies.len() >= OWN_POOL_FUNCS {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .stack_size(CODEGEN_STACK)
+            .build()
+            .ok()
+    } else {
+        None
+    };
     for round in bodies.chunks_mut(per_round) {
         let start = std::time::Instant::now();
-        round
-            .par_iter_mut()
-            .map_init(Scratch::default, |s, b| {
-                if let Some(f) = b.body_mut() {
-                    prepare(f, cx);
-                }
-                let c = compile_function(b.body(), cx, opts, s, t, false);
-                b.release();
-                c.text
-            })
-            .collect_into_vec(&mut texts);
+        let mut compile = || {
+            round
+                .par_iter_mut()
+                .map_init(Scratch::default, |s, b| {
+                    if let Some(f) = b.body_mut() {
+                        prepare(f, cx);
+                    }
+                    let c = compile_function(b.body(), cx, opts, s, t, false);
+                    b.release();
+                    c.text
+                })
+                .collect_into_vec(&mut texts)
+        };
+        match &pool {
+            Some(pool) => pool.install(compile),
+            None => compile(),
+        }
         t.add_stage("code generation", start.elapsed());
         t.stage("output writing", || -> std::io::Result<()> {
             if !header.is_empty() {
