@@ -61,7 +61,12 @@ fn slot<T: Clone>(v: &mut Vec<T>, index: usize, fill: T) -> &mut T {
 /// The SSA builder for one function. Variables are dense `u32` ids chosen by the caller.
 #[derive(Default)]
 pub struct SsaBuilder {
+    /// The definitions of (variable, block), except each variable's newest one, which is in
+    /// `newest`.
     defs: FxHashMap<(u32, Block), Value>,
+    /// Per variable: the block and value of its newest definition (most reads and writes of a
+    /// variable follow each other in one block, and find it here without hashing).
+    newest: Vec<Option<(Block, Value)>>,
     /// Per variable.
     var_ty: Vec<Option<Type>>,
     /// Per block (by index): incoming edges, sealed, incomplete phis.
@@ -121,7 +126,25 @@ impl SsaBuilder {
     }
 
     pub fn write(&mut self, var: u32, block: Block, v: Value) {
-        self.defs.insert((var, block), v);
+        self.set_def(var, block, v);
+    }
+
+    /// The definition of `var` in `block`, if any.
+    fn def(&self, var: u32, block: Block) -> Option<Value> {
+        match self.newest.get(var as usize) {
+            Some(&Some((b, v))) if b == block => Some(v),
+            _ => self.defs.get(&(var, block)).copied(),
+        }
+    }
+
+    /// Records `v` as the definition of `var` in `block`.
+    fn set_def(&mut self, var: u32, block: Block, v: Value) {
+        let newest = slot(&mut self.newest, var as usize, None);
+        if let Some((b, old)) = newest.replace((block, v)) {
+            if b != block {
+                self.defs.insert((var, b), old);
+            }
+        }
     }
 
     /// A zero of `ty` defined at the top of the entry block.
@@ -170,7 +193,7 @@ impl SsaBuilder {
         let mut chain = std::mem::take(&mut self.chain);
         let mut b = block;
         let v = loop {
-            if let Some(&v) = self.defs.get(&(var, b)) {
+            if let Some(v) = self.def(var, b) {
                 break v;
             }
             if !self.is_sealed(b) {
@@ -196,9 +219,9 @@ impl SsaBuilder {
                 }
             }
         };
-        self.defs.insert((var, b), v);
+        self.set_def(var, b, v);
         for c in chain.drain(..) {
-            self.defs.insert((var, c), v);
+            self.set_def(var, c, v);
         }
         self.chain = chain;
         v

@@ -114,12 +114,12 @@ impl Intervals {
 
 /// Live ranges while `compute` builds them: per virtual register a linked list of
 /// `(start, end, next)` entries, newest (lowest) first.
-struct RangeBuilder {
-    head: Vec<u32>,
-    recs: Vec<(u32, u32, u32)>,
+struct RangeBuilder<'a> {
+    head: &'a mut Vec<u32>,
+    recs: &'a mut Vec<(u32, u32, u32)>,
 }
 
-impl RangeBuilder {
+impl RangeBuilder<'_> {
     /// Adds `[s, e]` to `v`, merged into its newest range when they touch.
     #[inline]
     fn add(&mut self, v: usize, s: u32, e: u32) {
@@ -137,18 +137,78 @@ impl RangeBuilder {
     }
 }
 
+/// The working tables of `compute`, kept per thread between calls so that compiling many
+/// functions does not allocate them again for each.
+#[derive(Default)]
+struct Scratch {
+    def_stamp: Vec<u32>,
+    gidx: Vec<u32>,
+    globals: Vec<u32>,
+    gen_head: Vec<u32>,
+    kill_head: Vec<u32>,
+    lists: Vec<(u32, u32)>,
+    kill_stamp: Vec<u32>,
+    gen_stamp: Vec<u32>,
+    out_head: Vec<u32>,
+    outs: Vec<(u32, u32)>,
+    kills: Vec<u32>,
+    live_in_at: Vec<u32>,
+    live_out_at: Vec<u32>,
+    work: Vec<u32>,
+    head: Vec<u32>,
+    recs: Vec<(u32, u32, u32)>,
+    live: Vec<bool>,
+    live_list: Vec<usize>,
+    fixed: Vec<(u32, u32, u32)>,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
+}
+
+/// `v` emptied, then `n` copies of `x`.
+fn reset<T: Clone>(v: &mut Vec<T>, n: usize, x: T) {
+    v.clear();
+    v.resize(n, x);
+}
+
 /// Computes liveness and intervals of `mf`.
 ///
 /// The per-global, per-block and per-register lists are linked lists in flat tables (a head
-/// per owner, a `next` per entry), so the work allocates a fixed number of tables whatever the
-/// numbers of registers and blocks.
+/// per owner, a `next` per entry), so the work uses a fixed number of tables whatever the
+/// numbers of registers and blocks (per-thread tables, reused from one call to the next).
 pub fn compute(mf: &MFunc) -> Intervals {
+    SCRATCH.with(|s| compute_in(mf, &mut s.borrow_mut()))
+}
+
+fn compute_in(mf: &MFunc, s: &mut Scratch) -> Intervals {
     let nv = mf.num_vregs();
     let nb = mf.blocks.len();
     // Phase 1: global registers.
-    let mut def_stamp = vec![u32::MAX; nv];
-    let mut gidx = vec![u32::MAX; nv];
-    let mut globals: Vec<u32> = Vec::new();
+    let Scratch {
+        def_stamp,
+        gidx,
+        globals,
+        gen_head,
+        kill_head,
+        lists,
+        kill_stamp,
+        gen_stamp,
+        out_head,
+        outs,
+        kills,
+        live_in_at,
+        live_out_at,
+        work,
+        head,
+        recs,
+        live,
+        live_list,
+        fixed,
+    } = s;
+    reset(def_stamp, nv, u32::MAX);
+    reset(gidx, nv, u32::MAX);
+    globals.clear();
     for &b in &mf.order {
         let blk = &mf.blocks[b as usize];
         let mut branched = false;
@@ -170,16 +230,15 @@ pub fn compute(mf: &MFunc) -> Intervals {
             }
         }
     }
-    drop(def_stamp);
     // Phase 2: per block, the globals read before written (`gen`) and the blocks writing each
     // global (`kill`); then liveness one global at a time (see the module comment).
     let ng = globals.len();
     // Linked lists of (block, next) entries: per global its gen blocks and its kill blocks.
-    let mut gen_head = vec![NIL; ng];
-    let mut kill_head = vec![NIL; ng];
-    let mut lists: Vec<(u32, u32)> = Vec::new();
-    let mut kill_stamp = vec![u32::MAX; ng];
-    let mut gen_stamp = vec![u32::MAX; ng];
+    reset(gen_head, ng, NIL);
+    reset(kill_head, ng, NIL);
+    lists.clear();
+    reset(kill_stamp, ng, u32::MAX);
+    reset(gen_stamp, ng, u32::MAX);
     let preds = Preds::of(mf, &mf.order);
     for &b in &mf.order {
         let blk = &mf.blocks[b as usize];
@@ -204,13 +263,13 @@ pub fn compute(mf: &MFunc) -> Intervals {
             }
         }
     }
-    drop((kill_stamp, gen_stamp, gidx));
     // The globals live out of each block: a linked list of (global, next) entries per block.
-    let mut out_head = vec![NIL; nb];
-    let mut outs: Vec<(u32, u32)> = Vec::new();
-    let (mut kills, mut live_in_at, mut live_out_at) =
-        (vec![u32::MAX; nb], vec![u32::MAX; nb], vec![u32::MAX; nb]);
-    let mut work: Vec<u32> = Vec::new();
+    reset(out_head, nb, NIL);
+    outs.clear();
+    reset(kills, nb, u32::MAX);
+    reset(live_in_at, nb, u32::MAX);
+    reset(live_out_at, nb, u32::MAX);
+    work.clear();
     for g in 0..ng as u32 {
         let mut e = kill_head[g as usize];
         while e != NIL {
@@ -241,15 +300,7 @@ pub fn compute(mf: &MFunc) -> Intervals {
             }
         }
     }
-    drop((
-        lists,
-        gen_head,
-        kill_head,
-        kills,
-        live_in_at,
-        live_out_at,
-        preds,
-    ));
+    drop(preds);
     // Phase 3: ranges (backward over blocks and instructions, so each register's ranges come
     // in decreasing order and merge with their successor when they touch), then weights.
     // Ranges are linked lists of (start, end, next) entries, newest (lowest) first.
@@ -260,15 +311,14 @@ pub fn compute(mf: &MFunc) -> Intervals {
         fixed: RangeLists::default(),
         ranges: RangeLists::default(),
     };
-    let mut rl = RangeBuilder {
-        head: vec![NIL; nv],
-        recs: Vec::with_capacity(nv + nv / 2),
-    };
-    let mut live = vec![false; nv];
-    let mut live_list: Vec<usize> = Vec::new();
+    reset(head, nv, NIL);
+    recs.clear();
+    let mut rl = RangeBuilder { head, recs };
+    reset(live, nv, false);
+    live_list.clear();
     // Phase 4 runs in the same walk: fixed ranges as (register, start, end), and per physical
     // register the end of its range open at the current instruction.
-    let mut fixed: Vec<(u32, u32, u32)> = Vec::new();
+    fixed.clear();
     let mut live_end: [u32; 64] = [u32::MAX; 64];
     for &b in mf.order.iter().rev() {
         let bi = b as usize;
@@ -335,7 +385,6 @@ pub fn compute(mf: &MFunc) -> Intervals {
             }
         }
     }
-    drop((outs, out_head, live, live_list));
     let RangeBuilder { head, recs } = rl;
     // Flatten: each list from its head is in increasing order.
     let mut offset = Vec::with_capacity(nv + 1);
@@ -365,7 +414,7 @@ pub fn compute(mf: &MFunc) -> Intervals {
     iv.ranges = RangeLists { offset, data };
     // Phase 4, grouped by register and sorted.
     let mut offset = vec![0u32; 65];
-    for &(r, _, _) in &fixed {
+    for &(r, _, _) in fixed.iter() {
         offset[r as usize + 1] += 1;
     }
     for r in 0..64 {
@@ -373,11 +422,11 @@ pub fn compute(mf: &MFunc) -> Intervals {
     }
     let mut data = vec![(0u32, 0u32); fixed.len()];
     let mut fill = offset.clone();
-    for &(r, s, e) in &fixed {
+    for &(r, s, e) in fixed.iter() {
         data[fill[r as usize] as usize] = (s, e);
         fill[r as usize] += 1;
     }
-    drop((fixed, fill));
+    drop(fill);
     for r in 0..64 {
         data[offset[r] as usize..offset[r + 1] as usize].sort_unstable();
     }

@@ -139,16 +139,19 @@ fn compile_function(
     };
     if opts.regalloc == regalloc::Allocator::LinearScan && alloc.slot.iter().any(|&s| s != u32::MAX)
     {
+        use regalloc::split::spill_cost;
+        let mut cost = spill_cost(&mf, &alloc);
         // Values spilled for their whole life get a register inside innermost loops that read
         // them; kept only if the estimated spill cost drops.
-        let mut split = mf.clone();
-        if regalloc::split::around_loops(&mut split, &alloc, &loops::innermost(&mf, &iv)) {
-            let iv2 = liveness::compute(&split);
-            let alloc2 = regalloc::linear_scan::allocate(&split, &iv2);
-            if regalloc::split::spill_cost(&split, &alloc2)
-                < regalloc::split::spill_cost(&mf, &alloc)
-            {
-                (mf, iv, alloc) = (split, iv2, alloc2);
+        let inner = loops::innermost(&mf, &iv);
+        if let Some(undo) = regalloc::split::around_loops(&mut mf, &alloc, &inner) {
+            let iv2 = liveness::compute(&mf);
+            let alloc2 = regalloc::linear_scan::allocate(&mf, &iv2);
+            let cost2 = spill_cost(&mf, &alloc2);
+            if cost2 < cost {
+                (iv, alloc, cost) = (iv2, alloc2, cost2);
+            } else {
+                undo.restore(&mut mf);
             }
         }
         // Values still spilled (not recomputed) get a register for each cluster of nearby
@@ -159,14 +162,13 @@ fn compile_function(
                 .any(|&s| s != u32::MAX && s != regalloc::REMAT)
         };
         if reloaded(&alloc) {
-            let mut split = mf.clone();
-            if regalloc::split::local_copies(&mut split, &alloc) {
-                let iv2 = liveness::compute(&split);
-                let alloc2 = regalloc::linear_scan::allocate(&split, &iv2);
-                if regalloc::split::spill_cost(&split, &alloc2)
-                    < regalloc::split::spill_cost(&mf, &alloc)
-                {
-                    (mf, iv, alloc) = (split, iv2, alloc2);
+            if let Some(undo) = regalloc::split::local_copies(&mut mf, &alloc) {
+                let iv2 = liveness::compute(&mf);
+                let alloc2 = regalloc::linear_scan::allocate(&mf, &iv2);
+                if spill_cost(&mf, &alloc2) < cost {
+                    (iv, alloc) = (iv2, alloc2);
+                } else {
+                    undo.restore(&mut mf);
                 }
             }
         }
@@ -306,6 +308,13 @@ impl Body for &mut Function {
     }
 }
 
+/// Defined functions from which `write_module` compiles on a pool of its own.
+const OWN_POOL_FUNCS: usize = 1024;
+
+/// Stack of each code generation thread: the passes left to the backend run there too, on
+/// deeply nested programs (as much as the command line gives the global pool).
+const CODEGEN_STACK: usize = 64 << 20;
+
 /// Functions compiled per round of `write_module`: enough to keep every thread busy, few
 /// enough that the assembly waiting to be written stays small.
 const FUNCS_PER_ROUND: usize = 64;
@@ -325,20 +334,40 @@ fn write_module<B: Body>(
 ) -> std::io::Result<()> {
     let mut header = opts.isa.asm_directive().unwrap_or_default();
     let mut texts: Vec<String> = Vec::with_capacity(FUNCS_PER_ROUND);
-    let per_round = FUNCS_PER_ROUND.max(4 * rayon::current_num_threads());
+    let threads = rayon::current_num_threads();
+    let per_round = FUNCS_PER_ROUND.max(4 * threads);
+    // The functions of a large module are compiled on threads of their own. The allocator
+    // gives each thread a heap arena; those of the threads that built the IR hold it, riddled
+    // with holes as bodies are freed, and every allocation there searches them. Fresh threads
+    // allocate from fresh arenas. Otherwise (or without such a pool) the calling pool compiles.
+    let pool = if bodies.len() >= OWN_POOL_FUNCS {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .stack_size(CODEGEN_STACK)
+            .build()
+            .ok()
+    } else {
+        None
+    };
     for round in bodies.chunks_mut(per_round) {
         let start = std::time::Instant::now();
-        round
-            .par_iter_mut()
-            .map_init(Scratch::default, |s, b| {
-                if let Some(f) = b.body_mut() {
-                    prepare(f, cx);
-                }
-                let c = compile_function(b.body(), cx, opts, s, t, false);
-                b.release();
-                c.text
-            })
-            .collect_into_vec(&mut texts);
+        let mut compile = || {
+            round
+                .par_iter_mut()
+                .map_init(Scratch::default, |s, b| {
+                    if let Some(f) = b.body_mut() {
+                        prepare(f, cx);
+                    }
+                    let c = compile_function(b.body(), cx, opts, s, t, false);
+                    b.release();
+                    c.text
+                })
+                .collect_into_vec(&mut texts)
+        };
+        match &pool {
+            Some(pool) => pool.install(compile),
+            None => compile(),
+        }
         t.add_stage("code generation", start.elapsed());
         t.stage("output writing", || -> std::io::Result<()> {
             if !header.is_empty() {

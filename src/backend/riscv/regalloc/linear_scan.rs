@@ -94,8 +94,7 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
             let h = occ.holder(r, pos, iv);
             !occ.conflicts_except(r, ranges, h, iv) && !occ.fixed_conflict(r, ranges)
         };
-        let free =
-            |r: Reg, occ: &Occupancy| !occ.conflicts(r, ranges) && !occ.fixed_conflict(r, ranges);
+        let free = |r: Reg, occ: &Occupancy| !occ.busy_in(r, ranges);
         let mut pick = Reg::NONE;
         for &(h, _) in hints.of(vi) {
             let h = if h.is_virt() {
@@ -174,6 +173,7 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
         let r = &mut released[pick.0 as usize];
         *r = (*r).max(iv.end[vi]);
     }
+    occ.recycle();
     // Phase 4: slots.
     spilled.sort_unstable_by_key(|&v| (iv.start[v as usize], v));
     let mut slot_end: Vec<u32> = Vec::new();
@@ -290,6 +290,8 @@ struct Occupancy {
     held: Vec<u64>,
     /// `fixed[r * words ..][..words]`: fixed-live positions of `r`.
     fixed: Vec<u64>,
+    /// `busy[r * words ..][..words]`: the union of `held` and `fixed`.
+    busy: Vec<u64>,
     /// Per register, the intervals allocated to it, less some that ended before the current
     /// position (pruned when searched).
     holders: Vec<Vec<u32>>,
@@ -328,7 +330,14 @@ fn set_bits(bits: &mut [u64], s: u32, e: u32, on: bool) {
     }
 }
 
+thread_local! {
+    /// The tables of the last `Occupancy` of this thread, for the next one to reuse.
+    static SPARE: std::cell::Cell<Option<Occupancy>> = const { std::cell::Cell::new(None) };
+}
+
 impl Occupancy {
+    /// The occupancy before any interval is allocated, in the tables of this thread's spare
+    /// (`recycle`) when there is one.
     fn new(iv: &Intervals) -> Occupancy {
         let last = (0..iv.start.len())
             .flat_map(|v| iv.ranges[v].last())
@@ -337,18 +346,31 @@ impl Occupancy {
             .max()
             .unwrap_or(0);
         let words = last / 64 + 1;
-        let mut fixed = vec![0u64; 64 * words];
+        let mut occ = SPARE.take().unwrap_or_else(|| Occupancy {
+            words: 0,
+            held: Vec::new(),
+            fixed: Vec::new(),
+            busy: Vec::new(),
+            holders: vec![Vec::new(); 64],
+        });
+        occ.words = words;
+        for table in [&mut occ.held, &mut occ.fixed] {
+            table.clear();
+            table.resize(64 * words, 0);
+        }
         for r in 0..64 {
             for &(s, e) in &iv.fixed[r] {
-                set_bits(&mut fixed[r * words..][..words], s, e, true);
+                set_bits(&mut occ.fixed[r * words..][..words], s, e, true);
             }
         }
-        Occupancy {
-            words,
-            held: vec![0u64; 64 * words],
-            fixed,
-            holders: vec![Vec::new(); 64],
-        }
+        occ.busy.clone_from(&occ.fixed);
+        occ.holders.iter_mut().for_each(Vec::clear);
+        occ
+    }
+
+    /// Keeps the tables of `self` for this thread's next `new`.
+    fn recycle(self) {
+        SPARE.set(Some(self));
     }
 
     fn bits(&self, r: Reg) -> &[u64] {
@@ -403,6 +425,12 @@ impl Occupancy {
         false
     }
 
+    /// Whether `r` is held by an interval or fixed-live in one of `ranges`.
+    fn busy_in(&self, r: Reg, ranges: &[(u32, u32)]) -> bool {
+        let bits = &self.busy[r.0 as usize * self.words..][..self.words];
+        ranges.iter().any(|&(s, e)| any_bit(bits, s, e))
+    }
+
     /// Whether `r` is fixed-live in one of `ranges`.
     fn fixed_conflict(&self, r: Reg, ranges: &[(u32, u32)]) -> bool {
         let bits = &self.fixed[r.0 as usize * self.words..][..self.words];
@@ -410,17 +438,26 @@ impl Occupancy {
     }
 
     fn insert(&mut self, r: Reg, v: u32, ranges: &[(u32, u32)]) {
-        let bits = &mut self.held[r.0 as usize * self.words..][..self.words];
+        let at = r.0 as usize * self.words;
+        let held = &mut self.held[at..][..self.words];
+        let busy = &mut self.busy[at..][..self.words];
         for &(s, e) in ranges {
-            set_bits(bits, s, e, true);
+            set_bits(held, s, e, true);
+            set_bits(busy, s, e, true);
         }
         self.holders[r.0 as usize].push(v);
     }
 
     fn remove(&mut self, r: Reg, v: u32, ranges: &[(u32, u32)]) {
-        let bits = &mut self.held[r.0 as usize * self.words..][..self.words];
+        let at = r.0 as usize * self.words;
+        let held = &mut self.held[at..][..self.words];
+        let fixed = &self.fixed[at..][..self.words];
+        let busy = &mut self.busy[at..][..self.words];
         for &(s, e) in ranges {
-            set_bits(bits, s, e, false);
+            set_bits(held, s, e, false);
+            for w in s as usize / 64..=e as usize / 64 {
+                busy[w] = held[w] | fixed[w];
+            }
         }
         self.holders[r.0 as usize].retain(|&x| x != v);
     }

@@ -16,22 +16,52 @@
 //! measure. The checker sees the split function like any other: copies are ordinary moves.
 //! Cost: O(loops * (blocks + instructions)) plus one rebuild of the instruction list.
 
-use super::super::loops::InnerLoop;
+use super::super::loops::{InnerLoop, Preds};
 use super::super::minst::*;
 use super::Allocation;
 
-/// Splits spilled values read in (and not written in) innermost loops; `false` if nothing
-/// qualified.
-pub fn around_loops(mf: &mut MFunc, alloc: &Allocation, loops: &[InnerLoop]) -> bool {
-    let nb = mf.blocks.len();
-    let mut preds: Vec<Vec<u32>> = vec![Vec::new(); nb];
-    for &b in &mf.order {
-        for &s in &mf.blocks[b as usize].succs {
-            if !preds[s as usize].contains(&b) {
-                preds[s as usize].push(b);
-            }
+/// What a split replaced in its function: the instruction list, the blocks' ranges of it and
+/// the number of virtual registers (a split only adds registers), enough to undo it.
+pub struct Undo {
+    insts: Vec<MInst>,
+    ranges: Vec<(u32, u32)>,
+    num_vregs: usize,
+}
+
+impl Undo {
+    /// The blocks' ranges of `mf` before its instruction list is replaced; it had `num_vregs`
+    /// virtual registers before the split.
+    fn of(mf: &MFunc, num_vregs: usize) -> Undo {
+        Undo {
+            insts: Vec::new(),
+            ranges: mf.blocks.iter().map(|b| (b.start, b.end)).collect(),
+            num_vregs,
         }
     }
+
+    /// Installs `insts` as the instruction list of `mf`, keeping the old one here.
+    fn replace(&mut self, mf: &mut MFunc, insts: Vec<MInst>) {
+        self.insts = std::mem::replace(&mut mf.insts, insts);
+    }
+
+    /// Puts `mf` back as it was before the split.
+    pub fn restore(self, mf: &mut MFunc) {
+        mf.insts = self.insts;
+        for (b, (s, e)) in mf.blocks.iter_mut().zip(self.ranges) {
+            b.start = s;
+            b.end = e;
+        }
+        mf.vclass.truncate(self.num_vregs);
+        mf.remat.truncate(self.num_vregs);
+    }
+}
+
+/// Splits spilled values read in (and not written in) innermost loops, in place; `None` if
+/// nothing qualified (`mf` unchanged), else what undoes the split.
+pub fn around_loops(mf: &mut MFunc, alloc: &Allocation, loops: &[InnerLoop]) -> Option<Undo> {
+    let num_vregs = mf.num_vregs();
+    let nb = mf.blocks.len();
+    let preds = Preds::of(mf, &mf.order);
     // Copies to insert before the first branch of a block: (block, dst, src).
     let mut copies: Vec<(u32, Reg, Reg)> = Vec::new();
     // Per loop block: renames of reads.
@@ -39,11 +69,13 @@ pub fn around_loops(mf: &mut MFunc, alloc: &Allocation, loops: &[InnerLoop]) -> 
     let mut in_loop = vec![false; nb];
     for l in loops {
         l.blocks.iter().for_each(|&b| in_loop[b as usize] = true);
-        let outside: Vec<u32> = preds[l.header as usize]
+        // Each predecessor once (a block's edges to the header are next to each other).
+        let mut outside: Vec<u32> = preds[l.header as usize]
             .iter()
             .copied()
             .filter(|&p| !in_loop[p as usize])
             .collect();
+        outside.dedup();
         let mut read: Vec<Reg> = Vec::new();
         let mut written: Vec<Reg> = Vec::new();
         for &b in &l.blocks {
@@ -83,8 +115,9 @@ pub fn around_loops(mf: &mut MFunc, alloc: &Allocation, loops: &[InnerLoop]) -> 
         }
     }
     if copies.is_empty() {
-        return false;
+        return None;
     }
+    let mut undo = Undo::of(mf, num_vregs);
     // A rematerializable value whose reads all moved to loop copies (each recomputing it)
     // loses its definition.
     let mut read = vec![false; mf.num_vregs()];
@@ -145,8 +178,8 @@ pub fn around_loops(mf: &mut MFunc, alloc: &Allocation, loops: &[InnerLoop]) -> 
         blk.start = start;
         blk.end = insts.len() as u32;
     }
-    mf.insts = insts;
-    true
+    undo.replace(mf, insts);
+    Some(undo)
 }
 
 /// Estimated dynamic cost of the spill code an allocation implies: per reload, rematerialization
@@ -191,14 +224,15 @@ const LOCAL_GAP: usize = 32;
 /// is written there); reads there use a copy made before it.
 ///
 /// Like `around_loops`, the caller allocates the result again and keeps the allocation with
-/// the lower `spill_cost`. Cost: O(instructions) plus one rebuild of the instruction list.
-pub fn local_copies(mf: &mut MFunc, alloc: &Allocation) -> bool {
+/// the lower `spill_cost`. Splits in place; `None` if nothing qualified (`mf` unchanged),
+/// else what undoes the split. Cost: O(instructions) plus one rebuild of the instruction list.
+pub fn local_copies(mf: &mut MFunc, alloc: &Allocation) -> Option<Undo> {
     let nv = mf.num_vregs();
     let candidate: Vec<bool> = (0..nv)
         .map(|v| alloc.slot[v] != u32::MAX && mf.remat[v].is_none())
         .collect();
     if !candidate.iter().any(|&c| c) {
-        return false;
+        return None;
     }
     let is_cand = |r: Reg| r.is_virt() && r.vindex() < nv && candidate[r.vindex()];
     // Per block, backwards: for each instruction, the index of the next read of each
@@ -314,14 +348,16 @@ pub fn local_copies(mf: &mut MFunc, alloc: &Allocation) -> bool {
         touched.drain(..).for_each(|v| copy[v] = Reg::NONE);
         ranges.push((new_start, insts.len() as u32));
     }
-    if changed {
-        for (&b, &(s, e)) in mf.order.iter().zip(&ranges) {
-            mf.blocks[b as usize].start = s;
-            mf.blocks[b as usize].end = e;
-        }
-        mf.insts = insts;
+    if !changed {
+        return None;
     }
-    changed
+    let mut undo = Undo::of(mf, nv);
+    for (&b, &(s, e)) in mf.order.iter().zip(&ranges) {
+        mf.blocks[b as usize].start = s;
+        mf.blocks[b as usize].end = e;
+    }
+    undo.replace(mf, insts);
+    Some(undo)
 }
 
 fn move_op(class: RegClass) -> MOp {
@@ -388,7 +424,7 @@ mod tests {
     fn clusters_on_each_side_of_a_call_get_their_own_copy() {
         let mut mf = around_call();
         let alloc = spilled(&mf, &[0]);
-        assert!(local_copies(&mut mf, &alloc));
+        assert!(local_copies(&mut mf, &alloc).is_some());
         let v0 = Reg::vreg(0);
         let ops: Vec<(MOp, Reg, Reg, Reg)> = mf
             .insts
@@ -419,7 +455,7 @@ mod tests {
         let mut mf = around_call();
         // v1 is written, rewritten and, after the call, read once.
         let alloc = spilled(&mf, &[1]);
-        assert!(local_copies(&mut mf, &alloc));
+        assert!(local_copies(&mut mf, &alloc).is_some());
         let v1 = Reg::vreg(1);
         let last = mf.insts[mf.insts.len() - 2];
         assert_eq!((last.op, last.rs2), (MOp::Addw, v1));
