@@ -123,8 +123,8 @@ struct Isel<'a> {
     scaled: FxHashMap<(Value, i64), (Reg, Block)>,
     dom: DomTree,
     cfg: Cfg,
-    /// Per pointer value: its packed `MemClass` plus one (0: not yet computed).
-    mem_class: Vec<u32>,
+    /// Per pointer value: its packed `MemClass`, once computed.
+    mem_class: Vec<Option<u32>>,
     cur_block: Block,
     /// Extensions beyond rv64gc that may be selected.
     isa: Isa,
@@ -207,7 +207,7 @@ pub fn select(f: &Function, cx: &ModuleCx, isa: Isa) -> MFunc {
         scaled: FxHashMap::default(),
         dom: DomTree::default(),
         cfg: Cfg::default(),
-        mem_class: vec![0; f.num_values()],
+        mem_class: vec![None; f.num_values()],
         cur_block: f.entry(),
         isa,
     };
@@ -718,7 +718,7 @@ impl<'a> Isel<'a> {
         if fr != FrameRef::None {
             return (base, off, fr, aux);
         }
-        if self.mem_class[p.index()] == 0 {
+        let class = *self.mem_class[p.index()].get_or_insert_with(|| {
             let class = match alias::base_of(self.f, &self.cfg, p) {
                 Base::Alloca(i) => MemClass::Stack(i.index() as u32),
                 Base::Global(g) => MemClass::Global {
@@ -728,9 +728,9 @@ impl<'a> Isel<'a> {
                 Base::Param(_) => MemClass::Param,
                 Base::Unknown => MemClass::Unknown,
             };
-            self.mem_class[p.index()] = class.pack().wrapping_add(1);
-        }
-        (base, off, fr, self.mem_class[p.index()].wrapping_sub(1))
+            class.pack()
+        });
+        (base, off, fr, class)
     }
 
     /// The address computed earlier in this block from `base` nearest to `base + c`, when

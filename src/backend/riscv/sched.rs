@@ -883,14 +883,7 @@ mod tests {
         let same = MInst::load(MOp::Lw, x(11), x(12), 0);
         let elsewhere = MInst::load(MOp::Lw, x(11), x(13), 4); // another base: may alias
         for (load, free) in [(other, true), (same, false), (elsewhere, false)] {
-            let dag = build_dag(
-                &[st, load],
-                &[[st.rs1, st.rs2], [load.rs1, load.rs2]],
-                0,
-                &|_, _| false,
-                &[],
-            );
-            assert_eq!(dag.npreds[1] == 0, free, "{load:?}");
+            assert_eq!(independent(st, load, 0), free, "{load:?}");
         }
         // A base written between the two accesses: no longer comparable.
         let bump = MInst::i(MOp::Addi, x(12), x(12), 8);
@@ -900,13 +893,20 @@ mod tests {
         assert!(dag.succs[0].iter().any(|e| e.0 == 2));
         // Spill slots below the private bound do not alias pointer accesses.
         let spill = MInst::store(MOp::Sd, x(10), Reg::SP, 8);
-        let insts = [spill, elsewhere];
-        let uses: Vec<[Reg; 2]> = insts.iter().map(|m| [m.rs1, m.rs2]).collect();
-        assert_eq!(
-            build_dag(&insts, &uses, 16, &|_, _| false, &[]).npreds[1],
-            0
+        assert!(independent(spill, elsewhere, 16));
+        assert!(!independent(spill, elsewhere, 8));
+    }
+
+    /// Whether `b` after `a` has no dependence on it (`private_below`: the spill area's end).
+    fn independent(a: MInst, b: MInst, private_below: i64) -> bool {
+        let dag = build_dag(
+            &[a, b],
+            &[[a.rs1, a.rs2], [b.rs1, b.rs2]],
+            private_below,
+            &|_, _| false,
+            &[],
         );
-        assert_eq!(build_dag(&insts, &uses, 8, &|_, _| false, &[]).npreds[1], 1);
+        dag.npreds[1] == 0
     }
 
     /// Accesses through different registers are ordered unless their memory classes (the IR's
@@ -924,14 +924,12 @@ mod tests {
         ];
         for (aux, free) in cases {
             let load = MInst::load(MOp::Lw, x(11), x(13), 0).with_frame(FrameRef::None, aux);
-            let dag = build_dag(
-                &[st, load],
-                &[[st.rs1, st.rs2], [load.rs1, load.rs2]],
-                0,
-                &|_, _| false,
-                &[],
+            assert_eq!(
+                independent(st, load, 0),
+                free,
+                "{:?}",
+                MemClass::unpack(aux)
             );
-            assert_eq!(dag.npreds[1] == 0, free, "{:?}", MemClass::unpack(aux));
         }
         // A global only parameters cannot reach; a frame object against pointer classes.
         let direct = MInst::store(MOp::Sw, x(10), x(12), 0).with_frame(FrameRef::None, g(1, false));
@@ -945,14 +943,7 @@ mod tests {
             (direct, object, true),
             (stack, object, false),
         ] {
-            let dag = build_dag(
-                &[a, b],
-                &[[a.rs1, a.rs2], [b.rs1, b.rs2]],
-                0,
-                &|_, _| false,
-                &[],
-            );
-            assert_eq!(dag.npreds[1] == 0, free, "{a:?} {b:?}");
+            assert_eq!(independent(a, b, 0), free, "{a:?} {b:?}");
         }
     }
 

@@ -130,7 +130,6 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
             // written into a register just read by an unrelated instruction leaves the
             // scheduler after allocation no room to overlap the two. Then callee-saved ones in
             // order, to save as few as possible.
-            let first_free = pool.iter().copied().find(|&r| free(r, &occ));
             if hints.of(vi).is_empty() {
                 let mut n = 0;
                 let mut oldest = Reg::NONE;
@@ -153,7 +152,11 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
                 }
             }
             if pick.is_none() {
-                pick = first_free.unwrap_or(Reg::NONE);
+                pick = pool
+                    .iter()
+                    .copied()
+                    .find(|&r| free(r, &occ))
+                    .unwrap_or(Reg::NONE);
             }
         }
         if pick.is_none() {
@@ -488,26 +491,8 @@ impl Occupancy {
 #[cfg(test)]
 mod tests {
     use super::super::super::liveness;
+    use super::super::one_block;
     use super::*;
-
-    fn one_block(insts: Vec<MInst>, nv: usize) -> MFunc {
-        let end = insts.len() as u32;
-        MFunc {
-            sym: "f".into(),
-            label: "f".into(),
-            insts,
-            blocks: vec![MBlock {
-                start: 0,
-                end,
-                succs: vec![],
-                depth: 0,
-            }],
-            order: vec![0],
-            vclass: vec![RegClass::Int; nv],
-            remat: vec![None; nv],
-            ..Default::default()
-        }
-    }
 
     /// A chain (`v1 = v0 + 1`, `v0` dying there) stays in one register: the definition waits
     /// for its operand anyway. A value unrelated to the register just released (`v2 = 7`

@@ -60,3 +60,26 @@ impl Allocation {
         self.slot[r.vindex()] != u32::MAX
     }
 }
+
+/// A function of one block holding `insts`, with `nv` integer virtual registers: the shape the
+/// allocator's unit tests start from.
+#[cfg(test)]
+pub(crate) fn one_block(insts: Vec<super::minst::MInst>, nv: usize) -> super::minst::MFunc {
+    use super::minst::{MBlock, MFunc, RegClass};
+    let end = insts.len() as u32;
+    MFunc {
+        sym: "f".into(),
+        label: "f".into(),
+        insts,
+        blocks: vec![MBlock {
+            start: 0,
+            end,
+            succs: vec![],
+            depth: 0,
+        }],
+        order: vec![0],
+        vclass: vec![RegClass::Int; nv],
+        remat: vec![None; nv],
+        ..Default::default()
+    }
+}

@@ -386,23 +386,11 @@ mod tests {
             MInst::new(MOp::Ret, Reg::NONE, Reg::NONE, Reg::NONE, 0),
         ];
         MFunc {
-            sym: "f".into(),
-            label: "f".into(),
-            insts,
-            blocks: vec![MBlock {
-                start: 0,
-                end: 8,
-                succs: vec![],
-                depth: 0,
-            }],
-            order: vec![0],
-            vclass: vec![RegClass::Int; 4],
-            remat: vec![None; 4],
             calls: vec![CallInfo {
                 sym: "g".into(),
                 args: vec![],
             }],
-            ..Default::default()
+            ..super::super::one_block(insts, 4)
         }
     }
 
