@@ -10,6 +10,7 @@
 //! - `ivrange`: the range an induction variable stays in.
 //! - `loop_shape`: a latch's counter and exit test; loops with one latch and a preheader.
 //! - `manager`: `FuncAnalyses` (the per-function cache) and `Preserved` (what a pass kept).
+//! - `recursion`: where a function calls itself, and whether on `param ± constant` arguments.
 //! - `range`: a signed interval per integer value, narrowed by dominating branch conditions
 //!   (`Ranges::is_nonneg`, `range_at`, `decide_icmp`); computed by the pass that asks.
 //!
@@ -25,6 +26,7 @@ pub mod loop_shape;
 pub mod loops;
 pub mod manager;
 pub mod range;
+pub mod recursion;
 pub mod retrange;
 
 pub use cfg::Cfg;

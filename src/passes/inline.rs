@@ -13,6 +13,7 @@
 //! entry block so that a call inside a loop does not grow the stack.
 //! Cost: O(size of the copies).
 
+use crate::analysis::recursion::{self_calls, stepped_self_calls};
 use crate::analysis::Cfg;
 use crate::ir::func::map_targets;
 use crate::ir::{mk, Block, FuncId, Function, IdVec, Inst, Module, Opcode, Type, Value};
@@ -23,6 +24,9 @@ const CAP: usize = 6000;
 /// A small function that calls itself from one place gets this many copies of its body at that
 /// place (once its own callees are inlined), so it calls itself that many times less often.
 const SELF_COPIES: usize = 3;
+/// A small function that calls itself from up to this many places gets its body inlined once
+/// at each of them.
+const MAX_TREE_SITES: usize = 3;
 
 fn size(f: &Function) -> usize {
     f.layout()
@@ -218,26 +222,32 @@ fn remove_dead(f: &mut Function, cx: &crate::ir::ModuleCx) -> bool {
     crate::rewrite::dead::remove_dead(f, cx, &cfg)
 }
 
-/// Inlines a small function into its one call of itself, `SELF_COPIES` levels deep (linear
-/// recursion: a descent that halves or divides its argument, say). Returns whether it did.
+/// Inlines a small function into its calls of itself. One call of itself (linear recursion: a
+/// descent that halves or divides its argument, say) gets `SELF_COPIES` levels of its body;
+/// two or three on split arguments (divide and conquer: `(lo + hi) / 2`) get one level at each,
+/// so the body grows at most fourfold and each call does the work of a node and its children:
+/// fewer calls, and each copy's tests branch from a place of their own (the leaf test of a
+/// child is not the parent's). Calls on `param ± constant` (overlapping subproblems) are left
+/// for memoisation. Returns whether it did.
 fn unroll_recursion(f: &mut Function) -> bool {
     if size(f) > SMALL {
         return false;
     }
-    let me = f.id;
-    let own = |f: &Function| -> Vec<Inst> {
-        call_sites(f)
-            .into_iter()
-            .filter(|&i| f.callee(i) == me)
-            .collect()
-    };
-    if own(f).len() != 1 {
-        return false;
-    }
+    let sites = self_calls(f);
     let body = f.clone();
-    for _ in 0..SELF_COPIES {
-        let [site] = own(f)[..] else { break };
-        inline_call(f, site, &body);
+    match sites.len() {
+        1 => {
+            for _ in 0..SELF_COPIES {
+                let [site] = self_calls(f)[..] else { break };
+                inline_call(f, site, &body);
+            }
+        }
+        2..=MAX_TREE_SITES if stepped_self_calls(f) == 0 => {
+            for site in sites {
+                inline_call(f, site, &body);
+            }
+        }
+        _ => return false,
     }
     true
 }

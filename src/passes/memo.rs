@@ -15,6 +15,7 @@
 //! why this pass runs after the last `effects` and after the passes that move or merge calls.
 //! Cost: O(instructions of the candidates).
 
+use crate::analysis::recursion::stepped_self_calls;
 use crate::ir::{
     mk, CmpCond, FuncId, Function, GlobalData, GlobalId, GlobalInit, Inst, Module, Opcode, Type,
     Value,
@@ -26,21 +27,6 @@ const ENTRIES_LOG2: u32 = 12;
 const MAX_PARAMS: usize = 4;
 /// Fibonacci hashing multiplier (2^32 / golden ratio).
 const HASH_MUL: i64 = 0x9E37_79B1u32 as i32 as i64;
-
-/// Whether `v` is `param ± constant` for a parameter of `f`.
-fn is_param_step(f: &Function, v: Value) -> bool {
-    let Some(i) = f.def_inst(v) else { return false };
-    if !matches!(
-        f.op(i),
-        Opcode::Add | Opcode::Sub | Opcode::Fadd | Opcode::Fsub
-    ) {
-        return false;
-    }
-    let (a, b) = (f.arg(i, 0), f.arg(i, 1));
-    let is_const = |x: Value| f.as_iconst(x).is_some() || f.as_fconst(x).is_some();
-    let params = f.params();
-    (params.contains(&a) && is_const(b)) || (params.contains(&b) && is_const(a))
-}
 
 /// Whether `id` is worth a cache: pure, scalar in and out, and tree-recursive on stepped args.
 fn candidate(m: &Module, id: FuncId) -> bool {
@@ -57,19 +43,7 @@ fn candidate(m: &Module, id: FuncId) -> bool {
     {
         return false;
     }
-    let f = &m.funcs[id];
-    let mut stepped_sites = 0;
-    for b in f.layout().blocks() {
-        for i in f.layout().block_insts(b) {
-            if f.op(i) == Opcode::Call
-                && f.callee(i) == id
-                && f.args(i).iter().any(|&a| is_param_step(f, a))
-            {
-                stepped_sites += 1;
-            }
-        }
-    }
-    stepped_sites >= 2
+    stepped_self_calls(&m.funcs[id]) >= 2
 }
 
 pub fn run_module(m: &mut Module) -> bool {

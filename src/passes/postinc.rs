@@ -21,7 +21,7 @@
 
 use crate::analysis::loop_shape::LoopInfo;
 use crate::analysis::{DomTree, FuncAnalyses, Preserved};
-use crate::ir::{mk, Function, Inst, ModuleCx, Opcode, Type, Use, Value};
+use crate::ir::{mk, Block, Function, Inst, ModuleCx, Opcode, Type, Use, Value};
 
 /// Whether `c` fits the 12-bit immediate of a load or store.
 fn fits12(c: i64) -> bool {
@@ -67,6 +67,29 @@ fn accessed_past_step(f: &Function, dt: &DomTree, p: Value, step: Inst, others: 
             None => false,
         }
     })
+}
+
+/// The latch's exit test when it compares `p` with a pointer `invariant` accepts, read by
+/// nothing but the branch: the comparison and the operand index of `p`.
+fn exit_test_on(
+    f: &Function,
+    lt: Inst,
+    latch: Block,
+    p: Value,
+    invariant: impl Fn(&Function, Value) -> bool,
+) -> Option<(Inst, usize)> {
+    if f.op(lt) != Opcode::Brif {
+        return None;
+    }
+    let cond = f.args(lt)[0];
+    let t = f.def_inst(cond)?;
+    if f.op(t) != Opcode::Icmp || f.layout().inst_block(t) != Some(latch) || f.num_uses(cond) != 1 {
+        return None;
+    }
+    let a = f.args(t);
+    let k = a.iter().position(|&v| v == p)?;
+    let other = a[1 - k];
+    (other != p && f.ty(other) == Type::Ptr && invariant(f, other)).then_some((t, k))
 }
 
 /// Pointers read only through their step (before unrolling, which copies the rebased form).
@@ -151,8 +174,19 @@ fn rebase(f: &mut Function, am: &mut FuncAnalyses, read_after_step: bool) -> Pre
             }
             f.replace_all_uses(x, p);
             f.remove_inst(step);
-            let i_n = f.insert_new_before(lt, mk::offset(c), &[p]);
+            // The exit test read `x`, now `p`: compared as `offset p, c` against the bound moved
+            // by `c` (addresses do not wrap), `p` dies at its step and the step's register is
+            // the parameter's on the latch edge.
+            let test = exit_test_on(f, lt, latch, p, |f: &Function, v| !info.defined_in(f, l, v));
+            let i_n = f.insert_new_before(test.map_or(lt, |(t, _)| t), mk::offset(c), &[p]);
             let xn = f.res(i_n);
+            if let Some((t, k)) = test {
+                let bound = f.args(t)[1 - k];
+                let ib = f.insert_new_before(pre_t, mk::offset(c), &[bound]);
+                let moved = f.res(ib);
+                f.set_arg(t, k, xn);
+                f.set_arg(t, 1 - k, moved);
+            }
             let mut bargs = f.branch_args(lt, back).to_vec();
             bargs[n] = xn;
             f.set_branch_target(lt, back, h, &bargs);
