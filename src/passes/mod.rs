@@ -8,6 +8,7 @@
 
 pub mod addchain;
 pub mod boolmin;
+pub mod complete_peel;
 pub mod condprop;
 pub mod constlocal;
 pub mod dce;

@@ -28,9 +28,8 @@
 
 use crate::analysis::loops::Loop;
 use crate::analysis::{Cfg, DomTree, FuncAnalyses, LoopForest, Preserved};
-use crate::ir::func::map_targets;
-use crate::ir::{mk, Block, CmpCond, Function, Inst, ModuleCx, Opcode, Type, Use, Value};
-use crate::rewrite::loops::ensure_preheaders;
+use crate::ir::{mk, Block, CmpCond, Function, Inst, ModuleCx, Opcode, Type, Value};
+use crate::rewrite::loops::{copy_loop, ensure_preheaders, escaping_values, route_escapes, Escape};
 use rustc_hash::FxHashMap;
 
 /// Largest loop (instructions, nested loops included) that is peeled.
@@ -275,118 +274,20 @@ fn candidate(f: &Function, cfg: &Cfg, dt: &DomTree, forest: &LoopForest, l: Loop
     (!guards.is_empty()).then_some(Plan { guards, escapes })
 }
 
-/// A value of the loop used after it, below exit block `exit` (whose predecessors are all in
-/// the loop): after peeling, those uses read a new parameter of `exit`.
-struct Escape {
-    value: Value,
-    exit: Block,
-    uses: Vec<Use>,
-}
-
-/// The values of `blocks` used outside them, each with the exit block that dominates its uses.
-/// `None` when some use is not below an exit block whose predecessors are all in the loop.
-fn escaping_values(
-    f: &Function,
-    cfg: &Cfg,
-    dt: &DomTree,
-    blocks: &[Block],
-    in_loop: &dyn Fn(Block) -> bool,
-) -> Option<Vec<Escape>> {
-    let mut out: Vec<Escape> = Vec::new();
-    for &b in blocks {
-        let results = f.layout().block_insts(b).filter_map(|i| f.result(i));
-        let defined: Vec<Value> = f.blocks.params[b].iter().copied().chain(results).collect();
-        for v in defined {
-            for u in f.uses_of(v) {
-                let ub = f.layout().inst_block(f.uses().user[u])?;
-                if in_loop(ub) {
-                    continue;
-                }
-                // The outermost dominator of `ub` below the loop.
-                let mut e = ub;
-                while let Some(d) = dt.idom[e].filter(|&d| !in_loop(d)) {
-                    e = d;
-                }
-                if dt.idom[e].is_none() || !cfg.preds[e].iter().all(|&p| in_loop(p)) {
-                    return None;
-                }
-                match out.iter_mut().find(|x| x.value == v && x.exit == e) {
-                    Some(x) => x.uses.push(u),
-                    None => out.push(Escape {
-                        value: v,
-                        exit: e,
-                        uses: vec![u],
-                    }),
-                }
-            }
-        }
-    }
-    Some(out)
-}
-
 /// Copies `l`'s blocks in front of it for its first iteration, routes the escaping values
 /// through exit parameters and makes the guards false in the original.
 fn peel(f: &mut Function, cfg: &Cfg, forest: &LoopForest, l: Loop, pre: Block, plan: &Plan) {
     let blocks = forest.loops[l].blocks.clone();
     let h = blocks[0];
-    let mut bmap: FxHashMap<Block, Block> = FxHashMap::default();
-    let mut vmap: FxHashMap<Value, Value> = FxHashMap::default();
-    let mut prev = f.layout().prev_block(h).unwrap_or(pre);
-    for &b in &blocks {
-        let nb = f.make_block();
-        f.insert_block_after(nb, prev);
-        prev = nb;
-        bmap.insert(b, nb);
-        for p in f.blocks.params[b].clone() {
-            let np = f.append_block_param(nb, f.ty(p));
-            vmap.insert(p, np);
-        }
-    }
-    // Header first, then reverse post-order: definitions are copied before their uses.
-    for &b in &blocks {
-        let nb = bmap[&b];
-        let insts: Vec<Inst> = f.layout().block_insts(b).collect();
-        for i in insts {
-            let mut d = *f.data(i);
-            // The copy's back edges enter the original loop.
-            map_targets(&mut d, |x| {
-                if x == h {
-                    h
-                } else {
-                    *bmap.get(&x).unwrap_or(&x)
-                }
-            });
-            let args: Vec<Value> = f
-                .args(i)
-                .iter()
-                .map(|a| *vmap.get(a).unwrap_or(a))
-                .collect();
-            let ni = f.append_new(nb, d, &args);
-            if let (Some(r), Some(nr)) = (f.result(i), f.result(ni)) {
-                vmap.insert(r, nr);
-            }
-        }
-    }
+    let after = f.layout().prev_block(h).unwrap_or(pre);
+    // The copy's back edges enter the original loop.
+    let copy = copy_loop(f, &blocks, after, h);
     let pt = f.terminator(pre).unwrap();
-    f.retarget(pt, h, bmap[&h]);
+    f.retarget(pt, h, copy.blocks[&h]);
     let first = f.layout().first_inst(h).unwrap();
     let no = f.insert_new_before(first, mk::iconst(Type::I1, 0), &[]);
     let no = f.result(no).unwrap();
-    for x in &plan.escapes {
-        let p = f.append_block_param(x.exit, f.ty(x.value));
-        let mut preds = cfg.preds[x.exit].to_vec();
-        preds.sort();
-        preds.dedup();
-        for q in preds {
-            for (qb, v) in [(q, x.value), (bmap[&q], *vmap.get(&x.value).unwrap())] {
-                let t = f.terminator(qb).unwrap();
-                f.push_branch_arg(t, v, |tb| tb == x.exit);
-            }
-        }
-        for &u in &x.uses {
-            f.set_use(u, p);
-        }
-    }
+    route_escapes(f, cfg, &plan.escapes, std::slice::from_ref(&copy));
     for &g in &plan.guards {
         let c = f.result(g).unwrap();
         f.replace_all_uses(c, no);

@@ -37,6 +37,15 @@ const CFG_CLEANUP: Step = Step::Group(&Group {
     until_unchanged: false,
 });
 
+/// `CFG_CLEANUP` until nothing changes: a chain of branches whose arms only compute the next
+/// link's inputs (the trips of a completely peeled loop whose result is dead) loses one link
+/// per round, as dce empties the last arms and simplify_cfg folds their branch.
+const CFG_CLEANUP_ALL: Step = Step::Group(&Group {
+    name: "cfg_cleanup_all",
+    steps: &[pass!(simplify_cfg), pass!(dce)],
+    until_unchanged: true,
+});
+
 /// `-Og` (light): cheap scalar cleanups.
 pub const O1: &[Step] = &[
     module_pass!(effects), // summaries first: dce and gvn consult callee purity
@@ -75,7 +84,8 @@ pub const O2: &[Step] = &[
     loop_pass!(rotate), // exit tests at the top of a loop move to its latch (the shape below)
     loop_pass!(peel),   // after the guards are canonical: inner loops only the first trip runs
     loop_pass!(loop_eval), // loops on constant inputs run now; their results are constants
-    pass!(sccp),        // the peeled trip's constants; the remaining loop's false guard
+    loop_pass!(complete_peel), // loops whose control alone is constant: a copy per trip
+    pass!(sccp),        // the peeled trips' constants; the remaining loops' false guards and tests
     pass!(simplify_cfg), // drop the inner loop the false guard left unreachable
     pass!(memopt),      // after gvn: equal addresses are one value
     pass!(dce),
@@ -107,6 +117,7 @@ pub const O2: &[Step] = &[
     module_pass!(constlocal), // local tables now filled with constants become globals
     module_pass!(memo), // last: callers have used the purity its cache must not disturb
     loop_pass!(lftr), // after unroll, which reads counters; dce below drops them
+    CFG_CLEANUP_ALL, // dead chains of branches (peeled trips): their arrays' reads go
     loop_pass!(dead_loop), // loops whose results inlining left unused (dce emptied them)
     // Late: the loops are final (unrolled, exit tests rewritten); no gvn merges the offsets.
     Step::Func(Pass {

@@ -7,8 +7,10 @@
 //! Cost: O(blocks + edges) when nothing is missing.
 
 use crate::analysis::loop_shape::trip_count;
-use crate::analysis::{FuncAnalyses, Preserved};
-use crate::ir::{mk, Block, Builder, CmpCond, Function, Opcode, Type, Value};
+use crate::analysis::{Cfg, DomTree, FuncAnalyses, Preserved};
+use crate::ir::func::map_targets;
+use crate::ir::{mk, Block, Builder, CmpCond, Function, Inst, Opcode, Type, Use, Value};
+use rustc_hash::FxHashMap;
 
 /// Emits the trip count (i32) of a counted loop whose count is exact
 /// (`loop_shape::exact_trip_count`): a constant when `i0` and `n` are (`consts`), else
@@ -87,4 +89,130 @@ pub fn ensure_preheaders(f: &mut Function, am: &mut FuncAnalyses) -> bool {
     }
     am.set_loop_simplified();
     changed
+}
+
+/// A value of a loop used after it, below exit block `exit` (whose predecessors are all in the
+/// loop): once the loop has copies in front of it, those uses read a new parameter of `exit`.
+pub struct Escape {
+    pub value: Value,
+    pub exit: Block,
+    pub uses: Vec<Use>,
+}
+
+/// The values of `blocks` used outside them, each with the exit block that dominates its uses.
+/// `None` when some use is not below an exit block whose predecessors are all in the loop.
+pub fn escaping_values(
+    f: &Function,
+    cfg: &Cfg,
+    dt: &DomTree,
+    blocks: &[Block],
+    in_loop: &dyn Fn(Block) -> bool,
+) -> Option<Vec<Escape>> {
+    let mut out: Vec<Escape> = Vec::new();
+    for &b in blocks {
+        let results = f.layout().block_insts(b).filter_map(|i| f.result(i));
+        let defined: Vec<Value> = f.blocks.params[b].iter().copied().chain(results).collect();
+        for v in defined {
+            for u in f.uses_of(v) {
+                let ub = f.layout().inst_block(f.uses().user[u])?;
+                if in_loop(ub) {
+                    continue;
+                }
+                // The outermost dominator of `ub` below the loop.
+                let mut e = ub;
+                while let Some(d) = dt.idom[e].filter(|&d| !in_loop(d)) {
+                    e = d;
+                }
+                if dt.idom[e].is_none() || !cfg.preds[e].iter().all(|&p| in_loop(p)) {
+                    return None;
+                }
+                match out.iter_mut().find(|x| x.value == v && x.exit == e) {
+                    Some(x) => x.uses.push(u),
+                    None => out.push(Escape {
+                        value: v,
+                        exit: e,
+                        uses: vec![u],
+                    }),
+                }
+            }
+        }
+    }
+    Some(out)
+}
+
+/// One copy of a loop's blocks (`copy_loop`): each block's and value's counterpart.
+pub struct LoopCopy {
+    pub blocks: FxHashMap<Block, Block>,
+    pub values: FxHashMap<Value, Value>,
+}
+
+/// Copies a loop's `blocks` (header first, then in reverse post-order, so definitions are
+/// copied before their uses) after block `after`. In the copy, edges to the header go to
+/// `back_to`, edges within the loop to the copied blocks, and exits stay where they were.
+pub fn copy_loop(f: &mut Function, blocks: &[Block], after: Block, back_to: Block) -> LoopCopy {
+    let h = blocks[0];
+    let mut bmap: FxHashMap<Block, Block> = FxHashMap::default();
+    let mut vmap: FxHashMap<Value, Value> = FxHashMap::default();
+    let mut prev = after;
+    for &b in blocks {
+        let nb = f.make_block();
+        f.insert_block_after(nb, prev);
+        prev = nb;
+        bmap.insert(b, nb);
+        for p in f.blocks.params[b].clone() {
+            let np = f.append_block_param(nb, f.ty(p));
+            vmap.insert(p, np);
+        }
+    }
+    for &b in blocks {
+        let nb = bmap[&b];
+        let insts: Vec<Inst> = f.layout().block_insts(b).collect();
+        for i in insts {
+            let mut d = *f.data(i);
+            map_targets(&mut d, |x| {
+                if x == h {
+                    back_to
+                } else {
+                    *bmap.get(&x).unwrap_or(&x)
+                }
+            });
+            let args: Vec<Value> = f
+                .args(i)
+                .iter()
+                .map(|a| *vmap.get(a).unwrap_or(a))
+                .collect();
+            let ni = f.append_new(nb, d, &args);
+            if let (Some(r), Some(nr)) = (f.result(i), f.result(ni)) {
+                vmap.insert(r, nr);
+            }
+        }
+    }
+    LoopCopy {
+        blocks: bmap,
+        values: vmap,
+    }
+}
+
+/// After `copies` of a loop were made (`copy_loop`), the uses of each escaping value read a new
+/// parameter of its exit block, fed by the loop's and every copy's exiting edges. `cfg` is the
+/// CFG from before the copies.
+pub fn route_escapes(f: &mut Function, cfg: &Cfg, escapes: &[Escape], copies: &[LoopCopy]) {
+    for x in escapes {
+        let p = f.append_block_param(x.exit, f.ty(x.value));
+        let mut preds = cfg.preds[x.exit].to_vec();
+        preds.sort();
+        preds.dedup();
+        for q in preds {
+            let t = f.terminator(q).unwrap();
+            f.push_branch_arg(t, x.value, |tb| tb == x.exit);
+            for c in copies {
+                let t = f.terminator(c.blocks[&q]).unwrap();
+                let v = *c.values.get(&x.value).unwrap_or(&x.value);
+                f.push_branch_arg(t, v, |tb| tb == x.exit);
+            }
+        }
+        for &u in &x.uses {
+            f.set_use(u, p);
+        }
+    }
 }
