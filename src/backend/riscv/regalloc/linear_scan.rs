@@ -46,7 +46,7 @@ use super::Allocation;
 
 /// Free caller-saved registers needed before a value takes the one released longest ago rather
 /// than the first: with fewer, first fit packs intervals tighter (fewer spills).
-const ROTATE_MIN_FREE: usize = 6;
+const ROTATE_MIN_FREE: usize = 2;
 
 pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
     let nv = mf.num_vregs();
