@@ -14,11 +14,17 @@
 //!    interval allocated so far and overlapping this one holds (neither an active one, live
 //!    here, nor an inactive one, in a hole here and live again later) and that has no fixed
 //!    range inside the interval (so values live across a call only get callee-saved
-//!    registers), hints first; then a value without copies takes the caller-saved register
-//!    released longest ago (so the scheduler after allocation is not tied by a register
-//!    rewritten right after its last read), a value with copies the first free one in
-//!    `ALLOC_*` preference order (as the values it is copied to will, so the copies may still
-//!    coalesce), and callee-saved registers come last, in order. The active and inactive
+//!    registers), hints first. A value with copies whose partners are not allocated yet
+//!    looks further along the copies, through values not allocated yet, for the nearest
+//!    allocated one and takes its register (a loop parameter whose next value is also copied
+//!    into a later loop's parameter, allocated already); failing that, the register the most
+//!    copy weight of those partners could take too (a partner live across a call steers it
+//!    to a callee-saved register), first fit among equals. A value without copies takes the
+//!    register of an operand dying at its definition (the definition waits for that operand
+//!    anyway), else with enough caller-saved registers free the one released longest ago
+//!    (so the scheduler after allocation is not tied by a register rewritten right after its
+//!    last read), else the first free one in `ALLOC_*` order; callee-saved registers come
+//!    last, in order. The active and inactive
 //!    intervals are not kept in lists (the inactive list grew to thousands of intervals with
 //!    holes in a long else-if chain, scanned at every step): each register keeps the ranges of
 //!    the intervals holding it (`Occupancy`), so both tests are lookups.
@@ -40,7 +46,7 @@ use super::Allocation;
 
 /// Free caller-saved registers needed before a value takes the one released longest ago rather
 /// than the first: with fewer, first fit packs intervals tighter (fewer spills).
-const ROTATE_MIN_FREE: usize = 6;
+const ROTATE_MIN_FREE: usize = 2;
 
 pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
     let nv = mf.num_vregs();
@@ -93,6 +99,7 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
     let mut occ = Occupancy::new(iv);
     // Per physical register: the end of the last interval allocated to it.
     let mut released = [0u32; 64];
+    let mut group = CopyGroup::new(nv);
     for &v in &order {
         let vi = v as usize;
         let pos = iv.start[vi];
@@ -121,15 +128,25 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
                 break;
             }
         }
+        if pick.is_none() && !hints.of(vi).is_empty() {
+            // Copy partners not allocated yet: the register of the nearest allocated value
+            // joined to this one by copies, else one its partners could take too.
+            pick = group.register_of(vi, &hints, &alloc.reg, |r| {
+                r.phys_class() == class && is_allocatable(r) && free(r, &occ)
+            });
+            if pick.is_none() {
+                pick = shared_register(pool, group.members(), &occ, iv, &released, pos, ranges);
+            }
+        }
         if pick.is_none() {
-            // A value joined by copies to others not yet allocated takes the first free
-            // register, as they will, so the copies may still coalesce. Any other takes the
-            // register of an operand dying at its definition (a chain `acc = acc + x` stays in
-            // one register, which a copy at the loop's end may then coalesce with), else,
-            // among the free caller-saved registers, the one released longest ago: a value
-            // written into a register just read by an unrelated instruction leaves the
-            // scheduler after allocation no room to overlap the two. Then callee-saved ones in
-            // order, to save as few as possible.
+            // A value without copies takes the register of an operand dying at its
+            // definition (a chain `acc = acc + x` stays in one register, which a copy at the
+            // loop's end may then coalesce with; the definition waits for the operand anyway,
+            // so this costs the scheduler nothing even under pressure), else, with enough
+            // free, the caller-saved register released longest ago: a value written into a
+            // register just read by an unrelated instruction leaves the scheduler after
+            // allocation no room to overlap the two. Then first fit: callee-saved registers
+            // last, to save as few as possible.
             if hints.of(vi).is_empty() {
                 let mut n = 0;
                 let mut oldest = Reg::NONE;
@@ -142,13 +159,14 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
                         }
                     }
                 }
-                if n >= ROTATE_MIN_FREE {
-                    pick = operands
-                        .of(vi)
-                        .iter()
-                        .map(|&(u, _)| alloc.reg[u.vindex()])
-                        .find(|&r| r.is_some() && free(r, &occ))
-                        .unwrap_or(oldest);
+                pick = operands
+                    .of(vi)
+                    .iter()
+                    .map(|&(u, _)| alloc.reg[u.vindex()])
+                    .find(|&r| r.is_some() && free(r, &occ))
+                    .unwrap_or(Reg::NONE);
+                if pick.is_none() && n >= ROTATE_MIN_FREE {
+                    pick = oldest;
                 }
             }
             if pick.is_none() {
@@ -272,6 +290,130 @@ impl Hints {
     fn of(&self, v: usize) -> &[(Reg, f32)] {
         &self.list[self.offset[v] as usize..self.offset[v + 1] as usize]
     }
+}
+
+/// A search through chains of copies: values joined by copies are best all in one register, so
+/// a value whose copy partners are not allocated yet takes the register of the nearest
+/// allocated value it is joined to through them (say, a loop parameter whose next value, not
+/// allocated yet, is also copied into the parameter of a later loop already allocated).
+struct CopyGroup {
+    /// Per virtual register, the number of the search that last reached it.
+    seen: Vec<u32>,
+    search: u32,
+    /// The values the last search reached and did not find allocated, with the weight of the
+    /// copy it reached each through; the first is the value searched from.
+    queue: Vec<(u32, f32)>,
+}
+
+/// Values a search visits at most: copy chains are short; this bounds the cost on long ones.
+const GROUP_SEARCH_LIMIT: usize = 32;
+
+impl CopyGroup {
+    fn new(nv: usize) -> CopyGroup {
+        CopyGroup {
+            seen: vec![0; nv],
+            search: 0,
+            queue: Vec::new(),
+        }
+    }
+
+    /// The register of the allocated value nearest to `v` (fewest copies away, then heaviest
+    /// copy) through copies between virtual registers that satisfies `ok`, or `Reg::NONE`. The
+    /// search goes through values not allocated yet only: an allocated value's register is
+    /// what its own copy partners already had the chance to take.
+    fn register_of(
+        &mut self,
+        v: usize,
+        hints: &Hints,
+        reg: &[Reg],
+        ok: impl Fn(Reg) -> bool,
+    ) -> Reg {
+        self.search += 1;
+        self.queue.clear();
+        self.queue.push((v as u32, 0.0));
+        self.seen[v] = self.search;
+        let mut k = 0;
+        while k < self.queue.len() && self.queue.len() < GROUP_SEARCH_LIMIT {
+            let u = self.queue[k].0 as usize;
+            k += 1;
+            for &(h, w) in hints.of(u) {
+                if !h.is_virt() || self.seen[h.vindex()] == self.search {
+                    continue;
+                }
+                self.seen[h.vindex()] = self.search;
+                let r = reg[h.vindex()];
+                if r.is_some() {
+                    if u != v && ok(r) {
+                        return r;
+                    }
+                } else {
+                    self.queue.push((h.vindex() as u32, w));
+                }
+            }
+        }
+        Reg::NONE
+    }
+
+    /// The values not allocated yet that the last `register_of` reached, nearest first, with
+    /// the weight of the copy joining each.
+    fn members(&self) -> &[(u32, f32)] {
+        &self.queue[1..]
+    }
+}
+
+/// Copy partners a register choice looks at, at most: the nearest ones carry the weight.
+const SHARED_MEMBERS_LIMIT: usize = 8;
+
+/// Estimated cost of the first use of a callee-saved register (its save and restore), in the
+/// unit of copy weights (one copy executed once).
+const CALLEE_SAVE_COST: f32 = 2.0;
+
+/// For a value over `ranges` whose copy partners (`members`: virtual register, weight of the
+/// copy that joins it) are not allocated yet: the register of `pool` free over `ranges` that
+/// the most weight of them could take too (free over their ranges now, fixed ranges included,
+/// so a partner live across a call steers the value to a callee-saved register), less the
+/// cost of a callee-saved register not used yet. Partners starting before `pos` were spilled
+/// already and do not count. Ties go to the earlier in `pool`, so with no
+/// partner in the way this is first fit. `Reg::NONE` if none is free.
+fn shared_register(
+    pool: &[Reg],
+    members: &[(u32, f32)],
+    occ: &Occupancy,
+    iv: &Intervals,
+    released: &[u32; 64],
+    pos: u32,
+    ranges: &[(u32, u32)],
+) -> Reg {
+    let members = &members[..members.len().min(SHARED_MEMBERS_LIMIT)];
+    let mut best = Reg::NONE;
+    let mut best_score = f32::NEG_INFINITY;
+    let pending = |u: u32| iv.start[u as usize] >= pos;
+    let all: f32 = members
+        .iter()
+        .filter(|&&(u, _)| pending(u))
+        .map(|&(_, w)| w)
+        .sum();
+    for &r in pool {
+        if occ.busy_in(r, ranges) {
+            continue;
+        }
+        let mut score: f32 = members
+            .iter()
+            .filter(|&&(u, _)| pending(u) && !occ.busy_in(r, &iv.ranges[u as usize]))
+            .map(|&(_, w)| w)
+            .sum();
+        if r.is_callee_saved() && released[r.0 as usize] == 0 {
+            score -= CALLEE_SAVE_COST;
+        }
+        if score > best_score {
+            best = r;
+            best_score = score;
+            if score >= all {
+                break;
+            }
+        }
+    }
+    best
 }
 
 /// The live intervals (those with a start) ordered by start, then by number.
@@ -517,6 +659,116 @@ mod tests {
         assert_ne!(alloc.reg[2], alloc.reg[1], "an unrelated value rotates");
         assert!(!alloc.reg[2].is_callee_saved());
         assert_eq!(alloc.reg[3], Reg::A0, "the copied result coalesces");
+        super::super::checker::check(&mf, &alloc).unwrap();
+    }
+
+    /// Under pressure (fewer than `ROTATE_MIN_FREE` caller-saved registers free) a chain still
+    /// keeps its register rather than taking the first free one, here the one `v0` released.
+    #[test]
+    fn chains_keep_a_register_under_pressure() {
+        let v: Vec<Reg> = (0..12).map(Reg::vreg).collect();
+        let mut insts: Vec<MInst> = (0..11).map(|k| MInst::li(v[k], k as i64)).collect();
+        insts.push(MInst::store(MOp::Sw, v[0], Reg::SP, 0));
+        insts.push(MInst::i(MOp::Addiw, v[11], v[10], 1));
+        for &r in &v[1..10] {
+            insts.push(MInst::store(MOp::Sw, r, Reg::SP, 0));
+        }
+        insts.push(MInst::store(MOp::Sw, v[11], Reg::SP, 0));
+        insts.push(MInst::new(MOp::Ret, Reg::NONE, Reg::NONE, Reg::NONE, 0));
+        let mf = one_block(insts, 12);
+        let iv = liveness::compute(&mf);
+        let alloc = allocate(&mf, &iv);
+        assert!(alloc.reg[11].is_some());
+        assert_eq!(alloc.reg[11], alloc.reg[10], "the chain keeps its register");
+        assert_ne!(alloc.reg[11], alloc.reg[0]);
+        super::super::checker::check(&mf, &alloc).unwrap();
+    }
+
+    /// `v1` is copied into `v2`, which is copied into `v3`; `v3` is allocated first (its block
+    /// comes first) and takes `a0`, its copy into the result. `v1`, when its turn comes, has no
+    /// allocated copy partner of its own but reaches `v3` through `v2`, and takes `a0` too, so
+    /// neither copy remains.
+    #[test]
+    fn copy_chains_share_the_register_of_a_far_partner() {
+        let v: Vec<Reg> = (0..4).map(Reg::vreg).collect();
+        let j = |b: i64| MInst::new(MOp::J, Reg::NONE, Reg::NONE, Reg::NONE, b);
+        let code: [(Vec<MInst>, Vec<u32>); 5] = [
+            (
+                vec![MInst::new(MOp::Bne, Reg::NONE, Reg::A0, Reg::ZERO, 2), j(1)],
+                vec![2, 1],
+            ),
+            (
+                vec![MInst::i(MOp::Addiw, v[3], Reg::a(1), 5), j(4)],
+                vec![4],
+            ),
+            (
+                vec![MInst::i(MOp::Addiw, v[1], Reg::a(1), 7), j(3)],
+                vec![3],
+            ),
+            (
+                vec![
+                    MInst::unary(MOp::Mv, v[2], v[1]),
+                    MInst::unary(MOp::Mv, v[3], v[2]),
+                    j(4),
+                ],
+                vec![4],
+            ),
+            (
+                vec![
+                    MInst::unary(MOp::Mv, Reg::A0, v[3]),
+                    MInst::new(MOp::Ret, Reg::NONE, Reg::A0, Reg::NONE, 0),
+                ],
+                vec![],
+            ),
+        ];
+        let mut mf = one_block(Vec::new(), 4);
+        mf.blocks.clear();
+        mf.order.clear();
+        for (b, (insts, succs)) in code.into_iter().enumerate() {
+            let start = mf.insts.len() as u32;
+            mf.insts.extend(insts);
+            mf.blocks.push(MBlock {
+                start,
+                end: mf.insts.len() as u32,
+                succs,
+                depth: 0,
+            });
+            mf.order.push(b as u32);
+        }
+        let iv = liveness::compute(&mf);
+        let alloc = allocate(&mf, &iv);
+        assert_eq!(alloc.reg[3], Reg::A0, "the first allocated takes its hint");
+        assert_eq!(alloc.reg[1], Reg::A0, "found through the copy into v2");
+        assert_eq!(alloc.reg[2], Reg::A0);
+        super::super::checker::check(&mf, &alloc).unwrap();
+    }
+
+    /// `v0` is copied into `v1`, live across a call, in a loop: `v0` takes the callee-saved
+    /// register `v1` will need rather than the first free caller-saved one, and the copy
+    /// coalesces.
+    #[test]
+    fn a_value_takes_the_register_its_partner_across_a_call_needs() {
+        let v: Vec<Reg> = (0..2).map(Reg::vreg).collect();
+        let insts = vec![
+            MInst::i(MOp::Addiw, v[0], Reg::A0, 1),
+            MInst::store(MOp::Sw, v[0], Reg::SP, 0),
+            MInst::unary(MOp::Mv, v[1], v[0]),
+            MInst::new(MOp::Call, Reg::NONE, Reg::NONE, Reg::NONE, 0),
+            MInst::i(MOp::Addiw, Reg::A0, v[1], 1),
+            MInst::new(MOp::Ret, Reg::NONE, Reg::A0, Reg::NONE, 0),
+        ];
+        let mut mf = MFunc {
+            calls: vec![CallInfo {
+                sym: "g".into(),
+                args: vec![],
+            }],
+            ..one_block(insts, 2)
+        };
+        mf.blocks[0].depth = 1;
+        let iv = liveness::compute(&mf);
+        let alloc = allocate(&mf, &iv);
+        assert!(alloc.reg[1].is_callee_saved());
+        assert_eq!(alloc.reg[0], alloc.reg[1], "the copy coalesces");
         super::super::checker::check(&mf, &alloc).unwrap();
     }
 }
