@@ -185,7 +185,10 @@ pub fn lower_program(p: &Program, falls_off: &mut Vec<hir::FuncId>) -> Module {
         if (func.nesting > PARALLEL_NESTING) != deep {
             return None;
         }
-        FnLower::run(p, info, f, func, body).then_some(id)
+        let falls_off = FnLower::run(p, info, f, func, body);
+        // The body waits for the other functions and the passes with its tables as they grew.
+        f.shrink_to_fit();
+        falls_off.then_some(id)
     };
     let mut falls: Vec<Option<hir::FuncId>> = m
         .funcs
