@@ -196,7 +196,10 @@ pub fn lower_program(p: &Program, falls_off: &mut Vec<hir::FuncId>) -> Module {
             return None;
         }
         let falls_off = FnLower::run(p, info, f, func, body);
-        // The body waits for the other functions and the passes with its tables as they grew.
+        // The body waits for the other functions and the passes without the rows of the block
+        // parameters SSA construction found trivial, and with its tables no larger than their
+        // contents.
+        f.compact();
         f.shrink_to_fit();
         falls_off.then_some(id)
     };
