@@ -7,8 +7,9 @@
 //! inside a parallel stage (a pass, register allocation, ...) summed over functions and
 //! threads, so with several threads the phase rows of a stage can add up to more than its wall
 //! time. Rows of either kind sum by name, in order of first appearance. `report` prints the
-//! stages, their total against the wall time, the phases, and the peak resident memory. A
-//! disabled `Timings` costs one branch per phase.
+//! stages with the peak resident memory at the end of each (where the peak rises tells which
+//! stage reached it), their total against the wall time, the phases, and the peak resident
+//! memory. A disabled `Timings` costs one branch per phase.
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -31,9 +32,17 @@ struct Row {
     time: Duration,
     /// Instructions left after a pass (summed over functions), when it means something.
     size: Option<usize>,
+    /// Stages: the peak resident memory (KiB) at the end of the stage's last run.
+    peak_kb: Option<u64>,
 }
 
-fn add_row(rows: &Mutex<Vec<Row>>, name: &'static str, d: Duration, size: Option<usize>) {
+fn add_row(
+    rows: &Mutex<Vec<Row>>,
+    name: &'static str,
+    d: Duration,
+    size: Option<usize>,
+    peak_kb: Option<u64>,
+) {
     let mut rows = rows.lock().unwrap_or_else(|e| e.into_inner());
     match rows.iter_mut().find(|r| r.name == name) {
         Some(r) => {
@@ -41,11 +50,13 @@ fn add_row(rows: &Mutex<Vec<Row>>, name: &'static str, d: Duration, size: Option
             if let Some(s) = size {
                 *r.size.get_or_insert(0) += s;
             }
+            r.peak_kb = peak_kb.or(r.peak_kb);
         }
         None => rows.push(Row {
             name,
             time: d,
             size,
+            peak_kb,
         }),
     }
 }
@@ -78,14 +89,14 @@ impl Timings {
     /// Adds `d` to phase row `name`.
     pub fn add(&self, name: &'static str, d: Duration, size: Option<usize>) {
         if self.on {
-            add_row(&self.rows, name, d, size);
+            add_row(&self.rows, name, d, size, None);
         }
     }
 
     /// Adds `d` to stage row `name`.
     pub fn add_stage(&self, name: &'static str, d: Duration) {
         if self.on {
-            add_row(&self.stages, name, d, None);
+            add_row(&self.stages, name, d, None, peak_rss_kb());
         }
     }
 
@@ -120,29 +131,35 @@ impl Timings {
         let pct = |d: Duration| 100.0 * d.as_secs_f64() / wall.as_secs_f64().max(1e-12);
         let mut out = format!(
             "{:<28} {:>12} {:>8} {:>12}\n",
-            "stage (wall)", "time (ms)", "% wall", "insts after"
+            "stage (wall)", "time (ms)", "% wall", "peak MB"
         );
-        let line = |out: &mut String, name: &str, d: Duration, size: Option<usize>| {
-            let size = size.map_or(String::new(), |s| s.to_string());
+        let line = |out: &mut String, name: &str, d: Duration, last: String| {
             out.push_str(&format!(
                 "{:<28} {:>12.3} {:>7.1}% {:>12}\n",
                 name,
                 d.as_secs_f64() * 1e3,
                 pct(d),
-                size
+                last
             ));
         };
         let mut covered = Duration::ZERO;
         for r in stages.iter() {
-            line(&mut out, r.name, r.time, None);
+            let peak = r
+                .peak_kb
+                .map_or(String::new(), |kb| format!("{:.1}", kb as f64 / 1024.0));
+            line(&mut out, r.name, r.time, peak);
             covered += r.time;
         }
-        line(&mut out, "(stages above, of wall)", covered, None);
-        out.push_str("-- phases, summed over functions and threads --\n");
+        line(&mut out, "(stages above, of wall)", covered, String::new());
+        out.push_str(&format!(
+            "{:<50} {:>12}\n",
+            "-- phases, summed over functions and threads --", "insts after"
+        ));
         for r in rows.iter() {
-            line(&mut out, &format!("  {}", r.name), r.time, r.size);
+            let size = r.size.map_or(String::new(), |s| s.to_string());
+            line(&mut out, &format!("  {}", r.name), r.time, size);
         }
-        line(&mut out, "wall", wall, None);
+        line(&mut out, "wall", wall, String::new());
         if let Some(kb) = peak_rss_kb() {
             out.push_str(&format!("peak memory: {:.1} MB\n", kb as f64 / 1024.0));
         }

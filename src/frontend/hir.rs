@@ -194,24 +194,80 @@ pub enum CmpOp {
     Ne,
 }
 
-#[derive(Clone, Debug)]
+/// The type of an expression: a `Ty` without the dimensions of a pointer, which the
+/// expression itself implies (`Program::expr_ty`), so an expression row stays small.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExprTy {
+    Void,
+    Int,
+    Float,
+    /// The address of an array (`Addr`) or a string (`Str`).
+    Ptr(Scalar),
+    Error,
+}
+
+impl ExprTy {
+    pub fn scalar(s: Scalar) -> ExprTy {
+        match s {
+            Scalar::Int => ExprTy::Int,
+            Scalar::Float => ExprTy::Float,
+        }
+    }
+}
+
+impl From<&Ty> for ExprTy {
+    fn from(ty: &Ty) -> ExprTy {
+        match ty {
+            Ty::Void => ExprTy::Void,
+            Ty::Int => ExprTy::Int,
+            Ty::Float => ExprTy::Float,
+            Ty::Ptr { elem, .. } => ExprTy::Ptr(*elem),
+            Ty::Error => ExprTy::Error,
+        }
+    }
+}
+
+/// The operands of an `Elem`, `Addr` or `Call`: a range of `Program::lists`, read with
+/// `Program::list`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ExprList {
+    start: u32,
+    len: u32,
+}
+
+impl ExprList {
+    pub fn len(self) -> usize {
+        self.len as usize
+    }
+    pub fn is_empty(self) -> bool {
+        self.len == 0
+    }
+}
+
+/// Index of a string literal in `Program::strings`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StrId(pub u32);
+
+/// An expression. Every variant holds ids and small values only (16 bytes): lists and strings
+/// live in tables of the `Program`.
+#[derive(Clone, Copy, Debug)]
 pub enum ExprKind {
     Int(i32),
     Float(f32),
     /// The format of `putf` (its first argument only).
-    Str(Vec<u8>),
+    Str(StrId),
     /// Read of a scalar variable.
     Var(VarId),
     /// Read of an array element; `indices.len() == dims.len()`, all `int`.
     Elem {
         var: VarId,
-        indices: Vec<ExprId>,
+        indices: ExprList,
     },
     /// Address of a sub-array (fewer indices than dims, possibly none); type `Ptr`.
     /// Only appears as a call argument.
     Addr {
         var: VarId,
-        indices: Vec<ExprId>,
+        indices: ExprList,
     },
     /// `-x`; type int or float.
     Neg(ExprId),
@@ -237,17 +293,17 @@ pub enum ExprKind {
     /// Variadic `putf` arguments after the format keep their own type (int or float).
     Call {
         func: FuncId,
-        args: Vec<ExprId>,
+        args: ExprList,
     },
     IntToFloat(ExprId),
     /// Truncates toward zero.
     FloatToInt(ExprId),
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 pub struct Expr {
     pub kind: ExprKind,
-    pub ty: Ty,
+    pub ty: ExprTy,
     pub span: Span,
 }
 
@@ -322,4 +378,57 @@ pub struct Program {
     pub globals: Vec<VarId>,
     /// The `main` function (always set when sema succeeds).
     pub main: Option<FuncId>,
+    /// The operand lists of expressions (`ExprList`), one after another.
+    pub lists: Vec<ExprId>,
+    /// The bytes of each string literal (`StrId`).
+    pub strings: Vec<Vec<u8>>,
+}
+
+impl Program {
+    /// The expressions of `l`.
+    pub fn list(&self, l: ExprList) -> &[ExprId] {
+        &self.lists[l.start as usize..(l.start + l.len) as usize]
+    }
+
+    /// Stores `items` as a new list.
+    pub fn push_list(&mut self, items: &[ExprId]) -> ExprList {
+        let start = self.lists.len() as u32;
+        self.lists.extend_from_slice(items);
+        ExprList {
+            start,
+            len: items.len() as u32,
+        }
+    }
+
+    /// The full type of expression `x`: a pointer's dimensions come from the array it
+    /// addresses.
+    pub fn expr_ty(&self, x: ExprId) -> Ty {
+        let e = &self.exprs[x];
+        match e.ty {
+            ExprTy::Void => Ty::Void,
+            ExprTy::Int => Ty::Int,
+            ExprTy::Float => Ty::Float,
+            ExprTy::Error => Ty::Error,
+            ExprTy::Ptr(elem) => {
+                let dims = match e.kind {
+                    ExprKind::Addr { var, indices } => {
+                        self.vars[var].dims[indices.len() + 1..].to_vec()
+                    }
+                    _ => Vec::new(),
+                };
+                Ty::Ptr { elem, dims }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expression_rows_stay_small() {
+        assert_eq!(std::mem::size_of::<ExprKind>(), 16);
+        assert_eq!(std::mem::size_of::<Expr>(), 28);
+    }
 }

@@ -198,7 +198,7 @@ impl Walk<'_> {
                 }
             }
             ExprKind::Elem { indices, .. } | ExprKind::Addr { indices, .. } => {
-                for &i in indices {
+                for &i in p.list(*indices) {
                     self.expr(i);
                 }
             }
@@ -214,7 +214,7 @@ impl Walk<'_> {
                 self.expr(*rhs);
             }
             ExprKind::Call { args, .. } => {
-                for &a in args {
+                for &a in p.list(*args) {
                     self.expr(a);
                 }
             }

@@ -21,7 +21,7 @@
 //! Recursion follows the HIR (depth bounded by `ast::MAX_DEPTH`).
 
 use super::hir::{
-    self, ArithOp, CmpOp, Const, ExprKind, Program, Scalar, StmtKind, Ty, VarInit, VarKind,
+    self, ArithOp, CmpOp, Const, ExprKind, ExprTy, Program, Scalar, StmtKind, Ty, VarInit, VarKind,
 };
 use super::ssa::{Edge, SsaBuilder};
 use crate::ir::{
@@ -47,6 +47,15 @@ fn ty_type(t: &Ty) -> Type {
         Ty::Float => Type::F32,
         Ty::Ptr { .. } => Type::Ptr,
         Ty::Void | Ty::Error => Type::Void,
+    }
+}
+
+fn expr_type(t: ExprTy) -> Type {
+    match t {
+        ExprTy::Int => Type::I32,
+        ExprTy::Float => Type::F32,
+        ExprTy::Ptr(_) => Type::Ptr,
+        ExprTy::Void | ExprTy::Error => Type::Void,
     }
 }
 
@@ -144,7 +153,8 @@ pub fn lower_program(p: &Program, falls_off: &mut Vec<hir::FuncId>) -> Module {
     }
     let mut nstr = 0;
     for (x, e) in p.exprs.iter() {
-        if let ExprKind::Str(bytes) = &e.kind {
+        if let ExprKind::Str(s) = e.kind {
+            let bytes = &p.strings[s.0 as usize];
             let g = m.add_global(GlobalData {
                 name: format!("str.{nstr}"),
                 size: bytes.len() as u64 + 1,
@@ -185,7 +195,13 @@ pub fn lower_program(p: &Program, falls_off: &mut Vec<hir::FuncId>) -> Module {
         if (func.nesting > PARALLEL_NESTING) != deep {
             return None;
         }
-        FnLower::run(p, info, f, func, body).then_some(id)
+        let falls_off = FnLower::run(p, info, f, func, body);
+        // The body waits for the other functions and the passes without the rows of the block
+        // parameters SSA construction found trivial, and with its tables no larger than their
+        // contents.
+        f.compact();
+        f.shrink_to_fit();
+        falls_off.then_some(id)
     };
     let mut falls: Vec<Option<hir::FuncId>> = m
         .funcs
@@ -355,7 +371,7 @@ impl<'a> FnLower<'a> {
             }
             StmtKind::Expr(e) => match &p.exprs[*e].kind {
                 ExprKind::Call { func, args } => {
-                    self.call(*func, args, p.exprs[*e].ty.clone());
+                    self.call(*func, p.list(*args), p.exprs[*e].ty);
                 }
                 _ => {
                     self.expr(*e);
@@ -551,7 +567,7 @@ impl<'a> FnLower<'a> {
 
     /// Address of `v[indices...]` (an element or a sub-array).
     fn address(&mut self, v: hir::VarId, indices: &[hir::ExprId]) -> Value {
-        let dims = self.p.vars[v].dims.clone();
+        let dims = &self.p.vars[v].dims;
         let mut ptr = self.base(v);
         let mut pending: i64 = 0;
         for (k, &e) in indices.iter().enumerate() {
@@ -602,15 +618,15 @@ impl<'a> FnLower<'a> {
                 }
             }
             ExprKind::Elem { var, indices } => {
-                let a = self.address(*var, indices);
+                let a = self.address(*var, p.list(*indices));
                 let ty = scalar_type(p.vars[*var].elem);
                 self.builder().load(ty, a)
             }
-            ExprKind::Addr { var, indices } => self.address(*var, indices),
+            ExprKind::Addr { var, indices } => self.address(*var, p.list(*indices)),
             ExprKind::Neg(a) => {
                 let v = self.expr(*a);
                 let mut b = self.builder();
-                if x.ty == Ty::Float {
+                if x.ty == ExprTy::Float {
                     b.unary(Opcode::Fneg, Type::F32, v)
                 } else {
                     let z = b.iconst(0);
@@ -627,7 +643,7 @@ impl<'a> FnLower<'a> {
             ExprKind::Arith { op, lhs, rhs } => {
                 let l = self.expr(*lhs);
                 let r = self.expr(*rhs);
-                let float = x.ty == Ty::Float;
+                let float = x.ty == ExprTy::Float;
                 let opc = match (op, float) {
                     (ArithOp::Add, false) => Opcode::Add,
                     (ArithOp::Sub, false) => Opcode::Sub,
@@ -667,7 +683,7 @@ impl<'a> FnLower<'a> {
             }
             ExprKind::Call { func, args } => {
                 // A void call's "value" is never used (sema forbids it); give a dummy.
-                self.call(*func, args, x.ty.clone())
+                self.call(*func, p.list(*args), x.ty)
                     .unwrap_or_else(|| self.ssa.zero(self.f, Type::I32))
             }
             ExprKind::IntToFloat(a) => {
@@ -681,7 +697,7 @@ impl<'a> FnLower<'a> {
         }
     }
 
-    fn call(&mut self, func: hir::FuncId, args: &[hir::ExprId], ret: Ty) -> Option<Value> {
+    fn call(&mut self, func: hir::FuncId, args: &[hir::ExprId], ret: ExprTy) -> Option<Value> {
         let fid = self.info.funcs[&func];
         let variadic = self.p.funcs[func].variadic;
         let mut vals = Vec::with_capacity(args.len());
@@ -695,7 +711,7 @@ impl<'a> FnLower<'a> {
                 vals.push(v);
             }
         }
-        let rty = ty_type(&ret);
+        let rty = expr_type(ret);
         self.builder().call(fid, rty, &vals)
     }
 

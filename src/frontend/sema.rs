@@ -321,15 +321,15 @@ impl<'a> Sema<'a> {
 
     // ---------------------------------------------------------------- expressions
 
-    fn mk(&mut self, kind: ExprKind, ty: Ty, span: Span) -> ExprId {
+    fn mk(&mut self, kind: ExprKind, ty: ExprTy, span: Span) -> ExprId {
         self.p.exprs.push(Expr { kind, ty, span })
     }
     fn error_expr(&mut self, span: Span) -> ExprId {
-        self.mk(ExprKind::Int(0), Ty::Error, span)
+        self.mk(ExprKind::Int(0), ExprTy::Error, span)
     }
     fn const_of(&self, e: ExprId) -> Option<Const> {
         match self.p.exprs[e].kind {
-            ExprKind::Int(v) if self.p.exprs[e].ty == Ty::Int => Some(Const::Int(v)),
+            ExprKind::Int(v) if self.p.exprs[e].ty == ExprTy::Int => Some(Const::Int(v)),
             ExprKind::Float(v) => Some(Const::Float(v)),
             _ => None,
         }
@@ -342,20 +342,20 @@ impl<'a> Sema<'a> {
     }
     fn mk_const(&mut self, c: Const, span: Span) -> ExprId {
         match c {
-            Const::Int(v) => self.mk(ExprKind::Int(v), Ty::Int, span),
-            Const::Float(v) => self.mk(ExprKind::Float(v), Ty::Float, span),
+            Const::Int(v) => self.mk(ExprKind::Int(v), ExprTy::Int, span),
+            Const::Float(v) => self.mk(ExprKind::Float(v), ExprTy::Float, span),
         }
     }
 
     /// Converts a scalar expression to `to` (no-op if it already has that type).
     fn convert(&mut self, e: ExprId, to: Scalar) -> ExprId {
         let span = self.p.exprs[e].span;
-        match (&self.p.exprs[e].ty, to) {
-            (Ty::Int, Scalar::Float) => match self.const_of(e) {
+        match (self.p.exprs[e].ty, to) {
+            (ExprTy::Int, Scalar::Float) => match self.const_of(e) {
                 Some(Const::Int(v)) => self.mk_const(Const::Float(v as f32), span),
-                _ => self.mk(ExprKind::IntToFloat(e), Ty::Float, span),
+                _ => self.mk(ExprKind::IntToFloat(e), ExprTy::Float, span),
             },
-            (Ty::Float, Scalar::Int) => match self.const_of(e) {
+            (ExprTy::Float, Scalar::Int) => match self.const_of(e) {
                 Some(Const::Float(v)) => {
                     let i = v as i32;
                     if i as f32 != v {
@@ -367,7 +367,7 @@ impl<'a> Sema<'a> {
                     }
                     self.mk_const(Const::Int(i), span)
                 }
-                _ => self.mk(ExprKind::FloatToInt(e), Ty::Int, span),
+                _ => self.mk(ExprKind::FloatToInt(e), ExprTy::Int, span),
             },
             _ => e,
         }
@@ -376,23 +376,23 @@ impl<'a> Sema<'a> {
     /// Checks that `e` is a scalar value (not void, not an array).
     fn require_scalar(&mut self, e: ExprId) -> Option<Scalar> {
         let span = self.p.exprs[e].span;
-        match &self.p.exprs[e].ty {
-            Ty::Int => Some(Scalar::Int),
-            Ty::Float => Some(Scalar::Float),
-            Ty::Error => None,
-            Ty::Void => {
+        match self.p.exprs[e].ty {
+            ExprTy::Int => Some(Scalar::Int),
+            ExprTy::Float => Some(Scalar::Float),
+            ExprTy::Error => None,
+            ExprTy::Void => {
                 self.error(span, "void value used in an expression");
                 None
             }
-            Ty::Ptr { .. } => {
-                let msg = match &self.p.exprs[e].kind {
+            ExprTy::Ptr(_) => {
+                let msg = match self.p.exprs[e].kind {
                     ExprKind::Str(_) => {
                         "string literal is only allowed as the format argument of `putf`"
                             .to_string()
                     }
                     _ => format!(
                         "array (of type `{}`) used where a scalar value is expected",
-                        self.p.exprs[e].ty.describe()
+                        self.p.expr_ty(e).describe()
                     ),
                 };
                 self.error(span, msg);
@@ -443,7 +443,7 @@ impl<'a> Sema<'a> {
                 lhs,
                 rhs,
             },
-            Ty::Int,
+            ExprTy::Int,
             span,
         )
     }
@@ -457,15 +457,9 @@ impl<'a> Sema<'a> {
             ast::ExprKind::Float(v) => self.mk_const(Const::Float(*v), span),
             ast::ExprKind::Str(s) => {
                 // Typed as a char array so misuse is caught by the scalar/argument checks.
-                let s = s.clone();
-                self.mk(
-                    ExprKind::Str(s),
-                    Ty::Ptr {
-                        elem: Scalar::Int,
-                        dims: vec![],
-                    },
-                    span,
-                )
+                let id = StrId(self.p.strings.len() as u32);
+                self.p.strings.push(s.clone());
+                self.mk(ExprKind::Str(id), ExprTy::Ptr(Scalar::Int), span)
             }
             ast::ExprKind::LVal {
                 name,
@@ -496,7 +490,7 @@ impl<'a> Sema<'a> {
                             self.mk_const(Const::Int(r), span)
                         }
                         Some(Const::Float(v)) => self.mk_const(Const::Float(-v), span),
-                        None => self.mk(ExprKind::Neg(x), Ty::scalar(ty), span),
+                        None => self.mk(ExprKind::Neg(x), ExprTy::scalar(ty), span),
                     },
                     UnOp::Not => match ty {
                         Scalar::Float => {
@@ -505,7 +499,7 @@ impl<'a> Sema<'a> {
                         }
                         Scalar::Int => match self.const_of(x) {
                             Some(Const::Int(v)) => self.mk_const(Const::Int((v == 0) as i32), span),
-                            _ => self.mk(ExprKind::Not(x), Ty::Int, span),
+                            _ => self.mk(ExprKind::Not(x), ExprTy::Int, span),
                         },
                     },
                 }
@@ -537,7 +531,7 @@ impl<'a> Sema<'a> {
             } else {
                 ExprKind::Or(lhs, rhs)
             };
-            return self.mk(kind, Ty::Int, span);
+            return self.mk(kind, ExprTy::Int, span);
         }
         let lhs = self.expr(l);
         let rhs = self.expr(r);
@@ -620,7 +614,11 @@ impl<'a> Sema<'a> {
                 return self.mk_const(c, span);
             }
         }
-        self.mk(ExprKind::Arith { op: aop, lhs, rhs }, Ty::scalar(ty), span)
+        self.mk(
+            ExprKind::Arith { op: aop, lhs, rhs },
+            ExprTy::scalar(ty),
+            span,
+        )
     }
 
     /// Resolves `name` to a variable, reporting functions and undefined names.
@@ -772,27 +770,18 @@ impl<'a> Sema<'a> {
                 }
             }
             if idx.is_empty() {
-                self.mk(ExprKind::Var(v), Ty::scalar(elem), span)
+                self.mk(ExprKind::Var(v), ExprTy::scalar(elem), span)
             } else {
+                let indices = self.p.push_list(&idx);
                 self.mk(
-                    ExprKind::Elem {
-                        var: v,
-                        indices: idx,
-                    },
-                    Ty::scalar(elem),
+                    ExprKind::Elem { var: v, indices },
+                    ExprTy::scalar(elem),
                     span,
                 )
             }
         } else {
-            let dims = var.dims[idx.len() + 1..].to_vec();
-            self.mk(
-                ExprKind::Addr {
-                    var: v,
-                    indices: idx,
-                },
-                Ty::Ptr { elem, dims },
-                span,
-            )
+            let indices = self.p.push_list(&idx);
+            self.mk(ExprKind::Addr { var: v, indices }, ExprTy::Ptr(elem), span)
         }
     }
 
@@ -814,12 +803,13 @@ impl<'a> Sema<'a> {
                 let line = line_of(self.source, span.lo) as i32;
                 let arg = self.mk_const(Const::Int(line), span);
                 self.p.funcs[timer.1].used = true;
+                let args = self.p.push_list(&[arg]);
                 return self.mk(
                     ExprKind::Call {
                         func: timer.1,
-                        args: vec![arg],
+                        args,
                     },
-                    Ty::Void,
+                    ExprTy::Void,
                     span,
                 );
             }
@@ -851,8 +841,8 @@ impl<'a> Sema<'a> {
         };
         self.p.funcs[f].used = true;
         let ret = match self.p.funcs[f].ret {
-            Some(s) => Ty::scalar(s),
-            None => Ty::Void,
+            Some(s) => ExprTy::scalar(s),
+            None => ExprTy::Void,
         };
         let fname = self.name(name);
         if f == self.putf {
@@ -892,7 +882,7 @@ impl<'a> Sema<'a> {
         let mut ok = true;
         for (i, (&a, pty)) in args.iter().zip(&param_tys).enumerate() {
             let x = self.expr(a);
-            let aty = self.p.exprs[x].ty.clone();
+            let aty = self.p.expr_ty(x);
             let aspan = self.p.exprs[x].span;
             match (pty, &aty) {
                 (_, Ty::Error) => ok = false,
@@ -942,7 +932,8 @@ impl<'a> Sema<'a> {
         if !ok {
             return self.error_expr(span);
         }
-        self.mk(ExprKind::Call { func: f, args: out }, ret, span)
+        let args = self.p.push_list(&out);
+        self.mk(ExprKind::Call { func: f, args }, ret, span)
     }
 
     fn putf_call(&mut self, f: FuncId, args: &[ast::ExprId], span: Span) -> ExprId {
@@ -958,7 +949,7 @@ impl<'a> Sema<'a> {
         let mut ok = true;
         if !matches!(self.p.exprs[x].kind, ExprKind::Str(_)) {
             let sp = self.p.exprs[x].span;
-            if self.p.exprs[x].ty != Ty::Error {
+            if self.p.exprs[x].ty != ExprTy::Error {
                 self.error(sp, "the first argument of `putf` must be a string literal");
             }
             ok = false;
@@ -974,7 +965,8 @@ impl<'a> Sema<'a> {
         if !ok {
             return self.error_expr(span);
         }
-        self.mk(ExprKind::Call { func: f, args: out }, Ty::Void, span)
+        let args = self.p.push_list(&out);
+        self.mk(ExprKind::Call { func: f, args }, ExprTy::Void, span)
     }
 
     /// An expression that must be a compile-time constant (`what` names the context).
@@ -1018,7 +1010,7 @@ impl<'a> Sema<'a> {
             self.in_const += 1;
             let x = self.expr(d);
             self.in_const -= 1;
-            let c = if self.p.exprs[x].ty == Ty::Float {
+            let c = if self.p.exprs[x].ty == ExprTy::Float {
                 self.error(span, "array size must be an `int`, found `float`");
                 None
             } else {
@@ -1401,7 +1393,7 @@ impl<'a> Sema<'a> {
                 (Some(e), Some(t)) => StmtKind::Return(Some(self.scalar_expr(e, t))),
                 (Some(e), None) => {
                     let x = self.expr(*e);
-                    if self.p.exprs[x].ty != Ty::Error {
+                    if self.p.exprs[x].ty != ExprTy::Error {
                         let msg = format!(
                             "void function `{}` should not return a value",
                             self.cur_func_name

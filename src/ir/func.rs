@@ -720,6 +720,147 @@ impl Function {
         self.layout.shrink_to_fit();
     }
 
+    /// Drops the rows of removed instructions, of values nothing defines any more (results of
+    /// removed instructions, removed block parameters) and of unlinked operand slots, and
+    /// renumbers the rest in their old order: ids change, relative order does not, and every
+    /// value's use list keeps its order. Blocks keep their ids (branch rows and labels name
+    /// them). Cached analyses of `self` are stale afterwards.
+    ///
+    /// An instruction stays if it is in the layout, reads through a linked slot or defines a
+    /// value still read; a value stays if a remaining instruction or a block parameter defines
+    /// it. Cost: O(rows).
+    pub fn compact(&mut self) {
+        let ni = self.insts.data.len();
+        let nv = self.values.ty.len();
+        // Instructions that stay, then their new ids.
+        let mut keep_inst = vec![false; ni];
+        for (i, k) in keep_inst.iter_mut().enumerate() {
+            let i = Inst::new(i);
+            *k = self.layout.inst_block(i).is_some()
+                || self.insts.args[i].iter().any(|u| self.uses.linked[u])
+                || self.insts.result[i].is_some_and(|v| self.uses.first[v].is_some());
+        }
+        let mut new_inst: Vec<Option<Inst>> = vec![None; ni];
+        let mut n = 0;
+        for (i, &k) in keep_inst.iter().enumerate() {
+            if k {
+                new_inst[i] = Some(Inst::new(n));
+                n += 1;
+            }
+        }
+        // Values that stay: current block parameters and results of remaining instructions.
+        let mut keep_value = vec![false; nv];
+        for params in self.blocks.params.values() {
+            for &p in params {
+                keep_value[p.index()] = true;
+            }
+        }
+        for (i, &k) in keep_inst.iter().enumerate() {
+            if let (true, Some(v)) = (k, self.insts.result[Inst::new(i)]) {
+                keep_value[v.index()] = true;
+            }
+        }
+        let mut new_value: Vec<Option<Value>> = vec![None; nv];
+        let mut n = 0;
+        for (v, &k) in keep_value.iter().enumerate() {
+            if k {
+                new_value[v] = Some(Value::new(n));
+                n += 1;
+            }
+        }
+        let value_of = |v: Value| new_value[v.index()].expect("a value read or defined is kept");
+        // Operand slots of remaining instructions, in their old order (ranges stay contiguous).
+        let nu = self.uses.value.len();
+        let mut new_use: Vec<Option<Use>> = vec![None; nu];
+        let mut n = 0;
+        for (i, &k) in keep_inst.iter().enumerate() {
+            if !k {
+                continue;
+            }
+            for u in self.insts.args[Inst::new(i)].iter() {
+                new_use[u.index()] = Some(Use::new(0));
+            }
+        }
+        for slot in new_use.iter_mut() {
+            if slot.is_some() {
+                *slot = Some(Use::new(n));
+                n += 1;
+            }
+        }
+        let old_uses = std::mem::take(&mut self.uses);
+        let mut uses = Uses {
+            value: IdVec::with_capacity(n),
+            user: IdVec::with_capacity(n),
+            prev: IdVec::filled(n, None),
+            next: IdVec::filled(n, None),
+            linked: IdVec::filled(n, false),
+            first: IdVec::filled(new_value.iter().flatten().count(), None),
+        };
+        for (u, slot) in new_use.iter().enumerate() {
+            if slot.is_some() {
+                let u = Use::new(u);
+                uses.value.push(value_of(old_uses.value[u]));
+                uses.user
+                    .push(new_inst[old_uses.user[u].index()].expect("user kept"));
+            }
+        }
+        // Use lists in their old order, through kept slots only.
+        for (v, nv) in new_value.iter().enumerate() {
+            let Some(nv) = *nv else { continue };
+            let mut last: Option<Use> = None;
+            let mut cur = old_uses.first[Value::new(v)];
+            while let Some(u) = cur {
+                cur = old_uses.next[u];
+                let Some(nu) = new_use[u.index()] else {
+                    continue;
+                };
+                uses.linked[nu] = true;
+                uses.prev[nu] = last;
+                match last {
+                    Some(l) => uses.next[l] = Some(nu),
+                    None => uses.first[nv] = Some(nu),
+                }
+                last = Some(nu);
+            }
+        }
+        self.uses = uses;
+        // Instruction and value columns.
+        let old = std::mem::take(&mut self.insts);
+        for (i, &k) in keep_inst.iter().enumerate() {
+            if !k {
+                continue;
+            }
+            let i = Inst::new(i);
+            let r = old.args[i];
+            let start = match r.len {
+                0 => self.uses.value.len() as u32,
+                _ => new_use[r.start as usize].expect("operand kept").index() as u32,
+            };
+            self.insts.data.push(old.data[i]);
+            self.insts.args.push(UseRange { start, len: r.len });
+            self.insts.result.push(old.result[i].map(value_of));
+        }
+        let old = std::mem::take(&mut self.values);
+        for (v, &k) in keep_value.iter().enumerate() {
+            if !k {
+                continue;
+            }
+            let v = Value::new(v);
+            self.values.ty.push(old.ty[v]);
+            self.values.def.push(match old.def[v] {
+                ValueDef::Result(i) => ValueDef::Result(new_inst[i.index()].expect("def kept")),
+                d @ ValueDef::Param(..) => d,
+            });
+        }
+        for (_, params) in self.blocks.params.iter_mut() {
+            for p in params.iter_mut() {
+                *p = value_of(*p);
+            }
+        }
+        let kept = self.insts.data.len();
+        self.layout.renumber_insts(&new_inst, kept);
+    }
+
     /// Compacts the use table: drops unlinked slots and renumbers operand ranges. Values,
     /// instructions and blocks keep their ids.
     pub fn compact_uses(&mut self) {
@@ -907,6 +1048,34 @@ mod tests {
         assert_eq!(f.args(add), &[x, c]);
         assert_eq!(f.uses().value.len(), 2);
         assert_eq!(f.num_uses(x), 1);
+    }
+
+    #[test]
+    fn compact_drops_removed_rows_and_keeps_order() {
+        let (mut f, b, x, c, add) = sample();
+        let sum = f.res(add);
+        let dead = f.append_new(b, mk::binary(Opcode::Mul, Type::I32), &[x, x]);
+        let mul = f.append_new(b, mk::binary(Opcode::Mul, Type::I32), &[sum, x]);
+        f.remove_inst(dead);
+        f.set_args(add, &[x, c]); // a fresh operand range; the old slots are unlinked
+        let users = |f: &Function, v: Value| -> Vec<Inst> {
+            f.uses_of(v).map(|u| f.uses().user[u]).collect()
+        };
+        assert_eq!(users(&f, x), vec![mul, add]); // newest use first
+        f.compact();
+        // Rows: iconst, add, mul; values x, c, sum, the product; four operand slots.
+        assert_eq!((f.num_insts(), f.num_values()), (3, 4));
+        assert_eq!(f.uses().value.len(), 4);
+        let insts: Vec<Inst> = f.layout().block_insts(b).collect();
+        assert_eq!(insts, vec![Inst::new(0), Inst::new(1), Inst::new(2)]);
+        let (add, mul) = (insts[1], insts[2]);
+        assert_eq!(f.args(add), &[x, c]);
+        assert_eq!(f.args(mul), &[sum, x]);
+        assert_eq!(f.res(mul), Value::new(3));
+        assert_eq!(f.values.def[Value::new(3)], ValueDef::Result(mul));
+        assert_eq!(users(&f, x), vec![mul, add]);
+        assert_eq!(users(&f, sum), vec![mul]);
+        assert_eq!(f.params(), &[x]);
     }
 
     #[test]

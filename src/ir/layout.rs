@@ -39,6 +39,30 @@ impl Layout {
         self.insts.shrink_to_fit();
     }
 
+    /// Renumbers the instructions: `new[i]` is the id of old instruction `i` afterwards, `None`
+    /// for one that leaves (it must not be in the layout); `n` instructions remain.
+    pub fn renumber_insts(&mut self, new: &[Option<Inst>], n: usize) {
+        let map = |i: Option<Inst>| i.map(|i| new[i.index()].expect("laid-out instruction kept"));
+        let mut insts = IdVec::filled(n, InstNode::default());
+        for (i, node) in self.insts.iter() {
+            match new[i.index()] {
+                Some(ni) => {
+                    insts[ni] = InstNode {
+                        block: node.block,
+                        prev: map(node.prev),
+                        next: map(node.next),
+                    }
+                }
+                None => assert!(node.block.is_none(), "{i} is in the layout"),
+            }
+        }
+        self.insts = insts;
+        for (_, node) in self.blocks.iter_mut() {
+            node.first = map(node.first);
+            node.last = map(node.last);
+        }
+    }
+
     pub fn entry_block(&self) -> Option<Block> {
         self.first_block
     }

@@ -298,8 +298,9 @@ impl Runner<'_> {
                 // between segments may change any function.
                 let mut am = FuncAnalyses::new();
                 self.run_func(f, cx, &mut am, segment);
-                // The function waits for the other functions and the next module pass with
-                // its tables as they grew.
+                // The function waits for the other functions and the next module pass: without
+                // the rows its passes removed, and with its tables no larger than their contents.
+                f.compact();
                 f.shrink_to_fit();
             };
             let Module { cx, funcs } = m;

@@ -316,10 +316,12 @@ fn compute_in(mf: &MFunc, s: &mut Scratch) -> Intervals {
     let mut rl = RangeBuilder { head, recs };
     reset(live, nv, false);
     live_list.clear();
-    // Phase 4 runs in the same walk: fixed ranges as (register, start, end), and per physical
-    // register the end of its range open at the current instruction.
+    // Phase 4 runs in the same walk: fixed ranges as (register, start, end), per physical
+    // register the end of its range open at the current instruction, and the set of registers
+    // with an open range (so closing them at a block's start visits those only).
     fixed.clear();
     let mut live_end: [u32; 64] = [u32::MAX; 64];
+    let mut open: u64 = 0;
     for &b in mf.order.iter().rev() {
         let bi = b as usize;
         let blk = &mf.blocks[bi];
@@ -367,22 +369,24 @@ fn compute_in(mf: &MFunc, s: &mut Scratch) -> Intervals {
                     let e = live_end[r.0 as usize];
                     fixed.push((r.0, dp, if e == u32::MAX { dp } else { e }));
                     live_end[r.0 as usize] = u32::MAX;
+                    open &= !(1 << r.0);
                 }
             });
             mf.for_each_use(mi, |r| {
                 if is_allocatable(r) && live_end[r.0 as usize] == u32::MAX {
                     live_end[r.0 as usize] = 2 * k;
+                    open |= 1 << r.0;
                 }
             });
         }
         for v in live_list.drain(..) {
             live[v] = false;
         }
-        for (r, end) in live_end.iter_mut().enumerate() {
-            if *end != u32::MAX {
-                fixed.push((r as u32, 2 * blk.start, *end));
-                *end = u32::MAX;
-            }
+        while open != 0 {
+            let r = open.trailing_zeros();
+            open &= open - 1;
+            fixed.push((r, 2 * blk.start, live_end[r as usize]));
+            live_end[r as usize] = u32::MAX;
         }
     }
     let RangeBuilder { head, recs } = rl;
