@@ -1,7 +1,7 @@
 //! Shapes of counted loops shared by the loop passes (`indvars`, `modrec`, `unroll`).
 
 use super::{Cfg, DomTree, FuncAnalyses, LoopForest};
-use crate::ir::{CmpCond, Function, Inst, ModuleCx, Opcode, Value};
+use crate::ir::{Block, CmpCond, Function, Inst, ModuleCx, Opcode, Value};
 
 /// A latch's exit test read as "the loop goes on while `next cond bound`".
 pub struct ExitTest {
@@ -198,6 +198,21 @@ pub fn values_used_after(
         }
     }
     out
+}
+
+/// The instructions in a loop's `blocks`, when they can be copied (no `alloca`: a copy would be
+/// another stack object).
+pub fn copyable_size(f: &Function, blocks: &[Block]) -> Option<usize> {
+    let mut size = 0;
+    for &b in blocks {
+        for i in f.layout().block_insts(b) {
+            size += 1;
+            if f.op(i) == Opcode::Alloca {
+                return None;
+            }
+        }
+    }
+    Some(size)
 }
 
 /// How many times the body of a counted loop runs: the first `k >= 1` with `i0 + k*s` failing

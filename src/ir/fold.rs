@@ -4,7 +4,7 @@
 //! folded whose machine result would differ from this evaluation: division by zero, `fptosi` of
 //! NaN or out-of-range values. Float arithmetic is done in f32, exactly as the hardware does.
 
-use crate::ir::{InstData, Opcode, Type};
+use crate::ir::{Function, InstData, Opcode, Type, Value};
 
 /// A constant: an integer (sign-extended to i64, wrapped to its type) or float bits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -38,6 +38,16 @@ impl Const {
             Const::Int(ty, v) => InstData::with_imm(Opcode::Iconst, ty, v),
             Const::F32(b) => InstData::with_imm(Opcode::Fconst, Type::F32, b as i64),
         }
+    }
+}
+
+/// The constant `v` holds when a constant instruction defines it.
+pub fn constant_value(f: &Function, v: Value) -> Option<Const> {
+    let i = f.def_inst(v)?;
+    let d = f.data(i);
+    match d.op {
+        Opcode::Iconst | Opcode::Fconst => fold(d, &[]),
+        _ => None,
     }
 }
 

@@ -20,9 +20,10 @@
 //! exit block (routed through its parameters).
 //! Needs: loop-simplified form, CFG, dominator tree, loop forest. Cost: O(loop size x trips).
 
+use crate::analysis::loop_shape::copyable_size;
 use crate::analysis::loops::Loop;
 use crate::analysis::{Cfg, DomTree, FuncAnalyses, LoopForest, Preserved};
-use crate::ir::fold::{fold, Const};
+use crate::ir::fold::{constant_value, fold, Const};
 use crate::ir::{Block, Function, Opcode, Value};
 use crate::rewrite::loops::{copy_loop, escaping_values, route_escapes, LoopCopy};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -89,15 +90,7 @@ fn candidate(f: &Function, cfg: &Cfg, dt: &DomTree, forest: &LoopForest, l: Loop
     {
         return None;
     }
-    let mut size = 0;
-    for &b in &data.blocks {
-        for i in f.layout().block_insts(b) {
-            size += 1;
-            if f.op(i) == Opcode::Alloca {
-                return None;
-            }
-        }
-    }
+    let size = copyable_size(f, &data.blocks)?;
     if size * 2 > MAX_COPIED {
         return None;
     }
@@ -150,7 +143,7 @@ fn trip_count(
         cur: f.branch_targets(pt)[0]
             .args
             .iter()
-            .map(|&a| constant(f, a))
+            .map(|&a| constant_value(f, a))
             .collect(),
         memo: FxHashMap::default(),
     };
@@ -168,16 +161,6 @@ fn trip_count(
         env.cur = next;
     }
     None
-}
-
-/// The value of a constant instruction.
-fn constant(f: &Function, v: Value) -> Option<Const> {
-    let i = f.def_inst(v)?;
-    let d = f.data(i);
-    match d.op {
-        Opcode::Iconst | Opcode::Fconst => fold(d, &[]),
-        _ => None,
-    }
 }
 
 /// The control values of one trip.
@@ -200,7 +183,9 @@ impl<F: Fn(Block) -> bool> Env<'_, F> {
         }
         let f = self.f;
         let c = match f.def_inst(v) {
-            Some(i) if f.op(i) == Opcode::Iconst || f.op(i) == Opcode::Fconst => constant(f, v),
+            Some(i) if f.op(i) == Opcode::Iconst || f.op(i) == Opcode::Fconst => {
+                constant_value(f, v)
+            }
             Some(i) if f.op(i).is_pure() && f.layout().inst_block(i).is_some_and(self.in_loop) => {
                 let mut args = Vec::with_capacity(f.args(i).len());
                 for &a in f.args(i) {

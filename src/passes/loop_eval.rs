@@ -18,7 +18,7 @@
 //! instructions run, at most `STEP_BUDGET` per loop tried).
 
 use crate::analysis::{FuncAnalyses, Preserved};
-use crate::ir::fold::{fold, Const};
+use crate::ir::fold::{constant_value, fold, Const};
 use crate::ir::{mk, Block, Function, IdVec, ModuleCx, Opcode, Value};
 use crate::rewrite::blocks::remove_unreachable;
 
@@ -67,15 +67,6 @@ struct Plan {
     results: Vec<(Value, Const)>,
 }
 
-fn konst(f: &Function, v: Value) -> Option<Const> {
-    let i = f.def_inst(v)?;
-    let d = f.data(i);
-    match d.op {
-        Opcode::Iconst | Opcode::Fconst => fold(d, &[]),
-        _ => None,
-    }
-}
-
 /// Runs the loop with header `header` and blocks `blocks` from its preheader `pre`; `None` if
 /// it has effects, an input that is not constant, an operation that does not fold, or runs
 /// past the budget.
@@ -105,7 +96,7 @@ fn evaluate(
             }
             if f.args(i)
                 .iter()
-                .any(|&a| !is_inside(a) && konst(f, a).is_none())
+                .any(|&a| !is_inside(a) && constant_value(f, a).is_none())
             {
                 return None;
             }
@@ -116,9 +107,10 @@ fn evaluate(
     let mut incoming: Vec<Const> = f
         .args(pt)
         .iter()
-        .map(|&a| konst(f, a))
+        .map(|&a| constant_value(f, a))
         .collect::<Option<_>>()?;
-    let value = |env: &IdVec<Value, Option<Const>>, v: Value| env[v].or_else(|| konst(f, v));
+    let value =
+        |env: &IdVec<Value, Option<Const>>, v: Value| env[v].or_else(|| constant_value(f, v));
     let mut steps = 0u32;
     let (exit, exit_args) = loop {
         for (&p, &c) in f.blocks.params[block].iter().zip(&incoming) {

@@ -26,6 +26,7 @@
 //! loop (otherwise the copy buys nothing), the loop is small and has no `alloca`.
 //! Needs: loop-simplified form, CFG, dominator tree, loop forest. Cost: O(loop size) per loop.
 
+use crate::analysis::loop_shape::copyable_size;
 use crate::analysis::loops::Loop;
 use crate::analysis::{Cfg, DomTree, FuncAnalyses, LoopForest, Preserved};
 use crate::ir::{mk, Block, CmpCond, Function, Inst, ModuleCx, Opcode, Type, Value};
@@ -197,15 +198,7 @@ fn candidate(f: &Function, cfg: &Cfg, dt: &DomTree, forest: &LoopForest, l: Loop
         return None;
     }
     let in_loop = |b: Block| forest.contains(l, b);
-    let mut size = 0;
-    for &b in &data.blocks {
-        for i in f.layout().block_insts(b) {
-            size += 1;
-            if f.op(i) == Opcode::Alloca {
-                return None;
-            }
-        }
-    }
+    let size = copyable_size(f, &data.blocks)?;
     if size > MAX_SIZE {
         return None;
     }
