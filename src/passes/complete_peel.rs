@@ -58,8 +58,9 @@ pub fn run(f: &mut Function, _cx: &crate::ir::ModuleCx, am: &mut FuncAnalyses) -
         };
         let pre = forest.preheader(l, cfg).expect("candidate has a preheader");
         let cfg = cfg.clone();
-        // Copies in order of execution: each one's back edges enter the next, the last one's
-        // the original loop.
+        // The first copy's back edges enter the original loop, each later copy's the copy made
+        // before it; the preheader enters the last one made, so the trips run from it down to
+        // the first and then (never, by the count) into the original loop.
         let mut copies: Vec<LoopCopy> = Vec::with_capacity(trips);
         let mut next = h;
         for _ in 0..trips {
