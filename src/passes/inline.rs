@@ -234,20 +234,20 @@ fn unroll_recursion(f: &mut Function) -> bool {
         return false;
     }
     let sites = self_calls(f);
+    let tree = (2..=MAX_TREE_SITES).contains(&sites.len()) && stepped_self_calls(f) == 0;
+    if sites.len() != 1 && !tree {
+        return false;
+    }
     let body = f.clone();
-    match sites.len() {
-        1 => {
-            for _ in 0..SELF_COPIES {
-                let [site] = self_calls(f)[..] else { break };
-                inline_call(f, site, &body);
-            }
+    if tree {
+        for site in sites {
+            inline_call(f, site, &body);
         }
-        2..=MAX_TREE_SITES if stepped_self_calls(f) == 0 => {
-            for site in sites {
-                inline_call(f, site, &body);
-            }
+    } else {
+        for _ in 0..SELF_COPIES {
+            let [site] = self_calls(f)[..] else { break };
+            inline_call(f, site, &body);
         }
-        _ => return false,
     }
     true
 }
