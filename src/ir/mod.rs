@@ -7,6 +7,7 @@
 //! - `module`: declarations, globals, bodies in an id-arena; parallel iteration.
 //! - `builder`: a cursor that appends instructions, for lowering and passes.
 //! - `fold`: constant folding of one instruction (the arithmetic of every opcode).
+//! - `pattern`: value shapes passes and the backend both recognise (sign tests, `|x|`).
 //! - `verify`: the invariants every pass must keep; `print`/`parse`: the text form.
 //!
 //! Phis are block parameters: a branch passes arguments to its target's parameters, and the
@@ -21,6 +22,7 @@ pub mod interp;
 pub mod layout;
 pub mod module;
 pub mod parse;
+pub mod pattern;
 pub mod print;
 pub mod verify;
 

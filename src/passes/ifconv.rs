@@ -21,8 +21,9 @@
 //! cycle): a conditional branch costs an instruction, one of the two ways a taken-branch
 //! bubble, and a misprediction 3 cycles, so a diamond costs roughly 2 to 5 cycles. Speculated instructions, the selects (4 operations
 //! `b ^ ((a ^ b) & -c)` in general, 2 with a zero arm, at most 1 with a 0/1 constant and a
-//! boolean arm, 3 with two booleans) and the
-//! compare that no longer fuses into the branch must stay under `LIMIT`; inside loops, where
+//! boolean arm, 3 with two booleans; `|x|` on the sign of `x` 3 with its negation, see
+//! `ir::pattern`) and the compare that no longer fuses into the branch (none when every select
+//! takes its mask from the sign of `x`) must stay under `LIMIT`; inside loops, where
 //! a predictable branch is nearly free and a select lengthens loop-carried chains, under
 //! `LOOP_LIMIT`. Loads, stores, calls and divisions never move.
 //!
@@ -33,6 +34,7 @@
 
 use crate::analysis::{Cfg, FuncAnalyses, LoopForest, Preserved};
 use crate::backend::riscv::model::{ISSUE_WIDTH, MISPREDICT_PENALTY, TAKEN_BRANCH_BUBBLE};
+use crate::ir::pattern::{abs_select, sign_test};
 use crate::ir::{mk, Block, CmpCond, Function, Inst, ModuleCx, Opcode, Type, Value};
 
 /// Largest cost (ALU operations, `ISSUE_WIDTH` per cycle) traded for a branch outside loops:
@@ -142,8 +144,10 @@ fn convert_at(f: &mut Function, preds: &mut [Vec<Block>], h: Block, limit: u32) 
     if j == h || a.arm == Some(j) || b.arm == Some(j) {
         return false;
     }
-    // Cost of the straight-line version.
-    let mut cost = cond_cost(f, c, t);
+    // Cost of the straight-line version. A select on the sign of `x` takes its mask from `x`
+    // (the compare goes unless something else reads it), and `|x|` is three operations, the
+    // negation in its arm one of them.
+    let mut cost = 0;
     for arm in [a.arm, b.arm].into_iter().flatten() {
         for i in f.layout().block_insts(arm) {
             if i != f.terminator(arm).unwrap() {
@@ -152,10 +156,24 @@ fn convert_at(f: &mut Function, preds: &mut [Vec<Block>], h: Block, limit: u32) 
         }
     }
     let params = f.blocks.params[j].clone();
+    let sign = sign_test(f, c, true).is_some();
+    let mut reads_cond = false;
     for (k, &p) in params.iter().enumerate() {
-        if a.args[k] != b.args[k] {
-            cost += select_cost(f, f.ty(p), a.args[k], b.args[k]);
+        let (x, y) = (a.args[k], b.args[k]);
+        if x == y {
+            continue;
         }
+        let ty = f.ty(p);
+        if abs_select(f, ty, c, x, y).is_some() {
+            cost += 2;
+            continue;
+        }
+        let s = select_cost(f, ty, x, y);
+        reads_cond |= !sign || s < 2;
+        cost += s;
+    }
+    if reads_cond {
+        cost += cond_cost(f, c, t);
     }
     if cost > limit {
         return false;

@@ -337,7 +337,16 @@ pub fn print(mf: &MFunc, code: &[MInst], s: &mut String) {
         s.push_str(&label_prefix);
         push_int(s, b);
     };
+    // `t2 = base + k` left by the last large offset, while neither register has been written
+    // since (and no label was passed): a large offset near `k` from the same base reads it with
+    // a small displacement instead of rebuilding the address.
+    let mut t2_base: Option<(Reg, i64)> = None;
     for mi in code {
+        if matches!(mi.op, MOp::Label | MOp::Call | MOp::TailCall)
+            || t2_base.is_some_and(|(b, _)| mi.rd == b)
+        {
+            t2_base = None;
+        }
         let m = mnemonic(mi.op);
         let (rd, r1, r2) = (mi.rd.name(), mi.rs1.name(), mi.rs2.name());
         use MOp::*;
@@ -355,7 +364,15 @@ pub fn print(mf: &MFunc, code: &[MInst], s: &mut String) {
             Addi | Addiw | Andi | Ori | Xori | Slti | Sltiu if !fits12(mi.imm) => {
                 // Only frame addresses and stack adjustments get here.
                 debug_assert!(matches!(mi.op, Addi));
+                let near = t2_base.filter(|&(b, k)| b == mi.rs1 && fits12(mi.imm - k));
+                if let (Some((_, k)), false) = (near, mi.rd == Reg::SP) {
+                    line_start(s, &["\taddi\t", rd, ", t2, "]);
+                    push_int(s, mi.imm - k);
+                    s.push('\n');
+                    continue;
+                }
                 let t = if mi.rd == mi.rs1 || mi.rd == Reg::SP {
+                    t2_base = None;
                     "t2"
                 } else {
                     rd
@@ -393,6 +410,13 @@ pub fn print(mf: &MFunc, code: &[MInst], s: &mut String) {
                     line_start(s, &["\t", m, "\t", val, ", "]);
                     push_int(s, mi.imm);
                     line(s, &["(", r1, ")"]);
+                } else if let Some(k) = t2_base
+                    .filter(|&(b, k)| b == mi.rs1 && fits12(mi.imm - k))
+                    .map(|(_, k)| k)
+                {
+                    line_start(s, &["\t", m, "\t", val, ", "]);
+                    push_int(s, mi.imm - k);
+                    s.push_str("(t2)\n");
                 } else {
                     s.push_str("\tli\tt2, ");
                     push_int(s, mi.imm);
@@ -400,6 +424,10 @@ pub fn print(mf: &MFunc, code: &[MInst], s: &mut String) {
                         s,
                         &["\n\tadd\tt2, ", r1, ", t2\n\t", m, "\t", val, ", 0(t2)"],
                     );
+                    t2_base = Some((mi.rs1, mi.imm));
+                }
+                if mi.op.is_load() && t2_base.is_some_and(|(b, _)| b == mi.rd) {
+                    t2_base = None;
                 }
             }
             Beq | Bne | Blt | Bge => {
@@ -477,5 +505,57 @@ pub fn data(cx: &ModuleCx, s: &mut String) {
             let _ = writeln!(s, "\t.zero {}", size - written);
         }
         let _ = writeln!(s, "\t.size {sym}, {size}\n");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Large offsets from one base share the address `li t2, k; add t2, base, t2` until a
+    /// label, a call or a write of the base; other bases and far offsets build their own.
+    #[test]
+    fn large_offsets_share_the_scratch_address() {
+        let mf = MFunc {
+            sym: "f".into(),
+            label: "f".into(),
+            ..MFunc::default()
+        };
+        let code = [
+            MInst::load(MOp::Lw, Reg::A0, Reg::SP, 3000),
+            MInst::store(MOp::Sw, Reg::A0, Reg::SP, 3008),
+            MInst::i(MOp::Addi, Reg::x(11), Reg::SP, 3100),
+            MInst::load(MOp::Lw, Reg::x(12), Reg::SP, 9000),
+            MInst::load(MOp::Lw, Reg::x(13), Reg::SP, 9004),
+            MInst::new(MOp::Label, Reg::NONE, Reg::NONE, Reg::NONE, 1),
+            MInst::load(MOp::Lw, Reg::x(14), Reg::SP, 9008),
+            MInst::load(MOp::Ld, Reg::x(15), Reg::x(15), 4000),
+            MInst::load(MOp::Ld, Reg::x(16), Reg::x(15), 4008),
+        ];
+        let mut s = String::new();
+        print(&mf, &code, &mut s);
+        let body: Vec<&str> = s.lines().skip(5).map(str::trim).collect();
+        let want = [
+            "li\tt2, 3000",
+            "add\tt2, sp, t2",
+            "lw\ta0, 0(t2)",
+            "sw\ta0, 8(t2)",
+            "addi\ta1, t2, 100",
+            "li\tt2, 9000",
+            "add\tt2, sp, t2",
+            "lw\ta2, 0(t2)",
+            "lw\ta3, 4(t2)",
+            ".Lf_1:",
+            "li\tt2, 9008",
+            "add\tt2, sp, t2",
+            "lw\ta4, 0(t2)",
+            "li\tt2, 4000",
+            "add\tt2, a5, t2",
+            "ld\ta5, 0(t2)",
+            "li\tt2, 4008",
+            "add\tt2, a5, t2",
+            "ld\ta6, 0(t2)",
+        ];
+        assert_eq!(&body[..want.len()], &want[..], "{s}");
     }
 }

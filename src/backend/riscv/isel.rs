@@ -24,6 +24,7 @@ use super::phi;
 use crate::analysis::alias::{self, Base};
 use crate::analysis::{Cfg, DomTree, Loop, LoopForest};
 use crate::ir::entity::IdVec;
+use crate::ir::pattern::{abs_select, is_negation_of, sign_test};
 use crate::ir::{
     func_symbol, global_symbol, Block, CmpCond, FuncId, Function, Inst, ModuleCx, Opcode, Type,
     Value,
@@ -98,6 +99,8 @@ struct Isel<'a> {
     cur_depth: u32,
     /// Rematerialized values already computed in the current block.
     local: FxHashMap<Value, Reg>,
+    /// Sign masks (`x >> 31`) of selects already computed in the current block.
+    sign_masks: FxHashMap<Value, Reg>,
     /// Address offsets too large for an immediate that loops add: each lives in a register
     /// loaded once at the entry (rematerialized by the allocator if it spills).
     big_offsets: Vec<(i64, Reg)>,
@@ -196,6 +199,7 @@ pub fn select(f: &Function, cx: &ModuleCx, isa: Isa) -> MFunc {
         pending_edges: Vec::new(),
         cur_depth: 0,
         local: FxHashMap::default(),
+        sign_masks: FxHashMap::default(),
         big_offsets: Vec::new(),
         preheader_consts: FxHashMap::default(),
         loop_of: IdVec::new(),
@@ -312,6 +316,28 @@ impl<'a> Isel<'a> {
                     && f.layout().inst_block(ci) == Some(b)
                 {
                     self.fused[ci.index()] = true;
+                }
+            }
+        }
+        // Compares of a sign read only by a select that shifts the sign out itself (see
+        // `select`), and the negation an absolute value reads only there.
+        for &b in blocks {
+            for i in f.layout().block_insts(b) {
+                if f.op(i) != Opcode::Select {
+                    continue;
+                }
+                let (c, a, bv) = (f.arg(i, 0), f.arg(i, 1), f.arg(i, 2));
+                let abs = abs_select(f, f.ty(f.res(i)), c, a, bv);
+                if f.num_uses(c) == 1 && (abs.is_some() || sign_test(f, c, true).is_some()) {
+                    self.fused[f.def_inst(c).unwrap().index()] = true;
+                }
+                for arm in [a, bv] {
+                    if abs.is_some()
+                        && f.num_uses(arm) == 1
+                        && is_negation_of(f, arm, abs.unwrap().0)
+                    {
+                        self.fused[f.def_inst(arm).unwrap().index()] = true;
+                    }
                 }
             }
         }
@@ -479,6 +505,7 @@ impl<'a> Isel<'a> {
 
     fn start_block(&mut self, id: u32) {
         self.local.clear();
+        self.sign_masks.clear();
         self.block_offsets.clear();
         self.folded_offsets.clear();
         let start = self.mf.insts.len() as u32;
@@ -1229,14 +1256,18 @@ impl<'a> Isel<'a> {
         true
     }
 
-    /// Branch-free select: `d = b ^ ((a ^ b) & -c)`; floats go through integer registers.
+    /// Branch-free select: `d = q ^ ((p ^ q) & m)` with `m` all ones where the condition
+    /// picks `p` (`-c`, or `c - 1` with the arms swapped); floats go through integer registers.
     /// With a zero arm it is a mask (`a & -c`, `b & (c - 1)`), with two constant arms the
-    /// constants fold into immediates.
+    /// constants fold into immediates. A condition that tests a sign (`x < 0`, `x >= 0`) gives
+    /// its mask in one shift of `x` (`x >> 31`), and `x < 0 ? -x : x` is `(x ^ m) - m`.
     fn select(&mut self, ty: Type, rd: Reg, c: Value, a: Value, b: Value) {
-        if !ty.is_float() && self.select_special(rd, c, a, b) {
+        if !ty.is_float() && (self.abs(ty, rd, c, a, b) || self.select_special(rd, c, a, b)) {
             return;
         }
-        let rc = self.reg(c);
+        let sense = self.cheap_sense(c);
+        let (a, b) = if sense { (a, b) } else { (b, a) };
+        let m = self.mask(c, sense);
         let (mut ra, mut rb) = (self.reg(a), self.reg(b));
         let float = ty.is_float();
         if float {
@@ -1246,10 +1277,8 @@ impl<'a> Isel<'a> {
             ra = ia;
             rb = ib;
         }
-        let m = self.vreg(RegClass::Int);
         let x = self.vreg(RegClass::Int);
         let y = self.vreg(RegClass::Int);
-        self.push(MInst::unary(MOp::Neg, m, rc));
         self.push(MInst::r(MOp::Xor, x, ra, rb));
         self.push(MInst::r(MOp::And, y, x, m));
         if float {
@@ -1259,6 +1288,69 @@ impl<'a> Isel<'a> {
         } else {
             self.push(MInst::r(MOp::Xor, rd, rb, y));
         }
+    }
+
+    /// Which value of the condition `c` has its mask in one instruction: `true` (`-c`) unless
+    /// `c` tests `x >= 0`, whose false side is the sign shift of `x`.
+    fn cheap_sense(&self, c: Value) -> bool {
+        sign_test(self.f, c, true).is_none_or(|(_, negative)| negative)
+    }
+
+    /// All ones where `c == when`, else zero.
+    fn mask(&mut self, c: Value, when: bool) -> Reg {
+        if let Some((x, negative)) = sign_test(self.f, c, true) {
+            let s = self.sign_mask(x);
+            if when == negative {
+                return s;
+            }
+            let m = self.vreg(RegClass::Int);
+            self.push(MInst::i(MOp::Xori, m, s, -1));
+            return m;
+        }
+        let m = self.vreg(RegClass::Int);
+        let rc = self.reg(c);
+        if when {
+            self.push(MInst::unary(MOp::Neg, m, rc));
+        } else {
+            self.push(MInst::i(MOp::Addi, m, rc, -1));
+        }
+        m
+    }
+
+    /// `x >> 31` (`x >> 63` for i64): all ones where `x < 0`, computed once per block.
+    fn sign_mask(&mut self, x: Value) -> Reg {
+        if let Some(&m) = self.sign_masks.get(&x) {
+            return m;
+        }
+        let rx = self.reg(x);
+        let (op, k) = if self.f.ty(x) == Type::I64 {
+            (MOp::Srai, 63)
+        } else {
+            (MOp::Sraiw, 31)
+        };
+        let m = self.vreg(RegClass::Int);
+        self.push(MInst::i(op, m, rx, k));
+        self.sign_masks.insert(x, m);
+        m
+    }
+
+    /// `|x|` or `-|x|` as a select on the sign of `x`: `m = x >> 31`, `(x ^ m) - m` or
+    /// `m - (x ^ m)` (wrapping: `|INT_MIN| = INT_MIN`, as the negation gives).
+    fn abs(&mut self, ty: Type, rd: Reg, c: Value, a: Value, b: Value) -> bool {
+        let Some((x, plain)) = abs_select(self.f, ty, c, a, b) else {
+            return false;
+        };
+        let sub = if ty == Type::I64 { MOp::Sub } else { MOp::Subw };
+        let m = self.sign_mask(x);
+        let rx = self.reg(x);
+        let t = self.vreg(RegClass::Int);
+        self.push(MInst::r(MOp::Xor, t, rx, m));
+        if plain {
+            self.push(MInst::r(sub, rd, t, m));
+        } else {
+            self.push(MInst::r(sub, rd, m, t));
+        }
+        true
     }
 
     /// Integer selects cheaper than the general four operations, if `a` or `b` is a constant
@@ -1276,23 +1368,22 @@ impl<'a> Isel<'a> {
         };
         match (ka, kb) {
             (_, Some(0)) => {
-                let rc = self.reg(c);
-                let m = self.vreg(RegClass::Int);
-                self.push(MInst::unary(MOp::Neg, m, rc));
+                let m = self.mask(c, true);
                 and_mask(self, a, ka, m);
             }
             (Some(0), _) => {
-                let rc = self.reg(c);
-                let m = self.vreg(RegClass::Int);
-                self.push(MInst::i(MOp::Addi, m, rc, -1));
+                let m = self.mask(c, false);
                 and_mask(self, b, kb, m);
             }
-            (Some(x), Some(y)) if fits12(x ^ y) && fits12(y) => {
-                let rc = self.reg(c);
-                let (m, t) = (self.vreg(RegClass::Int), self.vreg(RegClass::Int));
-                self.push(MInst::unary(MOp::Neg, m, rc));
-                self.push(MInst::i(MOp::Andi, t, m, x ^ y));
-                self.push(MInst::i(MOp::Xori, rd, t, y));
+            (Some(x), Some(y))
+                if fits12(x ^ y) && fits12(if self.cheap_sense(c) { y } else { x }) =>
+            {
+                let sense = self.cheap_sense(c);
+                let (p, q) = if sense { (x, y) } else { (y, x) };
+                let m = self.mask(c, sense);
+                let t = self.vreg(RegClass::Int);
+                self.push(MInst::i(MOp::Andi, t, m, p ^ q));
+                self.push(MInst::i(MOp::Xori, rd, t, q));
             }
             _ => return false,
         }
