@@ -183,6 +183,48 @@ pub fn global_direct_only(f: &Function, addr: Value) -> bool {
         })
 }
 
+/// `ptr` as `(root, bytes)`: the pointer `root` (not itself a `gep` or `offset`) moved by a
+/// constant number of bytes through `gep`s with constant indices and `offset`s.
+pub fn constant_offset(f: &Function, ptr: Value) -> Option<(Value, i64)> {
+    let mut v = ptr;
+    let mut off = 0i64;
+    for _ in 0..64 {
+        let Some(i) = f.def_inst(v) else {
+            return Some((v, off));
+        };
+        match f.op(i) {
+            Opcode::Offset => off = off.checked_add(f.data(i).imm)?,
+            Opcode::Gep => {
+                let idx = f.as_iconst(f.arg(i, 1))?;
+                off = off.checked_add(idx.checked_mul(f.data(i).imm)?)?;
+            }
+            _ => return Some((v, off)),
+        }
+        v = f.arg(i, 0);
+    }
+    None
+}
+
+/// Whether `bytes` bytes at `ptr` lie inside one global or stack object whatever the path to
+/// here: a load from there cannot fault, so it may run where the program would not have.
+pub fn dereferenceable(f: &Function, cx: &ModuleCx, ptr: Value, bytes: u64) -> bool {
+    let Some((root, off)) = constant_offset(f, ptr) else {
+        return false;
+    };
+    let Some(i) = f.def_inst(root) else {
+        return false;
+    };
+    let size = match f.op(i) {
+        Opcode::Gaddr => cx.globals[f.global(i)].size,
+        Opcode::Alloca => f.data(i).imm as u64,
+        _ => return false,
+    };
+    off >= 0
+        && (off as u64)
+            .checked_add(bytes)
+            .is_some_and(|end| end <= size)
+}
+
 /// Whether two bases may refer to overlapping memory.
 pub fn may_alias(cx: &ModuleCx, a: Base, b: Base) -> bool {
     match (a, b) {

@@ -9,6 +9,7 @@
 //! writes disappear. Words never written read as zero: reading them was undefined anyway.
 //! Needs: CFG, dominator tree (per function, computed here). Cost: O(instructions).
 
+use crate::analysis::alias::constant_offset;
 use crate::analysis::{Cfg, DomTree};
 use crate::ir::{
     mk, FuncId, Function, GlobalData, GlobalInit, Inst, Module, ModuleCx, Opcode, Type, Value,
@@ -21,24 +22,7 @@ const MAX_BYTES: i64 = 1 << 16;
 /// The constant byte offset of `ptr` from `root`, following `gep` with constant index and
 /// `offset`.
 fn const_offset(f: &Function, root: Value, ptr: Value) -> Option<i64> {
-    let mut v = ptr;
-    let mut off = 0i64;
-    for _ in 0..64 {
-        if v == root {
-            return Some(off);
-        }
-        let i = f.def_inst(v)?;
-        match f.op(i) {
-            Opcode::Offset => off = off.checked_add(f.data(i).imm)?,
-            Opcode::Gep => {
-                let idx = f.as_iconst(f.arg(i, 1))?;
-                off = off.checked_add(idx.checked_mul(f.data(i).imm)?)?;
-            }
-            _ => return None,
-        }
-        v = f.arg(i, 0);
-    }
-    None
+    constant_offset(f, ptr).and_then(|(r, off)| (r == root).then_some(off))
 }
 
 /// The 32-bit word a constant value stores.

@@ -6,15 +6,16 @@
 //!    - pure arithmetic freely (division only by a constant other than 0 and -1, since a
 //!      hoisted division must not trap when the loop would not have run);
 //!    - loads, pure calls and other divisions only when their block runs on every iteration
-//!      (it dominates every latch and exit) and, for loads, when nothing in the loop may write
-//!      the loaded object (`alias`).
+//!      (it dominates every latch and exit) or, for loads, when the address is a constant
+//!      offset inside a global or stack object (it cannot fault); loads also only when nothing
+//!      in the loop may write the loaded object (`alias`).
 //! 3. Then whole inner loops move out of their parent loop when they compute the same thing on
 //!    every visit (see [`hoist_loops`]).
 //!
 //! Needs: loop-simplified form, CFG, dominator tree, loop forest. Keeps the CFG unless a loop
 //! moves. Cost: O(loops * loop size).
 
-use crate::analysis::alias::{base_of, escapes, may_alias, Base};
+use crate::analysis::alias::{base_of, dereferenceable, escapes, may_alias, Base};
 use crate::analysis::loops::Loop;
 use crate::analysis::{Cfg, DomTree, FuncAnalyses, LoopForest, Preserved};
 use crate::ir::{mk, Block, Function, Inst, ModuleCx, Opcode, Value};
@@ -29,6 +30,12 @@ fn speculatable(f: &Function, i: Inst) -> bool {
         Opcode::Alloca | Opcode::Load | Opcode::Call => false,
         op => op.is_pure(),
     }
+}
+
+/// Whether `i` is a load that cannot fault wherever it runs: from inside a global or stack
+/// object (whether the loop writes it is checked apart).
+fn speculatable_load(f: &Function, cx: &ModuleCx, i: Inst) -> bool {
+    f.op(i) == Opcode::Load && dereferenceable(f, cx, f.arg(i, 0), f.data(i).ty.bytes())
 }
 
 /// Whether an instruction may move at all (given its block runs every iteration).
@@ -322,20 +329,18 @@ fn hoist_insts(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> bool {
                 if !invariant {
                     continue;
                 }
-                if !speculatable(f, i) {
-                    if !every_iteration {
+                if !every_iteration && !speculatable(f, i) && !speculatable_load(f, cx, i) {
+                    continue;
+                }
+                if f.op(i) == Opcode::Load {
+                    let base = base_of(f, cfg, f.arg(i, 0));
+                    if mem.store_bases.iter().any(|&sb| may_alias(cx, sb, base)) {
                         continue;
                     }
-                    if f.op(i) == Opcode::Load {
-                        let base = base_of(f, cfg, f.arg(i, 0));
-                        if mem.store_bases.iter().any(|&sb| may_alias(cx, sb, base)) {
+                    if mem.writing_call {
+                        let safe = matches!(base, Base::Alloca(a) if !escapes(f, a));
+                        if !safe {
                             continue;
-                        }
-                        if mem.writing_call {
-                            let safe = matches!(base, Base::Alloca(a) if !escapes(f, a));
-                            if !safe {
-                                continue;
-                            }
                         }
                     }
                 }
