@@ -6,12 +6,16 @@
 //! `reads_memory` if it loads from non-local memory or calls a reader, and `writes_memory` if it
 //! stores to non-local memory or calls a writer.
 //!
+//! Beside the flags, `FuncDecl::writes` lists the memory a call may write (globals by name,
+//! through pointer arguments, or anything), so that a loop calling a function keeps in
+//! registers what the function does not write.
+//!
 //! Computed optimistically (every defined function starts pure) and lowered to a fixpoint over
 //! the call graph, so recursive functions can be pure. Cost: O(iterations * instructions).
 
 use super::alias::Base;
 use crate::analysis::Cfg;
-use crate::ir::{Effects, FuncId, GlobalId, Module, Opcode, Type};
+use crate::ir::{Effects, FuncId, GlobalId, Module, Opcode, Type, Writes};
 
 /// What one function does itself, before looking at callees.
 #[derive(Clone, Default)]
@@ -20,6 +24,66 @@ struct Local {
     writes: bool,
     pointer_params: bool,
     callees: Vec<FuncId>,
+    /// What its own stores write (`Writes::Anything` when a pointer's origin is unknown).
+    written: Written,
+    /// Each call: the callee and the bases of its pointer arguments.
+    calls: Vec<(FuncId, Vec<Base>)>,
+}
+
+/// A `Writes` summary being built: the globals written, writes through pointer parameters,
+/// or anything.
+#[derive(Clone, Default, PartialEq, Eq)]
+struct Written {
+    anything: bool,
+    globals: Vec<GlobalId>,
+    through_params: bool,
+}
+
+impl Written {
+    /// Adds a write to `base`; writes to the function's own allocas are not visible to callers.
+    fn add(&mut self, base: Base) {
+        match base {
+            Base::Alloca(_) => {}
+            Base::Global(g) => {
+                if let Err(k) = self.globals.binary_search(&g) {
+                    self.globals.insert(k, g);
+                }
+            }
+            Base::Param(_) => self.through_params = true,
+            Base::Unknown => self.anything = true,
+        }
+    }
+
+    /// Adds what a call writes, given the bases of its pointer arguments.
+    fn add_call(&mut self, callee: &Writes, args: &[Base]) {
+        match callee {
+            Writes::Anything => self.anything = true,
+            Writes::Known {
+                globals,
+                through_params,
+            } => {
+                for &g in globals {
+                    self.add(Base::Global(g));
+                }
+                if *through_params {
+                    for &b in args {
+                        self.add(b);
+                    }
+                }
+            }
+        }
+    }
+
+    fn summary(&self) -> Writes {
+        if self.anything {
+            Writes::Anything
+        } else {
+            Writes::Known {
+                globals: self.globals.clone(),
+                through_params: self.through_params,
+            }
+        }
+    }
 }
 
 fn local_facts(m: &Module, id: FuncId) -> Local {
@@ -37,16 +101,25 @@ fn local_facts(m: &Module, id: FuncId) -> Local {
                 {
                     l.reads = true;
                 }
-                Opcode::Store
-                    if !matches!(super::alias::base_of(f, &cfg, f.arg(i, 1)), Base::Alloca(_)) =>
-                {
-                    l.writes = true;
+                Opcode::Store => {
+                    let base = super::alias::base_of(f, &cfg, f.arg(i, 1));
+                    if !matches!(base, Base::Alloca(_)) {
+                        l.writes = true;
+                    }
+                    l.written.add(base);
                 }
                 Opcode::Call => {
                     let c = f.callee(i);
                     if !l.callees.contains(&c) {
                         l.callees.push(c);
                     }
+                    let args = f
+                        .args(i)
+                        .iter()
+                        .filter(|&&a| f.ty(a) == Type::Ptr)
+                        .map(|&a| super::alias::base_of(f, &cfg, a))
+                        .collect();
+                    l.calls.push((c, args));
                 }
                 _ => {}
             }
@@ -135,12 +208,52 @@ pub fn run_module(m: &mut Module) -> bool {
             break;
         }
     }
+    let writes = written_memory(m, &ids, &locals);
     let mut changed = direct_changed;
     for (k, &id) in ids.iter().enumerate() {
         if m.cx.decls[id].effects != eff[k] {
             m.cx.decls[id].effects = eff[k];
             changed = true;
         }
+        if m.cx.decls[id].writes != writes[k] {
+            m.cx.decls[id].writes = writes[k].clone();
+            changed = true;
+        }
     }
     changed
+}
+
+/// The memory every function may write: its own stores and its callees' writes, with writes
+/// through a callee's pointer parameters mapped to the bases of the arguments at each call.
+/// Runtime functions write only through their pointer arguments (`getarray`; `memset` and
+/// the like that passes add): their I/O touches no memory of the program. Grows from nothing
+/// to a fixpoint over the call graph. Cost: O(iterations * (calls * arguments + globals)).
+fn written_memory(m: &Module, ids: &[FuncId], locals: &[Option<Local>]) -> Vec<Writes> {
+    let mut sets: Vec<Written> = ids
+        .iter()
+        .map(|&id| Written {
+            through_params: !m.cx.decls[id].defined
+                && m.cx.decls[id].sig.params.contains(&Type::Ptr),
+            ..Written::default()
+        })
+        .collect();
+    let mut summaries: Vec<Writes> = sets.iter().map(Written::summary).collect();
+    loop {
+        let mut changed = false;
+        for (k, local) in locals.iter().enumerate() {
+            let Some(l) = local else { continue };
+            let mut w = l.written.clone();
+            for (c, args) in &l.calls {
+                w.add_call(&summaries[c.index()], args);
+            }
+            if w != sets[k] {
+                summaries[k] = w.summary();
+                sets[k] = w;
+                changed = true;
+            }
+        }
+        if !changed {
+            return summaries;
+        }
+    }
 }

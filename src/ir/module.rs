@@ -76,6 +76,20 @@ impl Effects {
     }
 }
 
+/// The memory a call of a function may write, beyond the callee's own stack frame.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Writes {
+    /// Any memory (the summary before the `effects` analysis ran).
+    #[default]
+    Anything,
+    /// Only these globals (sorted, without repeats) and, with `through_params`, whatever the
+    /// call's pointer arguments point into.
+    Known {
+        globals: Vec<GlobalId>,
+        through_params: bool,
+    },
+}
+
 /// A function declaration.
 #[derive(Clone, Debug)]
 pub struct FuncDecl {
@@ -86,6 +100,8 @@ pub struct FuncDecl {
     pub defined: bool,
     /// Effect summary; conservative (impure) until an analysis fills it in.
     pub effects: Effects,
+    /// The memory a call may write; `Writes::Anything` until the `effects` analysis ran.
+    pub writes: Writes,
     /// Every integer value the function returns lies in `[lo, hi]` (signed), once the
     /// `retrange` analysis found bounds; `None`: unknown (any value of the result type).
     pub returns: Option<(i64, i64)>,
@@ -179,6 +195,7 @@ impl Module {
             sig,
             defined,
             effects: Effects::default(),
+            writes: Writes::Anything,
             returns: None,
         });
         let fid = self.funcs.alloc_with_id(|fid| Function::new(fid, name));

@@ -18,7 +18,7 @@
 use crate::analysis::alias::{base_of, dereferenceable, escapes, may_alias, Base};
 use crate::analysis::loops::Loop;
 use crate::analysis::{Cfg, DomTree, FuncAnalyses, LoopForest, Preserved};
-use crate::ir::{mk, Block, Function, Inst, ModuleCx, Opcode, Value};
+use crate::ir::{mk, Block, Function, Inst, ModuleCx, Opcode, Type, Value, Writes};
 
 /// Whether an instruction may be executed even where the original program would not have.
 fn speculatable(f: &Function, i: Inst) -> bool {
@@ -42,7 +42,7 @@ fn speculatable_load(f: &Function, cx: &ModuleCx, i: Inst) -> bool {
 fn movable(f: &Function, cx: &ModuleCx, i: Inst) -> bool {
     let d = f.data(i);
     match d.op {
-        Opcode::Call => cx.decls[f.callee(i)].effects.pure && d.ty != crate::ir::Type::Void,
+        Opcode::Call => cx.decls[f.callee(i)].effects.pure && d.ty != Type::Void,
         Opcode::Load => true,
         Opcode::Alloca => false,
         op => op.is_pure(),
@@ -50,8 +50,9 @@ fn movable(f: &Function, cx: &ModuleCx, i: Inst) -> bool {
 }
 
 struct LoopMem {
+    /// What the loop's stores write, and what its calls write when their summary is known.
     store_bases: Vec<Base>,
-    /// A call in the loop may write memory.
+    /// A call in the loop may write any memory.
     writing_call: bool,
 }
 
@@ -70,13 +71,27 @@ fn loop_memory(f: &Function, cx: &ModuleCx, cfg: &Cfg, blocks: &[Block]) -> Loop
                     }
                 }
                 Opcode::Call => {
-                    let e = cx.decls[f.callee(i)].effects;
-                    if !e.pure
-                        && (e.writes_memory
-                            || !cx.decls[f.callee(i)].defined
-                            || e == Default::default())
-                    {
-                        m.writing_call = true;
+                    let d = &cx.decls[f.callee(i)];
+                    let e = d.effects;
+                    if e.pure || !(e.writes_memory || !d.defined || e == Default::default()) {
+                        continue;
+                    }
+                    match &d.writes {
+                        Writes::Anything => m.writing_call = true,
+                        Writes::Known {
+                            globals,
+                            through_params,
+                        } => {
+                            let args = f.args(i).iter().filter(|&&a| f.ty(a) == Type::Ptr);
+                            let through = args
+                                .filter(|_| *through_params)
+                                .map(|&a| base_of(f, cfg, a));
+                            for base in globals.iter().map(|&g| Base::Global(g)).chain(through) {
+                                if !m.store_bases.contains(&base) {
+                                    m.store_bases.push(base);
+                                }
+                            }
+                        }
                     }
                 }
                 _ => {}
