@@ -109,7 +109,14 @@ pub fn compile_to(
     t: &Timings,
     out: &mut dyn std::io::Write,
 ) -> Report {
-    let front = crate::frontend::run_timed(source, file_name, &opts.diagnostics, t);
+    // Without passes, the functions go to code generation as lowered: building them one at a
+    // time frees the checked program as the module grows.
+    let schedule = if opts.opt_level == 0 {
+        crate::frontend::lower::Schedule::Sequential
+    } else {
+        crate::frontend::lower::Schedule::Parallel
+    };
+    let front = crate::frontend::run_timed(source, file_name, &opts.diagnostics, schedule, t);
     let Some(mut m) = front.module else {
         return Report {
             diagnostics: front.diagnostics,

@@ -80,31 +80,51 @@ impl BinOp {
     }
 }
 
-#[derive(Clone, Debug)]
+/// The indices of an lvalue or the arguments of a call: a range of `Ast::lists`, read with
+/// `Ast::list`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ExprList {
+    start: u32,
+    len: u32,
+}
+
+/// An expression. Every variant holds ids and small values only (16 bytes): lists live in
+/// `Ast::lists`, string bytes in the interner. The name of an `LVal` or `Call` starts its
+/// span (its own span is `Expr::name_span`).
+#[derive(Clone, Copy, Debug)]
 pub enum ExprKind {
     Int(i32),
     Float(f32),
-    /// Only legal as the format argument of `putf`.
-    Str(Vec<u8>),
+    /// Only legal as the format argument of `putf`: the literal's index in the interner's
+    /// strings (`Interner::string`).
+    Str(u32),
     /// `name` or `name[i][j]...`
     LVal {
         name: Sym,
-        name_span: Span,
-        indices: Vec<ExprId>,
+        indices: ExprList,
     },
     Call {
         name: Sym,
-        name_span: Span,
-        args: Vec<ExprId>,
+        args: ExprList,
     },
     Unary(UnOp, ExprId),
     Binary(BinOp, ExprId, ExprId),
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 pub struct Expr {
     pub kind: ExprKind,
     pub span: Span,
+}
+
+impl Expr {
+    /// The span of the name of an `LVal` or `Call` (`name`, whose text is `name_len` bytes).
+    pub fn name_span(&self, name_len: usize) -> Span {
+        Span {
+            lo: self.span.lo,
+            hi: self.span.lo + name_len as u32,
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -202,7 +222,37 @@ pub enum Item {
 #[derive(Default, Debug)]
 pub struct Ast {
     pub exprs: Arena<ExprId, Expr>,
+    /// The operand lists of expressions (`ExprList`), one after another.
+    pub lists: Vec<ExprId>,
     pub stmts: Arena<StmtId, Stmt>,
     pub inits: Arena<InitId, Init>,
     pub items: Vec<Item>,
+}
+
+impl Ast {
+    /// The expressions of `l`.
+    pub fn list(&self, l: ExprList) -> &[ExprId] {
+        &self.lists[l.start as usize..(l.start + l.len) as usize]
+    }
+
+    /// Moves `items[start..]` (the end of a parser's scratch stack) into a new list.
+    pub fn push_list(&mut self, items: &mut Vec<ExprId>, start: usize) -> ExprList {
+        let list = ExprList {
+            start: self.lists.len() as u32,
+            len: (items.len() - start) as u32,
+        };
+        self.lists.extend(items.drain(start..));
+        list
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expression_rows_stay_small() {
+        assert_eq!(std::mem::size_of::<ExprKind>(), 16);
+        assert_eq!(std::mem::size_of::<Expr>(), 24);
+    }
 }

@@ -244,7 +244,7 @@ impl ExprList {
     }
 }
 
-/// Index of a string literal in `Program::strings`.
+/// Index of a string literal in `Program::strings` (one per literal written).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StrId(pub u32);
 
@@ -351,7 +351,7 @@ pub struct Func {
     pub param_tys: Vec<Ty>,
     /// Parameter variables (empty for external functions).
     pub params: Vec<VarId>,
-    /// `None` for external (runtime) functions.
+    /// The body's block (in `Program::body(id)`); `None` for external (runtime) functions.
     pub body: Option<StmtId>,
     /// Takes extra int/float arguments after `param_tys` (`putf`).
     pub variadic: bool,
@@ -367,25 +367,84 @@ impl Func {
     }
 }
 
+/// Statements, expressions and operand lists: those of one function body, or of all (see
+/// `Bodies`).
+#[derive(Debug, Default)]
+pub struct Body {
+    pub exprs: Arena<ExprId, Expr>,
+    pub stmts: Arena<StmtId, Stmt>,
+    /// The operand lists of expressions (`ExprList`), one after another.
+    pub lists: Vec<ExprId>,
+}
+
+impl Body {
+    /// The expressions of `l`.
+    pub fn list(&self, l: ExprList) -> &[ExprId] {
+        &self.lists[l.start as usize..(l.start + l.len) as usize]
+    }
+}
+
+/// Where the function bodies' rows live.
+#[derive(Debug)]
+pub enum Bodies {
+    /// All bodies in one set of tables: a few large allocations.
+    Shared(Body),
+    /// A set of tables per function, `FuncId` index (`None` for external functions). Ids are
+    /// local to a body, so each can be freed on its own (lowering drops each once its function
+    /// is built).
+    Separate(Vec<Option<Body>>),
+}
+
+impl Default for Bodies {
+    fn default() -> Self {
+        Bodies::Shared(Body::default())
+    }
+}
+
+impl Bodies {
+    /// Every set of tables, in the order of the functions.
+    pub fn iter(&self) -> impl Iterator<Item = &Body> {
+        let (shared, separate) = match self {
+            Bodies::Shared(b) => (Some(b), &[][..]),
+            Bodies::Separate(v) => (None, &v[..]),
+        };
+        shared.into_iter().chain(separate.iter().flatten())
+    }
+}
+
 /// The output of semantic analysis.
 #[derive(Debug, Default)]
 pub struct Program {
     pub funcs: Arena<FuncId, Func>,
     pub vars: Arena<VarId, Var>,
+    /// The function bodies' statements and expressions.
+    pub bodies: Bodies,
+    /// Expressions and statements being checked (sema moves them to `bodies`): with
+    /// `Bodies::Separate`, a function's while sema checks its body, else those of global
+    /// initialisers (folded; nothing reads them after sema).
     pub exprs: Arena<ExprId, Expr>,
     pub stmts: Arena<StmtId, Stmt>,
     /// Global variables in definition order (constants included).
     pub globals: Vec<VarId>,
     /// The `main` function (always set when sema succeeds).
     pub main: Option<FuncId>,
-    /// The operand lists of expressions (`ExprList`), one after another.
+    /// The operand lists of `exprs` (`ExprList`), one after another.
     pub lists: Vec<ExprId>,
     /// The bytes of each string literal (`StrId`).
     pub strings: Vec<Vec<u8>>,
 }
 
 impl Program {
-    /// The expressions of `l`.
+    /// The body of function `f` (`None` for external functions).
+    pub fn body(&self, f: FuncId) -> Option<&Body> {
+        self.funcs[f].body?;
+        match &self.bodies {
+            Bodies::Shared(b) => Some(b),
+            Bodies::Separate(v) => v.get(f.index())?.as_ref(),
+        }
+    }
+
+    /// The expressions of `l` (in `exprs`).
     pub fn list(&self, l: ExprList) -> &[ExprId] {
         &self.lists[l.start as usize..(l.start + l.len) as usize]
     }

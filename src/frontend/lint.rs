@@ -23,7 +23,7 @@
 //! Recursion follows the tree (depth bounded by `ast::MAX_DEPTH`).
 
 use super::diag::{Diagnostic, Diags, Lint, Span};
-use super::hir::{ExprId, ExprKind, Program, StmtId, StmtKind, VarId, VarInit, VarKind};
+use super::hir::{Body, ExprId, ExprKind, Program, StmtId, StmtKind, VarId, VarInit, VarKind};
 
 /// Adds the unused-variable and uninitialised-read warnings of `p` to `diags`.
 pub fn check(p: &Program, diags: &mut Diags) {
@@ -31,15 +31,20 @@ pub fn check(p: &Program, diags: &mut Diags) {
         unused(p, diags);
     }
     if diags.wants(Lint::Uninitialized) {
+        let no_body = Body::default();
         let mut w = Walk {
             p,
+            b: &no_body,
             assigned: vec![false; p.vars.len()],
             tracked: vec![false; p.vars.len()],
             log: Vec::new(),
             pending: Vec::new(),
         };
-        for (_, f) in p.funcs.iter() {
-            let Some(body) = f.body else { continue };
+        for (id, f) in p.funcs.iter() {
+            let (Some(body), Some(b)) = (f.body, p.body(id)) else {
+                continue;
+            };
+            w.b = b;
             w.pending = vec![Vec::new()];
             w.stmt(body);
             let mut found = std::mem::take(&mut w.pending[0]);
@@ -69,7 +74,7 @@ pub fn check(p: &Program, diags: &mut Diags) {
 /// Locals never read: declared and forgotten, or only written.
 fn unused(p: &Program, diags: &mut Diags) {
     let mut written = vec![false; p.vars.len()];
-    for (_, s) in p.stmts.iter() {
+    for s in p.bodies.iter().flat_map(|b| b.stmts.values()) {
         if let StmtKind::Assign { var, .. } = s.kind {
             written[var.index()] = true;
         }
@@ -89,6 +94,8 @@ fn unused(p: &Program, diags: &mut Diags) {
 
 struct Walk<'a> {
     p: &'a Program,
+    /// The body being walked.
+    b: &'a Body,
     /// Per variable: some path may have assigned it.
     assigned: Vec<bool>,
     /// Per variable: a scalar local declared without a value (the only ones checked).
@@ -109,7 +116,7 @@ impl Walk<'_> {
 
     fn stmt(&mut self, s: StmtId) {
         let p = self.p;
-        match &p.stmts[s].kind {
+        match &self.b.stmts[s].kind {
             StmtKind::Decl(v) => {
                 let var = &p.vars[*v];
                 match &var.init {
@@ -185,12 +192,12 @@ impl Walk<'_> {
     }
 
     fn expr(&mut self, e: ExprId) {
-        let p = self.p;
-        match &p.exprs[e].kind {
+        let b = self.b;
+        match &b.exprs[e].kind {
             ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Str(_) => {}
             ExprKind::Var(v) => {
                 if self.tracked[v.index()] && !self.assigned[v.index()] {
-                    let span = p.exprs[e].span;
+                    let span = b.exprs[e].span;
                     self.pending
                         .last_mut()
                         .expect("function level")
@@ -198,7 +205,7 @@ impl Walk<'_> {
                 }
             }
             ExprKind::Elem { indices, .. } | ExprKind::Addr { indices, .. } => {
-                for &i in p.list(*indices) {
+                for &i in b.list(*indices) {
                     self.expr(i);
                 }
             }
@@ -214,7 +221,7 @@ impl Walk<'_> {
                 self.expr(*rhs);
             }
             ExprKind::Call { args, .. } => {
-                for &a in p.list(*args) {
+                for &a in b.list(*args) {
                     self.expr(a);
                 }
             }

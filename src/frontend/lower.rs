@@ -6,7 +6,8 @@
 //! scalars are folded away and get none), one read-only global per global or local `const` array
 //! that is indexed with a non-constant somewhere (the constant-indexed reads were folded), one
 //! byte string per `putf` format, and `memset` is declared if some local array needs
-//! zero-filling. Then each body is built.
+//! zero-filling. Then each body is built: in parallel, or one at a time, each checked body freed
+//! once its function is built (`Schedule`).
 //!
 //! Function level (`FnLower`): scalars (locals and parameters) live only in SSA values, built by
 //! `ssa::SsaBuilder` (Braun et al.); arrays are memory: local arrays are `alloca`s at the top of
@@ -20,8 +21,10 @@
 //!
 //! Recursion follows the HIR (depth bounded by `ast::MAX_DEPTH`).
 
+use super::diag::Span;
 use super::hir::{
-    self, ArithOp, CmpOp, Const, ExprKind, ExprTy, Program, Scalar, StmtKind, Ty, VarInit, VarKind,
+    self, ArithOp, Bodies, Body, CmpOp, Const, ExprKind, ExprTy, Program, Scalar, StmtKind, Ty,
+    VarInit, VarKind,
 };
 use super::ssa::{Edge, SsaBuilder};
 use crate::ir::{
@@ -74,18 +77,26 @@ fn cmp_cond(op: CmpOp) -> CmpCond {
 struct ModInfo {
     funcs: FxHashMap<hir::FuncId, FuncId>,
     globals: FxHashMap<hir::VarId, GlobalId>,
-    strings: FxHashMap<hir::ExprId, GlobalId>,
+    /// The global of each string literal (`StrId` index).
+    strings: Vec<Option<GlobalId>>,
     memset: Option<FuncId>,
 }
 
-/// Lowers a checked program to an IR module. `falls_off` receives the functions whose end is
-/// reachable in the CFG (they return 0 or nothing there).
-pub fn lower_program(p: &Program, falls_off: &mut Vec<hir::FuncId>) -> Module {
+/// Lowers a checked program to an IR module, taking the function bodies out of `p` (they are
+/// freed by the time it returns). `falls_off` receives the functions whose end is reachable in
+/// the CFG (they return 0 or nothing there) with the span of their closing `}`.
+pub fn lower_program(
+    p: &mut Program,
+    schedule: Schedule,
+    falls_off: &mut Vec<(hir::FuncId, Span)>,
+) -> Module {
+    let mut bodies = std::mem::take(&mut p.bodies);
+    let p: &Program = p;
     let mut m = Module::new();
     let mut info = ModInfo {
         funcs: FxHashMap::default(),
         globals: FxHashMap::default(),
-        strings: FxHashMap::default(),
+        strings: vec![None; p.strings.len()],
         memset: None,
     };
     for (id, func) in p.funcs.iter() {
@@ -109,7 +120,7 @@ pub fn lower_program(p: &Program, falls_off: &mut Vec<hir::FuncId>) -> Module {
     }
     // Const arrays need memory only where some index was not constant (sema folded the rest).
     let mut const_array_used = vec![false; p.vars.len()];
-    for (_, e) in p.exprs.iter() {
+    for e in bodies.iter().flat_map(|b| b.exprs.values()) {
         if let ExprKind::Elem { var, .. } | ExprKind::Addr { var, .. } = &e.kind {
             const_array_used[var.index()] = true;
         }
@@ -152,7 +163,8 @@ pub fn lower_program(p: &Program, falls_off: &mut Vec<hir::FuncId>) -> Module {
         info.globals.insert(v, g);
     }
     let mut nstr = 0;
-    for (x, e) in p.exprs.iter() {
+    // In the order of the literals in the source (the bodies' order).
+    for e in bodies.iter().flat_map(|b| b.exprs.values()) {
         if let ExprKind::Str(s) = e.kind {
             let bytes = &p.strings[s.0 as usize];
             let g = m.add_global(GlobalData {
@@ -163,7 +175,7 @@ pub fn lower_program(p: &Program, falls_off: &mut Vec<hir::FuncId>) -> Module {
                 is_const: true,
             });
             nstr += 1;
-            info.strings.insert(x, g);
+            info.strings[s.0 as usize] = Some(g);
         }
     }
     let needs_memset = p.vars.values().any(|v| {
@@ -180,8 +192,6 @@ pub fn lower_program(p: &Program, falls_off: &mut Vec<hir::FuncId>) -> Module {
         };
         info.memset = Some(m.declare_func("memset", sig, false));
     }
-    // Bodies in parallel (each reads the program and the module's declarations only), except
-    // deeply nested ones: their recursion needs the caller's big stack, not a worker's.
     let mut source_of: Vec<Option<(hir::FuncId, hir::StmtId)>> = vec![None; m.funcs.len()];
     for (id, func) in p.funcs.iter() {
         if let Some(body) = func.body {
@@ -189,32 +199,73 @@ pub fn lower_program(p: &Program, falls_off: &mut Vec<hir::FuncId>) -> Module {
         }
     }
     let info = &info;
-    let lower_one = |fid: FuncId, f: &mut Function, deep: bool| {
-        let (id, body) = source_of[fid.index()]?;
-        let func = &p.funcs[id];
-        if (func.nesting > PARALLEL_NESTING) != deep {
-            return None;
-        }
-        let falls_off = FnLower::run(p, info, f, func, body);
+    let lower_one = |fid: FuncId, f: &mut Function, body: &Body| {
+        let (id, root) = source_of[fid.index()].expect("a defined function");
+        let falls_off = FnLower::run(p, body, info, f, &p.funcs[id], root);
         // The body waits for the other functions and the passes without the rows of the block
         // parameters SSA construction found trivial, and with its tables no larger than their
         // contents.
         f.compact();
         f.shrink_to_fit();
-        falls_off.then_some(id)
+        falls_off.then(|| (id, body.stmts[root].span.last()))
     };
-    let mut falls: Vec<Option<hir::FuncId>> = m
-        .funcs
-        .par_iter_mut()
-        .map(|(fid, f)| lower_one(fid, f, false))
-        .collect();
-    for (fid, f) in m.funcs.iter_mut() {
-        if let Some(id) = lower_one(fid, f, true) {
-            falls[fid.index()] = Some(id);
+    let body_of = |fid: FuncId| source_of[fid.index()].map(|(id, _)| id.index());
+    match (schedule, &mut bodies) {
+        (Schedule::Sequential, Bodies::Separate(separate)) => {
+            for (fid, f) in m.funcs.iter_mut() {
+                let Some(k) = body_of(fid) else { continue };
+                let body = separate[k].take().expect("a defined function has a body");
+                falls_off.extend(lower_one(fid, f, &body));
+            }
+        }
+        (Schedule::Sequential, Bodies::Shared(body)) => {
+            for (fid, f) in m.funcs.iter_mut() {
+                if body_of(fid).is_some() {
+                    falls_off.extend(lower_one(fid, f, body));
+                }
+            }
+        }
+        (Schedule::Parallel, _) => {
+            // Deeply nested bodies recurse deeper than a worker's stack allows: they are built
+            // on the calling thread (whose stack is sized for the deepest program the parser
+            // accepts).
+            let deep = |fid: FuncId| {
+                source_of[fid.index()].is_some_and(|(id, _)| p.funcs[id].nesting > PARALLEL_NESTING)
+            };
+            let bodies = &bodies;
+            let body = |fid: FuncId| match bodies {
+                Bodies::Shared(b) => body_of(fid).map(|_| b),
+                Bodies::Separate(v) => v[body_of(fid)?].as_ref(),
+            };
+            let mut falls: Vec<Option<(hir::FuncId, Span)>> = m
+                .funcs
+                .par_iter_mut()
+                .map(|(fid, f)| lower_one(fid, f, body(fid).filter(|_| !deep(fid))?))
+                .collect();
+            for (fid, f) in m.funcs.iter_mut() {
+                if let Some(b) = body(fid).filter(|_| deep(fid)) {
+                    falls[fid.index()] = lower_one(fid, f, b);
+                }
+            }
+            falls_off.extend(falls.into_iter().flatten());
         }
     }
-    falls_off.extend(falls.into_iter().flatten());
     m
+}
+
+/// How `lower_program` schedules the functions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Schedule {
+    /// In parallel on the thread pool (the deepest bodies on the calling thread): for a module
+    /// the passes rework on the pool's threads. The allocator gives each thread an arena of its
+    /// own and reuses memory freed by the thread that allocated it, so IR built where the passes
+    /// run is rebuilt in place, while IR built elsewhere would stay beside its copies.
+    Parallel,
+    /// One function at a time on the calling thread, freeing each checked body once its function
+    /// is built, so its memory is reused for the next functions' IR: the checked bodies and the
+    /// whole module are never alive together. For a module that goes to code generation as
+    /// lowered.
+    Sequential,
 }
 
 /// Functions nested deeper than this are lowered on the calling thread (whose stack is sized
@@ -223,6 +274,8 @@ const PARALLEL_NESTING: u32 = 200;
 
 struct FnLower<'a> {
     p: &'a Program,
+    /// The statements and expressions of the function being built.
+    body: &'a Body,
     info: &'a ModInfo,
     f: &'a mut Function,
     ssa: SsaBuilder,
@@ -239,10 +292,11 @@ impl<'a> FnLower<'a> {
     /// Builds `f`; true if control can reach the end of the body.
     fn run(
         p: &'a Program,
+        body: &'a Body,
         info: &'a ModInfo,
         f: &'a mut Function,
         func: &hir::Func,
-        body: hir::StmtId,
+        root: hir::StmtId,
     ) -> bool {
         let entry = f.make_block();
         f.append_block(entry);
@@ -250,6 +304,7 @@ impl<'a> FnLower<'a> {
         let ret = func.ret.map_or(Type::Void, scalar_type);
         let mut l = FnLower {
             p,
+            body,
             info,
             f,
             ssa,
@@ -267,7 +322,7 @@ impl<'a> FnLower<'a> {
                 l.ssa.write(v.index() as u32, entry, val);
             }
         }
-        l.stmt(body);
+        l.stmt(root);
         let falls_off = l.cur.is_some();
         if falls_off {
             let v = match ret {
@@ -347,7 +402,8 @@ impl<'a> FnLower<'a> {
             return;
         }
         let p = self.p;
-        match &p.stmts[s].kind {
+        let bd = self.body;
+        match &bd.stmts[s].kind {
             StmtKind::Decl(v) => self.decl(*v),
             StmtKind::Assign {
                 var,
@@ -369,9 +425,9 @@ impl<'a> FnLower<'a> {
                     self.ssa.write(Self::var_key(*var), b, val);
                 }
             }
-            StmtKind::Expr(e) => match &p.exprs[*e].kind {
+            StmtKind::Expr(e) => match &bd.exprs[*e].kind {
                 ExprKind::Call { func, args } => {
-                    self.call(*func, p.list(*args), p.exprs[*e].ty);
+                    self.call(*func, bd.list(*args), bd.exprs[*e].ty);
                 }
                 _ => {
                     self.expr(*e);
@@ -519,8 +575,8 @@ impl<'a> FnLower<'a> {
                 }
             }
             // Literal zeros are already there after `memset`.
-            let is_zero = matches!(&self.p.exprs[e].kind, ExprKind::Int(0))
-                || matches!(&self.p.exprs[e].kind, ExprKind::Float(x) if x.to_bits() == 0);
+            let is_zero = matches!(&self.body.exprs[e].kind, ExprKind::Int(0))
+                || matches!(&self.body.exprs[e].kind, ExprKind::Float(x) if x.to_bits() == 0);
             if dense || n <= MAX_STORE_FILL || !is_zero {
                 let val = self.expr(e);
                 self.store_at(base, idx as u64, val);
@@ -572,7 +628,7 @@ impl<'a> FnLower<'a> {
         let mut pending: i64 = 0;
         for (k, &e) in indices.iter().enumerate() {
             let stride: i64 = dims[k + 1..].iter().map(|&d| d as i64).product::<i64>() * 4;
-            match self.p.exprs[e].kind {
+            match self.body.exprs[e].kind {
                 ExprKind::Int(c) => pending += c as i64 * stride,
                 _ => {
                     let i = self.expr(e);
@@ -596,12 +652,13 @@ impl<'a> FnLower<'a> {
     /// Lowers an expression in value context.
     fn expr(&mut self, e: hir::ExprId) -> Value {
         let p = self.p;
-        let x = &p.exprs[e];
+        let bd = self.body;
+        let x = &bd.exprs[e];
         match &x.kind {
             ExprKind::Int(v) => self.builder().iconst(*v),
             ExprKind::Float(v) => self.builder().fconst(*v),
-            ExprKind::Str(_) => {
-                let g = self.info.strings[&e];
+            ExprKind::Str(s) => {
+                let g = self.info.strings[s.0 as usize].expect("string literal has a global");
                 self.builder().gaddr(g)
             }
             ExprKind::Var(v) => {
@@ -618,11 +675,11 @@ impl<'a> FnLower<'a> {
                 }
             }
             ExprKind::Elem { var, indices } => {
-                let a = self.address(*var, p.list(*indices));
+                let a = self.address(*var, bd.list(*indices));
                 let ty = scalar_type(p.vars[*var].elem);
                 self.builder().load(ty, a)
             }
-            ExprKind::Addr { var, indices } => self.address(*var, p.list(*indices)),
+            ExprKind::Addr { var, indices } => self.address(*var, bd.list(*indices)),
             ExprKind::Neg(a) => {
                 let v = self.expr(*a);
                 let mut b = self.builder();
@@ -683,7 +740,7 @@ impl<'a> FnLower<'a> {
             }
             ExprKind::Call { func, args } => {
                 // A void call's "value" is never used (sema forbids it); give a dummy.
-                self.call(*func, p.list(*args), x.ty)
+                self.call(*func, bd.list(*args), x.ty)
                     .unwrap_or_else(|| self.ssa.zero(self.f, Type::I32))
             }
             ExprKind::IntToFloat(a) => {
@@ -722,7 +779,7 @@ impl<'a> FnLower<'a> {
             operand,
             lhs,
             rhs,
-        } = &self.p.exprs[e].kind
+        } = &self.body.exprs[e].kind
         else {
             unreachable!()
         };
@@ -740,8 +797,8 @@ impl<'a> FnLower<'a> {
         if self.cur.is_none() {
             return;
         }
-        let p = self.p;
-        match &p.exprs[e].kind {
+        let bd = self.body;
+        match &bd.exprs[e].kind {
             ExprKind::Int(v) => self.jump(if *v != 0 { t } else { f }, &[]),
             ExprKind::And(a, b) => {
                 let mid = self.new_block();

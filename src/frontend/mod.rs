@@ -43,28 +43,38 @@ pub struct Frontend {
 /// `-Werror`, the error limit, colour). Warnings that need the CFG (control reaching the end of
 /// a non-void function) are read off the lowered functions.
 pub fn run(source: &[u8], file_name: &str, opts: &diag::DiagOptions) -> Frontend {
-    run_timed(source, file_name, opts, &Timings::off())
+    run_timed(
+        source,
+        file_name,
+        opts,
+        lower::Schedule::Parallel,
+        &Timings::off(),
+    )
 }
 
-/// `run`, timing each stage (lex, parse, sema, lint, lower, drops, rendering) into `t`.
+/// `run`, lowering the functions as `schedule` says and timing each stage (lex, parse, sema,
+/// lint, lower, drops, rendering) into `t`.
 pub fn run_timed(
     source: &[u8],
     file_name: &str,
     opts: &diag::DiagOptions,
+    schedule: lower::Schedule,
     t: &Timings,
 ) -> Frontend {
     let mut diags = diag::Diags::new(opts.clone());
     let module = (|| {
-        let program = analyze(source, &mut diags, t)?;
+        // Lowering one function at a time frees each body after it: it needs one per function.
+        let separate_bodies = schedule == lower::Schedule::Sequential;
+        let mut program = analyze(source, separate_bodies, &mut diags, t)?;
         let mut falls_off = Vec::new();
-        let module = t.stage("lower", || lower::lower_program(&program, &mut falls_off));
-        for f in falls_off {
+        let module = t.stage("lower", || {
+            lower::lower_program(&mut program, schedule, &mut falls_off)
+        });
+        for (f, end) in falls_off {
             let func = &program.funcs[f];
             if func.ret.is_none() || Some(f) == program.main {
                 continue;
             }
-            let Some(body) = func.body else { continue };
-            let end = program.stmts[body].span.last();
             diags.push(
                 diag::Diagnostic::warning(
                     diag::Lint::ReturnType,
@@ -95,7 +105,12 @@ fn render(diags: &diag::Diags, source: &[u8], file_name: &str) -> String {
 
 /// Lexing, parsing, semantic checks and the warnings on the checked program; `None` after
 /// errors (in `diags`) before the warnings.
-fn analyze(source: &[u8], diags: &mut diag::Diags, t: &Timings) -> Option<hir::Program> {
+fn analyze(
+    source: &[u8],
+    separate_bodies: bool,
+    diags: &mut diag::Diags,
+    t: &Timings,
+) -> Option<hir::Program> {
     let mut interner = lexer::Interner::default();
     let toks = t.stage("lex", || lexer::lex(source, &mut interner, diags));
     if !diags.is_empty() {
@@ -103,7 +118,9 @@ fn analyze(source: &[u8], diags: &mut diag::Diags, t: &Timings) -> Option<hir::P
     }
     let ast = t.stage("parse", || parser::parse(&toks, &interner, diags))?;
     t.stage("drop tokens", || drop(toks));
-    let program = t.stage("sema", || sema::check(&ast, &mut interner, source, diags));
+    let program = t.stage("sema", || {
+        sema::check(&ast, &mut interner, source, separate_bodies, diags)
+    });
     t.stage("drop syntax tree", || drop(ast));
     if !diags.is_empty() {
         return None;
@@ -118,7 +135,7 @@ fn analyze(source: &[u8], diags: &mut diag::Diags, t: &Timings) -> Option<hir::P
 /// warnings alone are not reported.
 pub fn check(source: &[u8], file_name: &str) -> Result<hir::Program, String> {
     let mut diags = diag::Diags::default();
-    match analyze(source, &mut diags, &Timings::off()) {
+    match analyze(source, false, &mut diags, &Timings::off()) {
         Some(p) if diags.is_empty() => Ok(p),
         _ => Err(render(&diags, source, file_name)),
     }

@@ -38,6 +38,9 @@ pub struct Parser<'a> {
     unwind: bool,
     /// The `{` of each open block, outermost first.
     open_braces: Vec<Span>,
+    /// The items of the lists being parsed (nested calls' arguments on top of the outer
+    /// ones'), each moved into `ast.lists` when complete.
+    list_items: Vec<ExprId>,
 }
 
 /// A reported syntax error; parsing stops.
@@ -59,6 +62,7 @@ pub fn parse(toks: &[Token], interner: &Interner, diags: &mut Diags) -> Option<A
         fatal: false,
         unwind: false,
         open_braces: Vec::new(),
+        list_items: Vec::new(),
     };
     match p.comp_unit() {
         Ok(()) if p.diags.is_empty() => Some(p.ast),
@@ -135,6 +139,8 @@ impl<'a> Parser<'a> {
     /// `{...}` at this level, or to just before the `}` closing the enclosing block, or to the
     /// end of the file. `Err` if parsing cannot go on.
     fn recover(&mut self) -> PResult<()> {
+        // No list is open at statement level: drop the items of the one the error cut short.
+        self.list_items.clear();
         if self.fatal || self.diags.is_full() {
             self.fatal = true;
             return Err(Stop);
@@ -201,7 +207,9 @@ impl<'a> Parser<'a> {
 
     fn make_expr(&mut self, kind: ExprKind, span: Span) -> PResult<ExprId> {
         let d = 1 + match &kind {
-            ExprKind::LVal { indices: v, .. } | ExprKind::Call { args: v, .. } => v
+            ExprKind::LVal { indices: v, .. } | ExprKind::Call { args: v, .. } => self
+                .ast
+                .list(*v)
                 .iter()
                 .map(|e| self.expr_depth[e.index()])
                 .max()
@@ -639,17 +647,17 @@ impl<'a> Parser<'a> {
             }
             Tok::Str(s) => {
                 self.bump();
-                let bytes = self.interner.string(s).to_vec();
-                self.make_expr(ExprKind::Str(bytes), start)
+                self.make_expr(ExprKind::Str(s), start)
             }
             Tok::Ident(name) => {
                 self.bump();
                 if *self.peek() == Tok::LParen {
                     let open = self.bump().span;
-                    let mut args = Vec::new();
+                    let first = self.list_items.len();
                     if *self.peek() != Tok::RParen {
                         loop {
-                            args.push(self.expr()?);
+                            let arg = self.expr()?;
+                            self.list_items.push(arg);
                             if !self.eat(&Tok::Comma) {
                                 break;
                             }
@@ -659,30 +667,19 @@ impl<'a> Parser<'a> {
                         return self.close_error("`,` or `)`", open);
                     }
                     let end = self.bump().span;
-                    self.make_expr(
-                        ExprKind::Call {
-                            name,
-                            name_span: start,
-                            args,
-                        },
-                        start.to(end),
-                    )
+                    let args = self.ast.push_list(&mut self.list_items, first);
+                    self.make_expr(ExprKind::Call { name, args }, start.to(end))
                 } else {
-                    let mut indices = Vec::new();
+                    let first = self.list_items.len();
                     while *self.peek() == Tok::LBracket {
                         let open = self.bump().span;
-                        indices.push(self.expr()?);
+                        let index = self.expr()?;
+                        self.list_items.push(index);
                         self.expect_close(&Tok::RBracket, open)?;
                     }
                     let span = start.to(self.prev_span());
-                    self.make_expr(
-                        ExprKind::LVal {
-                            name,
-                            name_span: start,
-                            indices,
-                        },
-                        span,
-                    )
+                    let indices = self.ast.push_list(&mut self.list_items, first);
+                    self.make_expr(ExprKind::LVal { name, indices }, span)
                 }
             }
             _ => self.error("expression"),

@@ -51,8 +51,15 @@ struct Sema<'a> {
     in_const: u32,
 }
 
-/// Runs semantic analysis. Errors go to `diags`; the program is meaningful only if none.
-pub fn check(ast: &ast::Ast, interner: &mut Interner, source: &[u8], diags: &mut Diags) -> Program {
+/// Runs semantic analysis, the bodies' rows in one set of tables or (`separate_bodies`) in a
+/// set per function. Errors go to `diags`; the program is meaningful only if none.
+pub fn check(
+    ast: &ast::Ast,
+    interner: &mut Interner,
+    source: &[u8],
+    separate_bodies: bool,
+    diags: &mut Diags,
+) -> Program {
     // Intern the runtime names first (needs `&mut`), then analyse with a shared borrow.
     let runtime = runtime_functions();
     let syms: Vec<Sym> = runtime.iter().map(|f| interner.intern(&f.0)).collect();
@@ -64,7 +71,14 @@ pub fn check(ast: &ast::Ast, interner: &mut Interner, source: &[u8], diags: &mut
         interner,
         source,
         diags,
-        p: Program::default(),
+        p: Program {
+            bodies: if separate_bodies {
+                Bodies::Separate(Vec::new())
+            } else {
+                Bodies::default()
+            },
+            ..Program::default()
+        },
         names: Vec::new(),
         shadow: Vec::new(),
         scopes: vec![Vec::new()],
@@ -135,6 +149,14 @@ pub fn check(ast: &ast::Ast, interner: &mut Interner, source: &[u8], diags: &mut
         }
         None => s.diags.error(Span::new(0, 0), "no `main` function defined"),
     }
+    match &mut s.p.bodies {
+        Bodies::Shared(b) => {
+            b.exprs = std::mem::take(&mut s.p.exprs);
+            b.stmts = std::mem::take(&mut s.p.stmts);
+            b.lists = std::mem::take(&mut s.p.lists);
+        }
+        Bodies::Separate(v) => v.resize_with(s.p.funcs.len(), || None),
+    }
     s.p
 }
 
@@ -187,6 +209,10 @@ impl<'a> Sema<'a> {
             .iter()
             .copied()
             .find(|&k| self.interner.get(k) == name)
+    }
+    /// The span of the name `name` of an lvalue or call `e`.
+    fn name_span(&self, e: &ast::Expr, name: Sym) -> Span {
+        e.name_span(self.interner.get(name).len())
     }
     fn name(&self, s: Sym) -> String {
         let n = self.interner.get(s);
@@ -458,19 +484,17 @@ impl<'a> Sema<'a> {
             ast::ExprKind::Str(s) => {
                 // Typed as a char array so misuse is caught by the scalar/argument checks.
                 let id = StrId(self.p.strings.len() as u32);
-                self.p.strings.push(s.clone());
+                self.p.strings.push(self.interner.string(*s).to_vec());
                 self.mk(ExprKind::Str(id), ExprTy::Ptr(Scalar::Int), span)
             }
-            ast::ExprKind::LVal {
-                name,
-                name_span,
-                indices,
-            } => self.lval_read(*name, *name_span, indices, span),
-            ast::ExprKind::Call {
-                name,
-                name_span,
-                args,
-            } => self.call(*name, *name_span, args, span),
+            ast::ExprKind::LVal { name, indices } => {
+                let name_span = self.name_span(e, *name);
+                self.lval_read(*name, name_span, self.ast.list(*indices), span)
+            }
+            ast::ExprKind::Call { name, args } => {
+                let name_span = self.name_span(e, *name);
+                self.call(*name, name_span, self.ast.list(*args), span)
+            }
             ast::ExprKind::Unary(op, inner) => {
                 let x = self.expr(*inner);
                 let Some(ty) = self.require_scalar(x) else {
@@ -1268,6 +1292,14 @@ impl<'a> Sema<'a> {
         let AStmt::Block(items) = &self.ast.stmts[f.body].kind else {
             unreachable!("body is a block")
         };
+        // With separate bodies, the body gets tables of its own (the global initialisers' stay
+        // behind).
+        let separate = matches!(self.p.bodies, Bodies::Separate(_));
+        let outer = separate.then(|| Body {
+            exprs: std::mem::take(&mut self.p.exprs),
+            stmts: std::mem::take(&mut self.p.stmts),
+            lists: std::mem::take(&mut self.p.lists),
+        });
         let mut body = Vec::with_capacity(items.len());
         for &s in items {
             self.stmt(s, &mut body);
@@ -1279,6 +1311,22 @@ impl<'a> Sema<'a> {
             span,
         });
         self.p.funcs[fid].body = Some(b);
+        if let Some(outer) = outer {
+            let mut checked = Body {
+                exprs: std::mem::replace(&mut self.p.exprs, outer.exprs),
+                stmts: std::mem::replace(&mut self.p.stmts, outer.stmts),
+                lists: std::mem::replace(&mut self.p.lists, outer.lists),
+            };
+            checked.exprs.shrink_to_fit();
+            checked.stmts.shrink_to_fit();
+            checked.lists.shrink_to_fit();
+            if let Bodies::Separate(v) = &mut self.p.bodies {
+                if v.len() <= fid.index() {
+                    v.resize_with(fid.index() + 1, || None);
+                }
+                v[fid.index()] = Some(checked);
+            }
+        }
     }
 
     /// Checks one statement, appending its checked form(s) to `out`.
@@ -1294,16 +1342,13 @@ impl<'a> Sema<'a> {
                 return;
             }
             AStmt::Assign { target, value } => {
-                let ast::ExprKind::LVal {
-                    name,
-                    name_span,
-                    indices,
-                } = &self.ast.exprs[*target].kind
-                else {
+                let target = &self.ast.exprs[*target];
+                let ast::ExprKind::LVal { name, indices } = &target.kind else {
                     unreachable!("parser checked")
                 };
-                let tspan = self.ast.exprs[*target].span;
-                let Some(v) = self.var_of(*name, *name_span) else {
+                let indices = self.ast.list(*indices);
+                let tspan = target.span;
+                let Some(v) = self.var_of(*name, self.name_span(target, *name)) else {
                     self.expr(*value);
                     return;
                 };

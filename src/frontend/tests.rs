@@ -121,6 +121,39 @@ fn sysy_fixtures_lower_and_verify() {
     }
 }
 
+/// Lowering one function at a time from bodies of their own (`-O0`) and in parallel from shared
+/// ones give the same module and the same diagnostics.
+#[test]
+fn lowering_schedules_agree() {
+    let mut files = Vec::new();
+    for dir in ["fixtures/sysy", "fixtures/warn", "fixtures/invalid"] {
+        files.extend(sy_files(&manifest_dir().join(dir)));
+    }
+    files.extend(suites_dir().map_or_else(Vec::new, |d| sy_files(&d)));
+    assert!(files.len() >= 60, "found only {} programs", files.len());
+    for f in files {
+        let src = std::fs::read(&f).unwrap();
+        let name = f.display().to_string();
+        let (parallel, sequential) = with_big_stack(move || {
+            let opts = diag::DiagOptions::default();
+            let text = |schedule| {
+                let out = run_timed(&src, &name, &opts, schedule, &Timings::off());
+                let ir = out.module.as_ref().map(crate::ir::print::module);
+                (ir, out.diagnostics)
+            };
+            (
+                text(lower::Schedule::Parallel),
+                text(lower::Schedule::Sequential),
+            )
+        });
+        assert!(
+            parallel == sequential,
+            "{}: the schedules differ",
+            f.display()
+        );
+    }
+}
+
 /// Every `NAME.sy` under `dir` compiled with the default options: its complete rendered
 /// diagnostics must equal `NAME.<ext>` (`BLESS=1` rewrites them), and it must be rejected
 /// (`fails`) or accepted. Returns the number of files.
