@@ -235,7 +235,7 @@ fn compute_in(mf: &MFunc, s: &mut Scratch) -> Intervals {
                 mf.sym
             );
             branched |= mi.op.is_branch();
-            for r in mi.uses() {
+            for r in [mi.rs1, mi.rs2] {
                 if r.is_virt() && def_stamp[r.vindex()] != b && gidx[r.vindex()] == u32::MAX {
                     gidx[r.vindex()] = globals.len() as u32;
                     globals.push(r.vindex() as u32);
@@ -339,7 +339,7 @@ fn compute_in(mf: &MFunc, s: &mut Scratch) -> Intervals {
         for &b in &mf.order {
             let blk = &mf.blocks[b as usize];
             for mi in &mf.insts[blk.start as usize..blk.end as usize] {
-                for r in mi.uses() {
+                for r in [mi.rs1, mi.rs2] {
                     if r.is_virt() {
                         let g = gidx[r.vindex()] as usize;
                         if g != u32::MAX as usize && kill_stamp[g] != b && gen_stamp[g] != b {
@@ -447,7 +447,7 @@ fn compute_in(mf: &MFunc, s: &mut Scratch) -> Intervals {
                 }
                 iv.weight[v] += freq;
             }
-            for r in mi.uses() {
+            for r in [mi.rs1, mi.rs2] {
                 if r.is_virt() {
                     let v = r.vindex();
                     if !live[v] {
@@ -459,14 +459,23 @@ fn compute_in(mf: &MFunc, s: &mut Scratch) -> Intervals {
                 }
             }
             let dp = 2 * k + 1;
-            mf.for_each_def(mi, |r| {
-                if is_allocatable(r) {
-                    let e = live_end[r.0 as usize];
-                    fixed.push((r.0, dp, if e == u32::MAX { dp } else { e }));
-                    live_end[r.0 as usize] = u32::MAX;
-                    open &= !(1 << r.0);
+            let mut def = |r: u32| {
+                let e = live_end[r as usize];
+                fixed.push((r, dp, if e == u32::MAX { dp } else { e }));
+                live_end[r as usize] = u32::MAX;
+                open &= !(1 << r);
+            };
+            if is_allocatable(mi.rd) {
+                def(mi.rd.0);
+            }
+            if mi.op == MOp::Call {
+                // The order among registers is free: phase 4 sorts each register's ranges.
+                let mut m = CALL_CLOBBERS;
+                while m != 0 {
+                    def(m.trailing_zeros());
+                    m &= m - 1;
                 }
-            });
+            }
             mf.for_each_use(mi, |r| {
                 if is_allocatable(r) && live_end[r.0 as usize] == u32::MAX {
                     live_end[r.0 as usize] = 2 * k;

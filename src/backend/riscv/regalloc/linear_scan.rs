@@ -100,14 +100,23 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
     // Per physical register: the end of the last interval allocated to it.
     let mut released = [0u32; 64];
     let mut group = CopyGroup::new(nv);
+    // The caller-saved registers of each pool, as masks.
+    let caller_masks = [
+        ALLOC_INT[..CALLER_SAVED_INT]
+            .iter()
+            .fold(0u64, |m, r| m | 1 << r.0),
+        ALLOC_FLOAT[..CALLER_SAVED_FLOAT]
+            .iter()
+            .fold(0u64, |m, r| m | 1 << r.0),
+    ];
     for &v in &order {
         let vi = v as usize;
         let pos = iv.start[vi];
         let ranges = &iv.ranges[vi];
         let class = mf.vclass[vi];
-        let (pool, caller_saved): (&[Reg], usize) = match class {
-            RegClass::Int => (&ALLOC_INT, CALLER_SAVED_INT),
-            RegClass::Float => (&ALLOC_FLOAT, CALLER_SAVED_FLOAT),
+        let (pool, caller_saved, caller_mask) = match class {
+            RegClass::Int => (&ALLOC_INT[..], CALLER_SAVED_INT, caller_masks[0]),
+            RegClass::Float => (&ALLOC_FLOAT[..], CALLER_SAVED_FLOAT, caller_masks[1]),
         };
         // `r` could take this interval if its holder here (the active interval holding it, if
         // any) were spilled: no other interval holding `r` overlaps, and `r` is not fixed-live.
@@ -151,24 +160,24 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
             // allocation no room to overlap the two. Then first fit: callee-saved registers
             // last, to save as few as possible.
             if hints.of(vi).is_empty() {
-                let mut n = 0;
-                let mut oldest = Reg::NONE;
-                for &r in &pool[..caller_saved] {
-                    if free(r) {
-                        n += 1;
-                        if oldest.is_none() || released[r.0 as usize] < released[oldest.0 as usize]
-                        {
-                            oldest = r;
-                        }
-                    }
-                }
                 pick = operands
                     .of(vi)
                     .iter()
                     .map(|&(u, _)| alloc.reg[u.vindex()])
                     .find(|&r| r.is_some() && free(r))
                     .unwrap_or(Reg::NONE);
-                if pick.is_none() && n >= ROTATE_MIN_FREE {
+                let caller_free = (free_mask & caller_mask).count_ones() as usize;
+                if pick.is_none() && caller_free >= ROTATE_MIN_FREE {
+                    // The first in `pool` order among those released longest ago.
+                    let mut oldest = Reg::NONE;
+                    for &r in &pool[..caller_saved] {
+                        if free(r)
+                            && (oldest.is_none()
+                                || released[r.0 as usize] < released[oldest.0 as usize])
+                        {
+                            oldest = r;
+                        }
+                    }
                     pick = oldest;
                 }
             }
@@ -498,20 +507,24 @@ fn any_bit(bits: &[u64], s: u32, e: u32) -> bool {
 fn set_bits(bits: &mut [u64], s: u32, e: u32, on: bool) {
     let (s, e) = (s as usize, e as usize);
     let (ws, we) = (s / 64, e / 64);
-    for (w, word) in bits[ws..=we].iter_mut().enumerate() {
-        let mut m = !0u64;
-        if w == 0 {
-            m &= !0u64 << (s % 64);
-        }
-        if w == we - ws {
-            m &= !0u64 >> (63 - e % 64);
-        }
+    let lo = !0u64 << (s % 64);
+    let hi = !0u64 >> (63 - e % 64);
+    let apply = |word: &mut u64, m: u64| {
         if on {
             *word |= m;
         } else {
             *word &= !m;
         }
+    };
+    if ws == we {
+        apply(&mut bits[ws], lo & hi);
+        return;
     }
+    apply(&mut bits[ws], lo);
+    for word in &mut bits[ws + 1..we] {
+        apply(word, !0);
+    }
+    apply(&mut bits[we], hi);
 }
 
 thread_local! {
@@ -523,10 +536,12 @@ impl Occupancy {
     /// The occupancy before any interval is allocated, in the tables of this thread's spare
     /// (`recycle`) when there is one.
     fn new(iv: &Intervals) -> Occupancy {
-        let last = (0..iv.start.len())
-            .flat_map(|v| iv.ranges[v].last())
-            .chain((0..64).flat_map(|r| iv.fixed[r].iter()))
-            .map(|&(_, e)| e as usize)
+        // The last position of an interval (`end`: 0 for one without ranges) or fixed range.
+        let last = iv
+            .end
+            .iter()
+            .map(|&e| e as usize)
+            .chain((0..64).flat_map(|r| iv.fixed[r].iter().map(|&(_, e)| e as usize)))
             .max()
             .unwrap_or(0);
         let words = last / 64 + 1;
