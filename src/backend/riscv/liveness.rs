@@ -160,7 +160,22 @@ struct Scratch {
     live: Vec<bool>,
     live_list: Vec<usize>,
     fixed: Vec<(u32, u32, u32)>,
+    dense: Dense,
 }
+
+/// The tables of the dense phase 2: per block, bit sets of globals (`words` words each).
+#[derive(Default)]
+struct Dense {
+    gen: Vec<u64>,
+    kill: Vec<u64>,
+    live_in: Vec<u64>,
+    live_out: Vec<u64>,
+    queued: Vec<bool>,
+}
+
+/// Bit-set words (blocks times words per set of globals) up to which phase 2 is solved densely
+/// whatever the function's size; beyond, only while there are no more than instructions.
+const DENSE_MIN_WORDS: usize = 4096;
 
 thread_local! {
     static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
@@ -205,6 +220,7 @@ fn compute_in(mf: &MFunc, s: &mut Scratch) -> Intervals {
         live,
         live_list,
         fixed,
+        dense,
     } = s;
     reset(def_stamp, nv, u32::MAX);
     reset(gidx, nv, u32::MAX);
@@ -219,7 +235,7 @@ fn compute_in(mf: &MFunc, s: &mut Scratch) -> Intervals {
                 mf.sym
             );
             branched |= mi.op.is_branch();
-            for r in mi.uses() {
+            for r in [mi.rs1, mi.rs2] {
                 if r.is_virt() && def_stamp[r.vindex()] != b && gidx[r.vindex()] == u32::MAX {
                     gidx[r.vindex()] = globals.len() as u32;
                     globals.push(r.vindex() as u32);
@@ -230,71 +246,150 @@ fn compute_in(mf: &MFunc, s: &mut Scratch) -> Intervals {
             }
         }
     }
-    // Phase 2: per block, the globals read before written (`gen`) and the blocks writing each
-    // global (`kill`); then liveness one global at a time (see the module comment).
     let ng = globals.len();
-    // Linked lists of (block, next) entries: per global its gen blocks and its kill blocks.
-    reset(gen_head, ng, NIL);
-    reset(kill_head, ng, NIL);
-    lists.clear();
-    reset(kill_stamp, ng, u32::MAX);
-    reset(gen_stamp, ng, u32::MAX);
     let preds = Preds::of(mf, &mf.order);
-    for &b in &mf.order {
-        let blk = &mf.blocks[b as usize];
-        for mi in &mf.insts[blk.start as usize..blk.end as usize] {
-            for r in mi.uses() {
-                if r.is_virt() {
-                    let g = gidx[r.vindex()] as usize;
-                    if g != u32::MAX as usize && kill_stamp[g] != b && gen_stamp[g] != b {
-                        gen_stamp[g] = b;
-                        lists.push((b, gen_head[g]));
-                        gen_head[g] = lists.len() as u32 - 1;
+    reset(out_head, nb, NIL);
+    outs.clear();
+    let words = ng.div_ceil(64);
+    if nb * words <= mf.insts.len().max(DENSE_MIN_WORDS) {
+        // Phase 2, dense: bit sets per block, solved by a worklist of blocks.
+        let Dense {
+            gen,
+            kill,
+            live_in,
+            live_out,
+            queued,
+        } = dense;
+        for t in [&mut *gen, &mut *kill, &mut *live_out] {
+            reset(t, nb * words, 0);
+        }
+        for &b in &mf.order {
+            let blk = &mf.blocks[b as usize];
+            let at = b as usize * words;
+            for mi in &mf.insts[blk.start as usize..blk.end as usize] {
+                for r in [mi.rs1, mi.rs2] {
+                    if r.is_virt() {
+                        let g = gidx[r.vindex()] as usize;
+                        if g != u32::MAX as usize && kill[at + g / 64] >> (g % 64) & 1 == 0 {
+                            gen[at + g / 64] |= 1 << (g % 64);
+                        }
+                    }
+                }
+                if mi.rd.is_virt() {
+                    let g = gidx[mi.rd.vindex()] as usize;
+                    if g != u32::MAX as usize {
+                        kill[at + g / 64] |= 1 << (g % 64);
                     }
                 }
             }
-            if mi.rd.is_virt() {
-                let g = gidx[mi.rd.vindex()] as usize;
-                if g != u32::MAX as usize && kill_stamp[g] != b {
-                    kill_stamp[g] = b;
-                    lists.push((b, kill_head[g]));
-                    kill_head[g] = lists.len() as u32 - 1;
-                }
-            }
         }
-    }
-    // The globals live out of each block: a linked list of (global, next) entries per block.
-    reset(out_head, nb, NIL);
-    outs.clear();
-    reset(kills, nb, u32::MAX);
-    reset(live_in_at, nb, u32::MAX);
-    reset(live_out_at, nb, u32::MAX);
-    work.clear();
-    for g in 0..ng as u32 {
-        let mut e = kill_head[g as usize];
-        while e != NIL {
-            let (b, next) = lists[e as usize];
-            kills[b as usize] = g;
-            e = next;
-        }
-        let mut e = gen_head[g as usize];
-        while e != NIL {
-            let (b, next) = lists[e as usize];
-            live_in_at[b as usize] = g;
+        live_in.clone_from(gen);
+        reset(queued, nb, false);
+        work.clear();
+        for &b in &mf.order {
+            queued[b as usize] = true;
             work.push(b);
-            e = next;
         }
         while let Some(b) = work.pop() {
             let bi = b as usize;
-            for &p in &preds[bi] {
-                let pi = p as usize;
-                if live_out_at[pi] != g {
-                    live_out_at[pi] = g;
-                    outs.push((g, out_head[pi]));
-                    out_head[pi] = outs.len() as u32 - 1;
-                    if kills[pi] != g && live_in_at[pi] != g {
-                        live_in_at[pi] = g;
+            queued[bi] = false;
+            let at = bi * words;
+            let mut changed = false;
+            for w in 0..words {
+                let mut out = 0;
+                for &s in &mf.blocks[bi].succs {
+                    out |= live_in[s as usize * words + w];
+                }
+                live_out[at + w] = out;
+                let new_in = gen[at + w] | (out & !kill[at + w]);
+                changed |= new_in != live_in[at + w];
+                live_in[at + w] = new_in;
+            }
+            if changed {
+                for &p in &preds[bi] {
+                    if !queued[p as usize] {
+                        queued[p as usize] = true;
                         work.push(p);
+                    }
+                }
+            }
+        }
+        // The same lists as the sparse solution: per block, globals in decreasing order.
+        for &b in &mf.order {
+            let bi = b as usize;
+            for w in 0..words {
+                let mut m = live_out[bi * words + w];
+                while m != 0 {
+                    let g = (w * 64) as u32 + m.trailing_zeros();
+                    m &= m - 1;
+                    outs.push((g, out_head[bi]));
+                    out_head[bi] = outs.len() as u32 - 1;
+                }
+            }
+        }
+    } else {
+        // Phase 2: per block, the globals read before written (`gen`) and the blocks writing each
+        // global (`kill`); then liveness one global at a time (see the module comment).
+        // Linked lists of (block, next) entries: per global its gen blocks and its kill blocks.
+        reset(gen_head, ng, NIL);
+        reset(kill_head, ng, NIL);
+        lists.clear();
+        reset(kill_stamp, ng, u32::MAX);
+        reset(gen_stamp, ng, u32::MAX);
+        for &b in &mf.order {
+            let blk = &mf.blocks[b as usize];
+            for mi in &mf.insts[blk.start as usize..blk.end as usize] {
+                for r in [mi.rs1, mi.rs2] {
+                    if r.is_virt() {
+                        let g = gidx[r.vindex()] as usize;
+                        if g != u32::MAX as usize && kill_stamp[g] != b && gen_stamp[g] != b {
+                            gen_stamp[g] = b;
+                            lists.push((b, gen_head[g]));
+                            gen_head[g] = lists.len() as u32 - 1;
+                        }
+                    }
+                }
+                if mi.rd.is_virt() {
+                    let g = gidx[mi.rd.vindex()] as usize;
+                    if g != u32::MAX as usize && kill_stamp[g] != b {
+                        kill_stamp[g] = b;
+                        lists.push((b, kill_head[g]));
+                        kill_head[g] = lists.len() as u32 - 1;
+                    }
+                }
+            }
+        }
+        // The globals live out of each block: a linked list of (global, next) entries per block.
+        reset(kills, nb, u32::MAX);
+        reset(live_in_at, nb, u32::MAX);
+        reset(live_out_at, nb, u32::MAX);
+        work.clear();
+        for g in 0..ng as u32 {
+            let mut e = kill_head[g as usize];
+            while e != NIL {
+                let (b, next) = lists[e as usize];
+                kills[b as usize] = g;
+                e = next;
+            }
+            let mut e = gen_head[g as usize];
+            while e != NIL {
+                let (b, next) = lists[e as usize];
+                live_in_at[b as usize] = g;
+                work.push(b);
+                e = next;
+            }
+            while let Some(b) = work.pop() {
+                let bi = b as usize;
+                for &p in &preds[bi] {
+                    let pi = p as usize;
+                    if live_out_at[pi] != g {
+                        live_out_at[pi] = g;
+                        outs.push((g, out_head[pi]));
+                        out_head[pi] = outs.len() as u32 - 1;
+                        if kills[pi] != g && live_in_at[pi] != g {
+                            live_in_at[pi] = g;
+                            work.push(p);
+                        }
                     }
                 }
             }
@@ -352,7 +447,7 @@ fn compute_in(mf: &MFunc, s: &mut Scratch) -> Intervals {
                 }
                 iv.weight[v] += freq;
             }
-            for r in mi.uses() {
+            for r in [mi.rs1, mi.rs2] {
                 if r.is_virt() {
                     let v = r.vindex();
                     if !live[v] {
@@ -364,14 +459,23 @@ fn compute_in(mf: &MFunc, s: &mut Scratch) -> Intervals {
                 }
             }
             let dp = 2 * k + 1;
-            mf.for_each_def(mi, |r| {
-                if is_allocatable(r) {
-                    let e = live_end[r.0 as usize];
-                    fixed.push((r.0, dp, if e == u32::MAX { dp } else { e }));
-                    live_end[r.0 as usize] = u32::MAX;
-                    open &= !(1 << r.0);
+            let mut def = |r: u32| {
+                let e = live_end[r as usize];
+                fixed.push((r, dp, if e == u32::MAX { dp } else { e }));
+                live_end[r as usize] = u32::MAX;
+                open &= !(1 << r);
+            };
+            if is_allocatable(mi.rd) {
+                def(mi.rd.0);
+            }
+            if mi.op == MOp::Call {
+                // The order among registers is free: phase 4 sorts each register's ranges.
+                let mut m = CALL_CLOBBERS;
+                while m != 0 {
+                    def(m.trailing_zeros());
+                    m &= m - 1;
                 }
-            });
+            }
             mf.for_each_use(mi, |r| {
                 if is_allocatable(r) && live_end[r.0 as usize] == u32::MAX {
                     live_end[r.0 as usize] = 2 * k;

@@ -152,6 +152,8 @@ pub const ALLOC_INT: [Reg; 24] = [
     Reg(27),
     Reg(8), // s1-s11, s0
 ];
+/// How many registers of `ALLOC_INT` are caller-saved (they come first).
+pub const CALLER_SAVED_INT: usize = 12;
 pub const ALLOC_FLOAT: [Reg; 29] = [
     Reg(35),
     Reg(36),
@@ -183,6 +185,23 @@ pub const ALLOC_FLOAT: [Reg; 29] = [
     Reg(58),
     Reg(59), // fs0-fs11
 ];
+/// How many registers of `ALLOC_FLOAT` are caller-saved (they come first).
+pub const CALLER_SAVED_FLOAT: usize = 17;
+/// `call_clobbers` as a mask (bit `r` for register `r`).
+pub const CALL_CLOBBERS: u64 = {
+    let mut m = 0u64;
+    let mut i = 0;
+    while i < CALLER_SAVED_INT {
+        m |= 1 << ALLOC_INT[i].0;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < CALLER_SAVED_FLOAT {
+        m |= 1 << ALLOC_FLOAT[i].0;
+        i += 1;
+    }
+    m
+};
 /// Registers a call clobbers that the allocator manages (scratch t0-t2/ft0-ft2 and ra are
 /// never allocated, so they need no tracking).
 pub fn call_clobbers() -> impl Iterator<Item = Reg> {
@@ -612,7 +631,18 @@ mod tests {
         assert!(ALLOC_FLOAT
             .iter()
             .all(|&r| is_allocatable(r) && r.phys_class() == RegClass::Float));
+        for (pool, n) in [
+            (&ALLOC_INT[..], CALLER_SAVED_INT),
+            (&ALLOC_FLOAT[..], CALLER_SAVED_FLOAT),
+        ] {
+            assert!(pool[..n].iter().all(|r| !r.is_callee_saved()));
+            assert!(pool[n..].iter().all(|r| r.is_callee_saved()));
+        }
         assert!(!is_allocatable(Reg::T0) && !is_allocatable(Reg::FT2) && !is_allocatable(Reg::SP));
         assert_eq!(call_clobbers().count(), 4 + 8 + 9 + 8);
+        assert_eq!(
+            call_clobbers().fold(0u64, |m, r| m | 1 << r.0),
+            CALL_CLOBBERS
+        );
     }
 }

@@ -100,14 +100,23 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
     // Per physical register: the end of the last interval allocated to it.
     let mut released = [0u32; 64];
     let mut group = CopyGroup::new(nv);
+    // The caller-saved registers of each pool, as masks.
+    let caller_masks = [
+        ALLOC_INT[..CALLER_SAVED_INT]
+            .iter()
+            .fold(0u64, |m, r| m | 1 << r.0),
+        ALLOC_FLOAT[..CALLER_SAVED_FLOAT]
+            .iter()
+            .fold(0u64, |m, r| m | 1 << r.0),
+    ];
     for &v in &order {
         let vi = v as usize;
         let pos = iv.start[vi];
         let ranges = &iv.ranges[vi];
         let class = mf.vclass[vi];
-        let pool: &[Reg] = match class {
-            RegClass::Int => &ALLOC_INT,
-            RegClass::Float => &ALLOC_FLOAT,
+        let (pool, caller_saved, caller_mask) = match class {
+            RegClass::Int => (&ALLOC_INT[..], CALLER_SAVED_INT, caller_masks[0]),
+            RegClass::Float => (&ALLOC_FLOAT[..], CALLER_SAVED_FLOAT, caller_masks[1]),
         };
         // `r` could take this interval if its holder here (the active interval holding it, if
         // any) were spilled: no other interval holding `r` overlaps, and `r` is not fixed-live.
@@ -115,7 +124,10 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
             let h = occ.holder(r, pos, iv);
             !occ.conflicts_except(r, ranges, h, iv) && !occ.fixed_conflict(r, ranges)
         };
-        let free = |r: Reg, occ: &Occupancy| !occ.busy_in(r, ranges);
+        // The registers no interval allocated so far holds, nor fixed-live, over `ranges`
+        // (allocating this value changes nothing before its register is chosen).
+        let free_mask = occ.free_mask(ranges);
+        let free = |r: Reg| free_mask >> r.0 & 1 != 0;
         let mut pick = Reg::NONE;
         for &(h, _) in hints.of(vi) {
             let h = if h.is_virt() {
@@ -123,7 +135,7 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
             } else {
                 h
             };
-            if h.is_some() && h.phys_class() == class && is_allocatable(h) && free(h, &occ) {
+            if h.is_some() && h.phys_class() == class && is_allocatable(h) && free(h) {
                 pick = h;
                 break;
             }
@@ -132,10 +144,10 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
             // Copy partners not allocated yet: the register of the nearest allocated value
             // joined to this one by copies, else one its partners could take too.
             pick = group.register_of(vi, &hints, &alloc.reg, |r| {
-                r.phys_class() == class && is_allocatable(r) && free(r, &occ)
+                r.phys_class() == class && is_allocatable(r) && free(r)
             });
             if pick.is_none() {
-                pick = shared_register(pool, group.members(), &occ, iv, &released, pos, ranges);
+                pick = shared_register(pool, group.members(), &occ, iv, &released, pos, free_mask);
             }
         }
         if pick.is_none() {
@@ -148,33 +160,29 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
             // allocation no room to overlap the two. Then first fit: callee-saved registers
             // last, to save as few as possible.
             if hints.of(vi).is_empty() {
-                let mut n = 0;
-                let mut oldest = Reg::NONE;
-                for &r in pool.iter().filter(|r| !r.is_callee_saved()) {
-                    if free(r, &occ) {
-                        n += 1;
-                        if oldest.is_none() || released[r.0 as usize] < released[oldest.0 as usize]
-                        {
-                            oldest = r;
-                        }
-                    }
-                }
                 pick = operands
                     .of(vi)
                     .iter()
                     .map(|&(u, _)| alloc.reg[u.vindex()])
-                    .find(|&r| r.is_some() && free(r, &occ))
+                    .find(|&r| r.is_some() && free(r))
                     .unwrap_or(Reg::NONE);
-                if pick.is_none() && n >= ROTATE_MIN_FREE {
+                let caller_free = (free_mask & caller_mask).count_ones() as usize;
+                if pick.is_none() && caller_free >= ROTATE_MIN_FREE {
+                    // The first in `pool` order among those released longest ago.
+                    let mut oldest = Reg::NONE;
+                    for &r in &pool[..caller_saved] {
+                        if free(r)
+                            && (oldest.is_none()
+                                || released[r.0 as usize] < released[oldest.0 as usize])
+                        {
+                            oldest = r;
+                        }
+                    }
                     pick = oldest;
                 }
             }
             if pick.is_none() {
-                pick = pool
-                    .iter()
-                    .copied()
-                    .find(|&r| free(r, &occ))
-                    .unwrap_or(Reg::NONE);
+                pick = pool.iter().copied().find(|&r| free(r)).unwrap_or(Reg::NONE);
             }
         }
         if pick.is_none() {
@@ -280,7 +288,9 @@ impl Hints {
                     }
                 }
             }
-            list[first..out].sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            if out - first > 1 {
+                list[first..out].sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            }
         }
         offset[nv] = out as u32;
         list.truncate(out);
@@ -382,7 +392,7 @@ fn shared_register(
     iv: &Intervals,
     released: &[u32; 64],
     pos: u32,
-    ranges: &[(u32, u32)],
+    free_mask: u64,
 ) -> Reg {
     let members = &members[..members.len().min(SHARED_MEMBERS_LIMIT)];
     let mut best = Reg::NONE;
@@ -393,14 +403,22 @@ fn shared_register(
         .filter(|&&(u, _)| pending(u))
         .map(|&(_, w)| w)
         .sum();
+    // The registers each partner could take, computed once (0 for one not pending).
+    let mut member_free = [0u64; SHARED_MEMBERS_LIMIT];
+    for (k, &(u, _)) in members.iter().enumerate() {
+        if pending(u) {
+            member_free[k] = occ.free_mask(&iv.ranges[u as usize]);
+        }
+    }
     for &r in pool {
-        if occ.busy_in(r, ranges) {
+        if free_mask >> r.0 & 1 == 0 {
             continue;
         }
         let mut score: f32 = members
             .iter()
-            .filter(|&&(u, _)| pending(u) && !occ.busy_in(r, &iv.ranges[u as usize]))
-            .map(|&(_, w)| w)
+            .zip(&member_free)
+            .filter(|&(&(u, _), &m)| pending(u) && m >> r.0 & 1 != 0)
+            .map(|(&(_, w), _)| w)
             .sum();
         if r.is_callee_saved() && released[r.0 as usize] == 0 {
             score -= CALLEE_SAVE_COST;
@@ -457,8 +475,16 @@ struct Occupancy {
     held: Vec<u64>,
     /// `fixed[r * words ..][..words]`: fixed-live positions of `r`.
     fixed: Vec<u64>,
-    /// `busy[r * words ..][..words]`: the union of `held` and `fixed`.
+    /// The union of `held` and `fixed` by position rather than by register (bit `r` for
+    /// register `r`), so the registers free over some ranges are read off at once, in two
+    /// levels over blocks of 64 positions: `full[k]`, the registers busy over all of block `k`
+    /// by one range; `busy[p]`, those busy at position `p` by a range covering part of its
+    /// block only; `any[k]`, those busy anywhere in block `k` (`full[k]` and every `busy[p]`
+    /// of the block). Ranges cost a word per block they cover and a word per position of the
+    /// two blocks they end in.
     busy: Vec<u64>,
+    full: Vec<u64>,
+    any: Vec<u64>,
     /// Per register, the intervals allocated to it, less some that ended before the current
     /// position (pruned when searched).
     holders: Vec<Vec<u32>>,
@@ -481,20 +507,24 @@ fn any_bit(bits: &[u64], s: u32, e: u32) -> bool {
 fn set_bits(bits: &mut [u64], s: u32, e: u32, on: bool) {
     let (s, e) = (s as usize, e as usize);
     let (ws, we) = (s / 64, e / 64);
-    for (w, word) in bits[ws..=we].iter_mut().enumerate() {
-        let mut m = !0u64;
-        if w == 0 {
-            m &= !0u64 << (s % 64);
-        }
-        if w == we - ws {
-            m &= !0u64 >> (63 - e % 64);
-        }
+    let lo = !0u64 << (s % 64);
+    let hi = !0u64 >> (63 - e % 64);
+    let apply = |word: &mut u64, m: u64| {
         if on {
             *word |= m;
         } else {
             *word &= !m;
         }
+    };
+    if ws == we {
+        apply(&mut bits[ws], lo & hi);
+        return;
     }
+    apply(&mut bits[ws], lo);
+    for word in &mut bits[ws + 1..we] {
+        apply(word, !0);
+    }
+    apply(&mut bits[we], hi);
 }
 
 thread_local! {
@@ -506,10 +536,12 @@ impl Occupancy {
     /// The occupancy before any interval is allocated, in the tables of this thread's spare
     /// (`recycle`) when there is one.
     fn new(iv: &Intervals) -> Occupancy {
-        let last = (0..iv.start.len())
-            .flat_map(|v| iv.ranges[v].last())
-            .chain((0..64).flat_map(|r| iv.fixed[r].iter()))
-            .map(|&(_, e)| e as usize)
+        // The last position of an interval (`end`: 0 for one without ranges) or fixed range.
+        let last = iv
+            .end
+            .iter()
+            .map(|&e| e as usize)
+            .chain((0..64).flat_map(|r| iv.fixed[r].iter().map(|&(_, e)| e as usize)))
             .max()
             .unwrap_or(0);
         let words = last / 64 + 1;
@@ -518,19 +550,25 @@ impl Occupancy {
             held: Vec::new(),
             fixed: Vec::new(),
             busy: Vec::new(),
+            full: Vec::new(),
+            any: Vec::new(),
             holders: vec![Vec::new(); 64],
         });
         occ.words = words;
-        for table in [&mut occ.held, &mut occ.fixed] {
+        for table in [&mut occ.held, &mut occ.fixed, &mut occ.busy] {
             table.clear();
             table.resize(64 * words, 0);
+        }
+        for table in [&mut occ.full, &mut occ.any] {
+            table.clear();
+            table.resize(words, 0);
         }
         for r in 0..64 {
             for &(s, e) in &iv.fixed[r] {
                 set_bits(&mut occ.fixed[r * words..][..words], s, e, true);
+                occ.mark(1 << r, s, e);
             }
         }
-        occ.busy.clone_from(&occ.fixed);
         occ.holders.iter_mut().for_each(Vec::clear);
         occ
     }
@@ -592,10 +630,59 @@ impl Occupancy {
         false
     }
 
-    /// Whether `r` is held by an interval or fixed-live in one of `ranges`.
-    fn busy_in(&self, r: Reg, ranges: &[(u32, u32)]) -> bool {
-        let bits = &self.busy[r.0 as usize * self.words..][..self.words];
-        ranges.iter().any(|&(s, e)| any_bit(bits, s, e))
+    /// The registers (bit `r` for register `r`) neither held by an interval nor fixed-live
+    /// anywhere in `ranges`.
+    fn free_mask(&self, ranges: &[(u32, u32)]) -> u64 {
+        let or = |ps: &[u64]| ps.iter().fold(0, |acc, &m| acc | m);
+        let mut busy = 0u64;
+        for &(s, e) in ranges {
+            let (s, e) = (s as usize, e as usize);
+            let (ks, ke) = (s / 64, e / 64);
+            if ks == ke {
+                busy |= self.full[ks] | or(&self.busy[s..=e]);
+            } else {
+                busy |= self.full[ks] | or(&self.busy[s..(ks + 1) * 64]);
+                busy |= or(&self.any[ks + 1..ke]);
+                busy |= self.full[ke] | or(&self.busy[ke * 64..=e]);
+            }
+        }
+        !busy
+    }
+
+    /// Marks the registers of `bits` busy over `[s, e]`.
+    fn mark(&mut self, bits: u64, s: u32, e: u32) {
+        let (s, e) = (s as usize, e as usize);
+        for k in s / 64..=e / 64 {
+            let (lo, hi) = (s.max(k * 64), e.min(k * 64 + 63));
+            if hi - lo == 63 {
+                self.full[k] |= bits;
+            } else {
+                for m in &mut self.busy[lo..=hi] {
+                    *m |= bits;
+                }
+            }
+            self.any[k] |= bits;
+        }
+    }
+
+    /// Marks register `r` free over `[s, e]`, which one range marked busy.
+    fn unmark(&mut self, r: Reg, s: u32, e: u32) {
+        let (s, e) = (s as usize, e as usize);
+        let bit = 1u64 << r.0;
+        for k in s / 64..=e / 64 {
+            let (lo, hi) = (s.max(k * 64), e.min(k * 64 + 63));
+            if hi - lo == 63 {
+                self.full[k] &= !bit;
+            } else {
+                for m in &mut self.busy[lo..=hi] {
+                    *m &= !bit;
+                }
+            }
+            let block = &self.busy[k * 64..][..64];
+            if self.full[k] & bit == 0 && block.iter().all(|&m| m & bit == 0) {
+                self.any[k] &= !bit;
+            }
+        }
     }
 
     /// Whether `r` is fixed-live in one of `ranges`.
@@ -606,24 +693,28 @@ impl Occupancy {
 
     fn insert(&mut self, r: Reg, v: u32, ranges: &[(u32, u32)]) {
         let at = r.0 as usize * self.words;
-        let held = &mut self.held[at..][..self.words];
-        let busy = &mut self.busy[at..][..self.words];
         for &(s, e) in ranges {
-            set_bits(held, s, e, true);
-            set_bits(busy, s, e, true);
+            set_bits(&mut self.held[at..][..self.words], s, e, true);
+            self.mark(1 << r.0, s, e);
         }
         self.holders[r.0 as usize].push(v);
     }
 
     fn remove(&mut self, r: Reg, v: u32, ranges: &[(u32, u32)]) {
         let at = r.0 as usize * self.words;
-        let held = &mut self.held[at..][..self.words];
-        let fixed = &self.fixed[at..][..self.words];
-        let busy = &mut self.busy[at..][..self.words];
         for &(s, e) in ranges {
-            set_bits(held, s, e, false);
+            set_bits(&mut self.held[at..][..self.words], s, e, false);
+            self.unmark(r, s, e);
+            // Where `r` is fixed-live it stays busy.
             for w in s as usize / 64..=e as usize / 64 {
-                busy[w] = held[w] | fixed[w];
+                let mut f = self.fixed[at + w];
+                while f != 0 {
+                    let p = (w * 64 + f.trailing_zeros() as usize) as u32;
+                    f &= f - 1;
+                    if (s..=e).contains(&p) {
+                        self.mark(1 << r.0, p, p);
+                    }
+                }
             }
         }
         self.holders[r.0 as usize].retain(|&x| x != v);
