@@ -8,7 +8,7 @@
 //! origin may alias anything but a non-escaping alloca.
 
 use crate::analysis::Cfg;
-use crate::ir::{Function, GlobalId, Inst, ModuleCx, Opcode, Value, ValueDef};
+use crate::ir::{Function, GlobalId, Inst, ModuleCx, Opcode, Touches, Type, Value, ValueDef};
 
 /// Where a pointer points.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -223,6 +223,49 @@ pub fn dereferenceable(f: &Function, cx: &ModuleCx, ptr: Value, bytes: u64) -> b
         && (off as u64)
             .checked_add(bytes)
             .is_some_and(|end| end <= size)
+}
+
+/// The bases a call may write, from its callee's `FuncDecl::writes`: the globals it names and
+/// the bases of the pointer arguments it writes through; `None` when it may write anything.
+/// Empty for a pure callee or one that writes no memory.
+pub fn call_writes(f: &Function, cx: &ModuleCx, cfg: &Cfg, call: Inst) -> Option<Vec<Base>> {
+    let d = &cx.decls[f.callee(call)];
+    let e = d.effects;
+    if e.pure || !(e.writes_memory || !d.defined || e == Default::default()) {
+        return Some(Vec::new());
+    }
+    call_touches(f, cfg, call, &d.writes)
+}
+
+/// The bases a call may read (`FuncDecl::reads`), as `call_writes` gives those it writes.
+pub fn call_reads(f: &Function, cx: &ModuleCx, cfg: &Cfg, call: Inst) -> Option<Vec<Base>> {
+    let d = &cx.decls[f.callee(call)];
+    if d.effects.pure {
+        return Some(Vec::new());
+    }
+    call_touches(f, cfg, call, &d.reads)
+}
+
+fn call_touches(f: &Function, cfg: &Cfg, call: Inst, t: &Touches) -> Option<Vec<Base>> {
+    let Touches::Known {
+        globals,
+        through_params,
+    } = t
+    else {
+        return None;
+    };
+    let mut bases: Vec<Base> = globals.iter().map(|&g| Base::Global(g)).collect();
+    if *through_params {
+        for &a in f.args(call) {
+            if f.ty(a) == Type::Ptr {
+                let b = base_of(f, cfg, a);
+                if !bases.contains(&b) {
+                    bases.push(b);
+                }
+            }
+        }
+    }
+    Some(bases)
 }
 
 /// Whether two bases may refer to overlapping memory.

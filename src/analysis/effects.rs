@@ -6,16 +6,16 @@
 //! `reads_memory` if it loads from non-local memory or calls a reader, and `writes_memory` if it
 //! stores to non-local memory or calls a writer.
 //!
-//! Beside the flags, `FuncDecl::writes` lists the memory a call may write (globals by name,
-//! through pointer arguments, or anything), so that a loop calling a function keeps in
-//! registers what the function does not write.
+//! Beside the flags, `FuncDecl::reads` and `FuncDecl::writes` list the memory a call may read
+//! and write (globals by name, through pointer arguments, or anything), so that a loop calling
+//! a function keeps in registers what the function does not write (or touch at all).
 //!
 //! Computed optimistically (every defined function starts pure) and lowered to a fixpoint over
 //! the call graph, so recursive functions can be pure. Cost: O(iterations * instructions).
 
 use super::alias::Base;
 use crate::analysis::Cfg;
-use crate::ir::{Effects, FuncId, GlobalId, Module, Opcode, Type, Writes};
+use crate::ir::{Effects, FuncId, GlobalId, Module, Opcode, Touches, Type};
 
 /// What one function does itself, before looking at callees.
 #[derive(Clone, Default)]
@@ -24,23 +24,26 @@ struct Local {
     writes: bool,
     pointer_params: bool,
     callees: Vec<FuncId>,
-    /// What its own stores write (`Writes::Anything` when a pointer's origin is unknown).
-    written: Written,
+    /// What its own loads read and its own stores write (anything when a pointer's origin is
+    /// unknown).
+    read: Touched,
+    written: Touched,
     /// Each call: the callee and the bases of its pointer arguments.
     calls: Vec<(FuncId, Vec<Base>)>,
 }
 
-/// A `Writes` summary being built: the globals written, writes through pointer parameters,
-/// or anything.
+/// A `Touches` summary being built: the globals read or written, accesses through pointer
+/// parameters, or anything.
 #[derive(Clone, Default, PartialEq, Eq)]
-struct Written {
+struct Touched {
     anything: bool,
     globals: Vec<GlobalId>,
     through_params: bool,
 }
 
-impl Written {
-    /// Adds a write to `base`; writes to the function's own allocas are not visible to callers.
+impl Touched {
+    /// Adds an access to `base`; accesses to the function's own allocas are not visible to
+    /// callers.
     fn add(&mut self, base: Base) {
         match base {
             Base::Alloca(_) => {}
@@ -54,11 +57,11 @@ impl Written {
         }
     }
 
-    /// Adds what a call writes, given the bases of its pointer arguments.
-    fn add_call(&mut self, callee: &Writes, args: &[Base]) {
+    /// Adds what a call touches, given the bases of its pointer arguments.
+    fn add_call(&mut self, callee: &Touches, args: &[Base]) {
         match callee {
-            Writes::Anything => self.anything = true,
-            Writes::Known {
+            Touches::Anything => self.anything = true,
+            Touches::Known {
                 globals,
                 through_params,
             } => {
@@ -74,11 +77,11 @@ impl Written {
         }
     }
 
-    fn summary(&self) -> Writes {
+    fn summary(&self) -> Touches {
         if self.anything {
-            Writes::Anything
+            Touches::Anything
         } else {
-            Writes::Known {
+            Touches::Known {
                 globals: self.globals.clone(),
                 through_params: self.through_params,
             }
@@ -96,10 +99,12 @@ fn local_facts(m: &Module, id: FuncId) -> Local {
     for b in f.layout().blocks() {
         for i in f.layout().block_insts(b) {
             match f.op(i) {
-                Opcode::Load
-                    if !matches!(super::alias::base_of(f, &cfg, f.arg(i, 0)), Base::Alloca(_)) =>
-                {
-                    l.reads = true;
+                Opcode::Load => {
+                    let base = super::alias::base_of(f, &cfg, f.arg(i, 0));
+                    if !matches!(base, Base::Alloca(_)) {
+                        l.reads = true;
+                    }
+                    l.read.add(base);
                 }
                 Opcode::Store => {
                     let base = super::alias::base_of(f, &cfg, f.arg(i, 1));
@@ -208,14 +213,16 @@ pub fn run_module(m: &mut Module) -> bool {
             break;
         }
     }
-    let writes = written_memory(m, &ids, &locals);
+    let reads = touched_memory(m, &ids, &locals, |l| &l.read);
+    let writes = touched_memory(m, &ids, &locals, |l| &l.written);
     let mut changed = direct_changed;
     for (k, &id) in ids.iter().enumerate() {
         if m.cx.decls[id].effects != eff[k] {
             m.cx.decls[id].effects = eff[k];
             changed = true;
         }
-        if m.cx.decls[id].writes != writes[k] {
+        if m.cx.decls[id].reads != reads[k] || m.cx.decls[id].writes != writes[k] {
+            m.cx.decls[id].reads = reads[k].clone();
             m.cx.decls[id].writes = writes[k].clone();
             changed = true;
         }
@@ -223,26 +230,32 @@ pub fn run_module(m: &mut Module) -> bool {
     changed
 }
 
-/// The memory every function may write: its own stores and its callees' writes, with writes
-/// through a callee's pointer parameters mapped to the bases of the arguments at each call.
-/// Runtime functions write only through their pointer arguments (`getarray`; `memset` and
-/// the like that passes add): their I/O touches no memory of the program. Grows from nothing
-/// to a fixpoint over the call graph. Cost: O(iterations * (calls * arguments + globals)).
-fn written_memory(m: &Module, ids: &[FuncId], locals: &[Option<Local>]) -> Vec<Writes> {
-    let mut sets: Vec<Written> = ids
+/// The memory every function may read (or write, by `own`): its own loads (stores) and its
+/// callees' reads (writes), with accesses through a callee's pointer parameters mapped to the
+/// bases of the arguments at each call. Runtime functions touch only what their pointer
+/// arguments point to (`getarray`, `putarray`; `memset` and the like that passes add): their
+/// I/O touches no memory of the program. Grows from nothing to a fixpoint over the call
+/// graph. Cost: O(iterations * (calls * arguments + globals)).
+fn touched_memory(
+    m: &Module,
+    ids: &[FuncId],
+    locals: &[Option<Local>],
+    own: impl Fn(&Local) -> &Touched,
+) -> Vec<Touches> {
+    let mut sets: Vec<Touched> = ids
         .iter()
-        .map(|&id| Written {
+        .map(|&id| Touched {
             through_params: !m.cx.decls[id].defined
                 && m.cx.decls[id].sig.params.contains(&Type::Ptr),
-            ..Written::default()
+            ..Touched::default()
         })
         .collect();
-    let mut summaries: Vec<Writes> = sets.iter().map(Written::summary).collect();
+    let mut summaries: Vec<Touches> = sets.iter().map(Touched::summary).collect();
     loop {
         let mut changed = false;
         for (k, local) in locals.iter().enumerate() {
             let Some(l) = local else { continue };
-            let mut w = l.written.clone();
+            let mut w = own(l).clone();
             for (c, args) in &l.calls {
                 w.add_call(&summaries[c.index()], args);
             }

@@ -53,5 +53,5 @@ pub use func::{mk, BlockCall, Function, Targets, ValueDef};
 pub use inst::{CmpCond, InstData, Opcode, Type};
 pub use module::{
     func_symbol, global_symbol, Effects, FuncDecl, FuncId, GlobalData, GlobalId, GlobalInit,
-    Module, ModuleCx, Signature, Writes,
+    Module, ModuleCx, Signature, Touches,
 };

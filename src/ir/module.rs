@@ -76,9 +76,9 @@ impl Effects {
     }
 }
 
-/// The memory a call of a function may write, beyond the callee's own stack frame.
+/// The memory a call of a function may read, or write, beyond the callee's own stack frame.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub enum Writes {
+pub enum Touches {
     /// Any memory (the summary before the `effects` analysis ran).
     #[default]
     Anything,
@@ -100,8 +100,10 @@ pub struct FuncDecl {
     pub defined: bool,
     /// Effect summary; conservative (impure) until an analysis fills it in.
     pub effects: Effects,
-    /// The memory a call may write; `Writes::Anything` until the `effects` analysis ran.
-    pub writes: Writes,
+    /// The memory a call may read and write; `Touches::Anything` until the `effects`
+    /// analysis ran.
+    pub reads: Touches,
+    pub writes: Touches,
     /// Every integer value the function returns lies in `[lo, hi]` (signed), once the
     /// `retrange` analysis found bounds; `None`: unknown (any value of the result type).
     pub returns: Option<(i64, i64)>,
@@ -195,7 +197,8 @@ impl Module {
             sig,
             defined,
             effects: Effects::default(),
-            writes: Writes::Anything,
+            reads: Touches::Anything,
+            writes: Touches::Anything,
             returns: None,
         });
         let fid = self.funcs.alloc_with_id(|fid| Function::new(fid, name));

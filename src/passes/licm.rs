@@ -15,10 +15,10 @@
 //! Needs: loop-simplified form, CFG, dominator tree, loop forest. Keeps the CFG unless a loop
 //! moves. Cost: O(loops * loop size).
 
-use crate::analysis::alias::{base_of, dereferenceable, escapes, may_alias, Base};
+use crate::analysis::alias::{base_of, call_writes, dereferenceable, escapes, may_alias, Base};
 use crate::analysis::loops::Loop;
 use crate::analysis::{Cfg, DomTree, FuncAnalyses, LoopForest, Preserved};
-use crate::ir::{mk, Block, Function, Inst, ModuleCx, Opcode, Type, Value, Writes};
+use crate::ir::{mk, Block, Function, Inst, ModuleCx, Opcode, Type, Value};
 
 /// Whether an instruction may be executed even where the original program would not have.
 fn speculatable(f: &Function, i: Inst) -> bool {
@@ -70,30 +70,16 @@ fn loop_memory(f: &Function, cx: &ModuleCx, cfg: &Cfg, blocks: &[Block]) -> Loop
                         m.store_bases.push(base);
                     }
                 }
-                Opcode::Call => {
-                    let d = &cx.decls[f.callee(i)];
-                    let e = d.effects;
-                    if e.pure || !(e.writes_memory || !d.defined || e == Default::default()) {
-                        continue;
-                    }
-                    match &d.writes {
-                        Writes::Anything => m.writing_call = true,
-                        Writes::Known {
-                            globals,
-                            through_params,
-                        } => {
-                            let args = f.args(i).iter().filter(|&&a| f.ty(a) == Type::Ptr);
-                            let through = args
-                                .filter(|_| *through_params)
-                                .map(|&a| base_of(f, cfg, a));
-                            for base in globals.iter().map(|&g| Base::Global(g)).chain(through) {
-                                if !m.store_bases.contains(&base) {
-                                    m.store_bases.push(base);
-                                }
+                Opcode::Call => match call_writes(f, cx, cfg, i) {
+                    None => m.writing_call = true,
+                    Some(bases) => {
+                        for base in bases {
+                            if !m.store_bases.contains(&base) {
+                                m.store_bases.push(base);
                             }
                         }
                     }
-                }
+                },
                 _ => {}
             }
         }

@@ -17,7 +17,7 @@
 //! possible read in between is removed; writes into a local array that is never read are
 //! removed everywhere (`rewrite::locals`). Needs: CFG. Cost: O(instructions * table size).
 
-use crate::analysis::alias::{base_of, escapes, may_alias, Base};
+use crate::analysis::alias::{base_of, call_writes, escapes, may_alias, Base};
 use crate::analysis::{Cfg, FuncAnalyses, Preserved};
 use crate::ir::{Block, Function, IdVec, Inst, ModuleCx, Opcode, Type, Value, ValueDef};
 
@@ -81,11 +81,6 @@ pub fn run(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved 
     Preserved::cfg_kept(changed)
 }
 
-fn call_writes(f: &Function, cx: &ModuleCx, i: Inst) -> bool {
-    let e = cx.decls[f.callee(i)].effects;
-    !e.pure && (e.writes_memory || !cx.decls[f.callee(i)].defined)
-}
-
 fn call_reads(f: &Function, cx: &ModuleCx, i: Inst) -> bool {
     let e = cx.decls[f.callee(i)].effects;
     !e.pure
@@ -141,21 +136,12 @@ fn forward(f: &mut Function, cx: &ModuleCx, cfg: &Cfg) -> bool {
                         value: v,
                     });
                 }
-                Opcode::Call if call_writes(f, cx, i) => {
-                    table.retain(|e| match e.addr.base {
-                        Base::Alloca(al) => {
-                            let esc = match escape_cache.iter().find(|x| x.0 == al) {
-                                Some(x) => x.1,
-                                None => {
-                                    let x = escapes(f, al);
-                                    escape_cache.push((al, x));
-                                    x
-                                }
-                            };
-                            !esc
-                        }
-                        _ => false,
-                    });
+                Opcode::Call => {
+                    let Some(written) = call_writes(f, cx, cfg, i) else {
+                        table.retain(|e| kept_by_any_call(f, &e.addr, &mut escape_cache));
+                        continue;
+                    };
+                    table.retain(|e| !written.iter().any(|&w| may_alias(cx, w, e.addr.base)));
                 }
                 _ => {}
             }
@@ -166,6 +152,25 @@ fn forward(f: &mut Function, cx: &ModuleCx, cfg: &Cfg) -> bool {
         out[b] = Some(table);
     }
     changed
+}
+
+/// Whether a known word at `a` survives a call that may write any memory: only in an alloca
+/// whose address never leaves the function.
+fn kept_by_any_call(f: &Function, a: &Addr, escape_cache: &mut Vec<(Inst, bool)>) -> bool {
+    match a.base {
+        Base::Alloca(al) => {
+            let esc = match escape_cache.iter().find(|x| x.0 == al) {
+                Some(x) => x.1,
+                None => {
+                    let x = escapes(f, al);
+                    escape_cache.push((al, x));
+                    x
+                }
+            };
+            !esc
+        }
+        _ => false,
+    }
 }
 
 fn dead_stores_local(f: &mut Function, cx: &ModuleCx, cfg: &Cfg) -> bool {

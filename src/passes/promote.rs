@@ -3,7 +3,8 @@
 //! `c[i][j] = c[i][j] + a[i][k] * b[k][j]` in a `k` loop loads and stores the same invariant
 //! address every iteration. When nothing else in the loop may touch that location (no other
 //! access with a possibly aliasing base, unless the dependence test of [`depend`] shows it
-//! disjoint on every iteration; no impure call) and some access to it runs on every
+//! disjoint on every iteration; no call that may read or write it, by the callees'
+//! `FuncDecl::reads` and `writes`) and some access to it runs on every
 //! iteration (so the address is valid whenever the loop runs), the location lives in a register
 //! across the loop: one load in the preheader, one store on each exit edge.
 //!
@@ -14,7 +15,7 @@
 //! loop forest.
 //! Cost: O(promotions * function size).
 
-use crate::analysis::alias::{base_of, may_alias};
+use crate::analysis::alias::{base_of, call_reads, call_writes, may_alias, Base};
 use crate::analysis::depend;
 use crate::analysis::ivrange::counter_range;
 use crate::analysis::{FuncAnalyses, Preserved};
@@ -47,20 +48,31 @@ fn find(f: &Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Option<Candidate>
         let inside = |b: Block| forest.contains(l, b);
         // Memory operations of the loop.
         let mut accesses: Vec<(Inst, Value)> = Vec::new();
-        let mut impure_call = false;
+        // What the loop's calls read or write; `None` if some call may touch anything.
+        let mut touched: Option<Vec<Base>> = Some(Vec::new());
         for &b in &data.blocks {
             for i in f.layout().block_insts(b) {
                 match f.op(i) {
                     Opcode::Load => accesses.push((i, f.arg(i, 0))),
                     Opcode::Store => accesses.push((i, f.arg(i, 1))),
-                    Opcode::Call if !cx.decls[f.callee(i)].effects.pure => impure_call = true,
+                    Opcode::Call => {
+                        let (r, w) = (call_reads(f, cx, cfg, i), call_writes(f, cx, cfg, i));
+                        touched = match (touched, r, w) {
+                            (Some(mut t), Some(r), Some(w)) => {
+                                t.extend(r);
+                                t.extend(w);
+                                Some(t)
+                            }
+                            _ => None,
+                        };
+                    }
                     _ => {}
                 }
             }
         }
-        if impure_call {
+        let Some(touched) = touched else {
             continue;
-        }
+        };
         let invariant = |v: Value| f.def_block(v).is_some_and(|db| !inside(db));
         let counters: Vec<_> = counter_range(f, cfg, dt, forest, l).into_iter().collect();
         let mut tried: Vec<Value> = Vec::new();
@@ -83,6 +95,9 @@ fn find(f: &Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Option<Candidate>
                 continue;
             }
             let base = base_of(f, cfg, addr);
+            if touched.iter().any(|&t| may_alias(cx, t, base)) {
+                continue;
+            }
             let size = |i: Inst| match f.op(i) {
                 Opcode::Load => f.data(i).ty.bytes(),
                 _ => f.ty(f.arg(i, 0)).bytes(),
