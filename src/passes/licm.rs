@@ -15,7 +15,9 @@
 //! Needs: loop-simplified form, CFG, dominator tree, loop forest. Keeps the CFG unless a loop
 //! moves. Cost: O(loops * loop size).
 
-use crate::analysis::alias::{base_of, call_writes, dereferenceable, escapes, may_alias, Base};
+use crate::analysis::alias::{
+    base_of, call_writes, constant_offset, dereferenceable, escapes, may_alias, Base,
+};
 use crate::analysis::loops::Loop;
 use crate::analysis::{Cfg, DomTree, FuncAnalyses, LoopForest, Preserved};
 use crate::ir::{mk, Block, Function, Inst, ModuleCx, Opcode, Type, Value};
@@ -49,34 +51,62 @@ fn movable(f: &Function, cx: &ModuleCx, i: Inst) -> bool {
     }
 }
 
+/// A write of the loop: its base, and for a store at a constant offset from its root pointer,
+/// `(root, offset, bytes)`.
+type LoopWrite = (Base, Option<(Value, i64, i64)>);
+
 struct LoopMem {
-    /// What the loop's stores write, and what its calls write when their summary is known.
-    store_bases: Vec<Base>,
+    /// What the loop's stores write, and what its calls write when their summary is known
+    /// (whole objects).
+    writes: Vec<LoopWrite>,
     /// A call in the loop may write any memory.
     writing_call: bool,
 }
 
+impl LoopMem {
+    /// Whether the loop may write the `bytes` bytes at `ptr` (whose base is `base`): a write
+    /// to a possibly aliasing base, unless both are at constant offsets from one root and do
+    /// not overlap.
+    fn may_write(&self, f: &Function, cx: &ModuleCx, base: Base, ptr: Value, bytes: i64) -> bool {
+        let at = constant_offset(f, ptr);
+        self.writes.iter().any(|&(wb, range)| {
+            if !may_alias(cx, wb, base) {
+                return false;
+            }
+            match (at, range) {
+                (Some((root, off)), Some((wroot, woff, wbytes))) if root == wroot => {
+                    off < woff + wbytes && woff < off + bytes
+                }
+                _ => true,
+            }
+        })
+    }
+}
+
 fn loop_memory(f: &Function, cx: &ModuleCx, cfg: &Cfg, blocks: &[Block]) -> LoopMem {
     let mut m = LoopMem {
-        store_bases: Vec::new(),
+        writes: Vec::new(),
         writing_call: false,
+    };
+    let mut add = |w: LoopWrite| {
+        if !m.writes.contains(&w) {
+            m.writes.push(w);
+        }
     };
     for &b in blocks {
         for i in f.layout().block_insts(b) {
             match f.op(i) {
                 Opcode::Store => {
-                    let base = base_of(f, cfg, f.arg(i, 1));
-                    if !m.store_bases.contains(&base) {
-                        m.store_bases.push(base);
-                    }
+                    let ptr = f.arg(i, 1);
+                    let bytes = f.ty(f.arg(i, 0)).bytes() as i64;
+                    let range = constant_offset(f, ptr).map(|(root, off)| (root, off, bytes));
+                    add((base_of(f, cfg, ptr), range));
                 }
                 Opcode::Call => match call_writes(f, cx, cfg, i) {
                     None => m.writing_call = true,
                     Some(bases) => {
                         for base in bases {
-                            if !m.store_bases.contains(&base) {
-                                m.store_bases.push(base);
-                            }
+                            add((base, None));
                         }
                     }
                 },
@@ -334,8 +364,9 @@ fn hoist_insts(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> bool {
                     continue;
                 }
                 if f.op(i) == Opcode::Load {
-                    let base = base_of(f, cfg, f.arg(i, 0));
-                    if mem.store_bases.iter().any(|&sb| may_alias(cx, sb, base)) {
+                    let ptr = f.arg(i, 0);
+                    let base = base_of(f, cfg, ptr);
+                    if mem.may_write(f, cx, base, ptr, f.data(i).ty.bytes() as i64) {
                         continue;
                     }
                     if mem.writing_call {
