@@ -11,6 +11,7 @@
 use crate::analysis::{Cfg, DomTree, FuncAnalyses, Preserved};
 use crate::ir::{Block, Function, Inst, ModuleCx, Opcode, Type, Value};
 use rustc_hash::FxHashMap;
+use std::collections::hash_map::Entry;
 
 #[derive(Clone, PartialEq, Eq, Hash)]
 struct Key {
@@ -185,7 +186,7 @@ pub fn remove_redundant_params(f: &mut Function, cfg: &Cfg) -> bool {
     let blocks: Vec<Block> = cfg.rpo.clone();
     let entry = f.entry();
     for b in blocks {
-        if b == entry {
+        if b == entry || f.blocks.params[b].is_empty() {
             continue;
         }
         let params = f.blocks.params[b].clone();
@@ -278,15 +279,17 @@ fn visit(
         next = f.layout().next_inst(i);
         let Some(k) = key(f, cx, i) else { continue };
         let r = f.res(i);
-        match table.get(&k) {
-            Some(&v) => {
+        // One lookup: the key is hashed once whether it is found or added.
+        match table.entry(k) {
+            Entry::Occupied(e) => {
+                let v = *e.get();
                 f.replace_all_uses(r, v);
                 f.remove_inst(i);
                 *changed = true;
             }
-            None => {
-                table.insert(k.clone(), r);
-                undo.push(k);
+            Entry::Vacant(e) => {
+                undo.push(e.key().clone());
+                e.insert(r);
             }
         }
     }

@@ -17,12 +17,15 @@ use crate::ir::{mk, Block, CmpCond, Function, Inst, InstData, ModuleCx, Opcode, 
 
 pub fn run(f: &mut Function, _cx: &ModuleCx, _am: &mut FuncAnalyses) -> Preserved {
     let mut changed = false;
+    // One buffer for every block's instructions: the walk edits the layout.
+    let mut insts: Vec<Inst> = Vec::new();
     for _ in 0..4 {
         let mut round = false;
         let blocks: Vec<Block> = f.layout().blocks().collect();
         for b in blocks {
-            let insts: Vec<Inst> = f.layout().block_insts(b).collect();
-            for i in insts {
+            insts.clear();
+            insts.extend(f.layout().block_insts(b));
+            for &i in &insts {
                 if f.layout().inst_block(i).is_none() {
                     continue;
                 }
@@ -66,10 +69,43 @@ fn replace(f: &mut Function, i: Inst, v: Value) -> bool {
     true
 }
 
+/// Operands copied out of a function, so it can be edited while they are read: up to
+/// `Ops::INLINE` in place (every operation but calls), more on the heap.
+#[derive(Clone)]
+enum Ops {
+    Inline([Value; Ops::INLINE], u8),
+    Heap(Vec<Value>),
+}
+
+impl Ops {
+    const INLINE: usize = 4;
+
+    fn of(f: &Function, i: Inst) -> Ops {
+        let args = f.args(i);
+        if args.len() <= Ops::INLINE {
+            let mut buf = [Value::new(0); Ops::INLINE];
+            buf[..args.len()].copy_from_slice(args);
+            Ops::Inline(buf, args.len() as u8)
+        } else {
+            Ops::Heap(args.to_vec())
+        }
+    }
+}
+
+impl std::ops::Deref for Ops {
+    type Target = [Value];
+    fn deref(&self) -> &[Value] {
+        match self {
+            Ops::Inline(buf, n) => &buf[..*n as usize],
+            Ops::Heap(v) => v,
+        }
+    }
+}
+
 /// The defining row and operands of `v` if it is an instruction result.
-fn def_of(f: &Function, v: Value) -> Option<(Inst, InstData, Vec<Value>)> {
+fn def_of(f: &Function, v: Value) -> Option<(Inst, InstData, Ops)> {
     let i = f.def_inst(v)?;
-    Some((i, *f.data(i), f.args(i).to_vec()))
+    Some((i, *f.data(i), Ops::of(f, i)))
 }
 
 fn simplify(f: &mut Function, i: Inst) -> bool {
@@ -78,7 +114,7 @@ fn simplify(f: &mut Function, i: Inst) -> bool {
     if !f.has_uses(r) || matches!(d.op, Opcode::Iconst | Opcode::Fconst) {
         return false;
     }
-    let args = f.args(i).to_vec();
+    let args = Ops::of(f, i);
     // Full constant folding.
     if d.op.is_pure() && d.op != Opcode::Alloca && !args.is_empty() {
         let consts: Option<Vec<Const>> = args.iter().map(|&a| konst(f, a)).collect();

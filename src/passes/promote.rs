@@ -74,7 +74,8 @@ fn find(f: &Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Option<Candidate>
             continue;
         };
         let invariant = |v: Value| f.def_block(v).is_some_and(|db| !inside(db));
-        let counters: Vec<_> = counter_range(f, cfg, dt, forest, l).into_iter().collect();
+        // The loop's counters, computed when a candidate first reaches the dependence test.
+        let mut counters: Option<Vec<_>> = None;
         let mut tried: Vec<Value> = Vec::new();
         for &(si, addr) in &accesses {
             if f.op(si) != Opcode::Store || !invariant(addr) || tried.contains(&addr) {
@@ -102,10 +103,12 @@ fn find(f: &Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Option<Candidate>
                 Opcode::Load => f.data(i).ty.bytes(),
                 _ => f.ty(f.arg(i, 0)).bytes(),
             } as i64;
+            let counters = counters
+                .get_or_insert_with(|| counter_range(f, cfg, dt, forest, l).into_iter().collect());
             let alone = accesses.iter().filter(|a| a.1 != addr).all(|a| {
                 let other = base_of(f, cfg, a.1);
                 (!may_alias(cx, base, other) && other != base)
-                    || depend::disjoint(f, addr, ty.bytes() as i64, a.1, size(a.0), &counters)
+                    || depend::disjoint(f, addr, ty.bytes() as i64, a.1, size(a.0), counters)
             });
             if !alone {
                 continue;

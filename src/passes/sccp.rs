@@ -38,6 +38,8 @@ struct Solver<'a> {
     exec_succs: IdVec<Block, Vec<Block>>,
     block_work: Vec<Block>,
     value_work: Vec<Value>,
+    /// Scratch: the constant operands of the instruction being visited.
+    consts: Vec<Const>,
 }
 
 impl Solver<'_> {
@@ -116,7 +118,8 @@ impl Solver<'_> {
                 {
                     Cell::Bottom
                 } else {
-                    let mut consts = Vec::with_capacity(f.args(i).len());
+                    let mut consts = std::mem::take(&mut self.consts);
+                    consts.clear();
                     let mut any_top = false;
                     let mut any_bottom = false;
                     for &a in f.args(i) {
@@ -128,6 +131,7 @@ impl Solver<'_> {
                     }
                     if d.op == Opcode::Select && !any_top {
                         // A known condition picks one side even if the other is not constant.
+                        self.consts = consts;
                         let args = f.args(i);
                         match self.cells[args[0]] {
                             Cell::Const(c) => {
@@ -145,7 +149,7 @@ impl Solver<'_> {
                             }
                         }
                     }
-                    if any_bottom {
+                    let cell = if any_bottom {
                         Cell::Bottom
                     } else if any_top {
                         Cell::Top
@@ -154,7 +158,9 @@ impl Solver<'_> {
                             Some(c) => Cell::Const(c),
                             None => Cell::Bottom,
                         }
-                    }
+                    };
+                    self.consts = consts;
+                    cell
                 };
                 self.lower(r, cell);
             }
@@ -172,6 +178,7 @@ pub fn run(f: &mut Function, _cx: &ModuleCx, _am: &mut FuncAnalyses) -> Preserve
             exec_succs: IdVec::filled(n, Vec::new()),
             block_work: Vec::new(),
             value_work: Vec::new(),
+            consts: Vec::new(),
         };
         let entry = f.entry();
         for &p in f.params() {
@@ -214,6 +221,8 @@ pub fn run(f: &mut Function, _cx: &ModuleCx, _am: &mut FuncAnalyses) -> Preserve
 
     let mut changed = false;
     let cfg_blocks: Vec<Block> = f.layout().blocks().collect();
+    // One buffer for every block's instructions: the rewrite edits the layout.
+    let mut insts: Vec<Inst> = Vec::new();
     for b in cfg_blocks {
         // Constant block parameters become constants at the top of the block.
         let params = f.blocks.params[b].clone();
@@ -229,8 +238,9 @@ pub fn run(f: &mut Function, _cx: &ModuleCx, _am: &mut FuncAnalyses) -> Preserve
                 changed = true;
             }
         }
-        let insts: Vec<Inst> = f.layout().block_insts(b).collect();
-        for i in insts {
+        insts.clear();
+        insts.extend(f.layout().block_insts(b));
+        for &i in &insts {
             let Some(r) = f.result(i) else { continue };
             let Some(&Cell::Const(c)) = cells.get(r) else {
                 continue;

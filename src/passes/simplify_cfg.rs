@@ -29,8 +29,8 @@ pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved
             am.invalidate(Preserved::none());
             round = true;
         }
-        let preds = am.cfg(f).preds.to_vecs();
-        if bypass_jump_blocks(f, preds) {
+        // The predecessor lists are copied only when some block could be bypassed.
+        if has_jump_block(f) && bypass_jump_blocks(f, am.cfg(f).preds.to_vecs()) {
             am.invalidate(Preserved::none());
             round = true;
         }
@@ -49,24 +49,35 @@ fn fold_branches(f: &mut Function) -> bool {
         if f.op(t) != Opcode::Brif {
             continue;
         }
-        let targets: Vec<(Block, Vec<Value>)> = f
-            .branch_targets(t)
-            .iter()
-            .map(|c| (c.block, c.args.to_vec()))
-            .collect();
         let cond = f.arg(t, 0);
         let pick = match f.as_iconst(cond) {
             Some(c) => Some(if c != 0 { 0 } else { 1 }),
-            None if targets[0] == targets[1] => Some(0),
-            None => None,
+            None => {
+                let ts = f.branch_targets(t);
+                (ts[0].block == ts[1].block && ts[0].args == ts[1].args).then_some(0)
+            }
         };
         if let Some(k) = pick {
-            let (to, args) = &targets[k];
-            f.replace_inst(t, mk::jump(*to), args);
+            // Copied only for a branch that folds: the rewrite edits the operands read.
+            let ts = f.branch_targets(t);
+            let (to, args) = (ts[k].block, ts[k].args.to_vec());
+            f.replace_inst(t, mk::jump(to), &args);
             changed = true;
         }
     }
     changed
+}
+
+/// Whether a block other than the entry holds just a `jump` to another block: the only blocks
+/// `bypass_jump_blocks` acts on.
+fn has_jump_block(f: &Function) -> bool {
+    let entry = f.entry();
+    f.layout().blocks().any(|b| {
+        b != entry
+            && f.layout()
+                .first_inst(b)
+                .is_some_and(|t| f.op(t) == Opcode::Jump && Block::new(f.data(t).imm as usize) != b)
+    })
 }
 
 /// `preds`: the CFG's predecessor lists, kept up to date here as edges move.

@@ -27,10 +27,15 @@ pub fn remove_dead(f: &mut Function, cx: &ModuleCx, cfg: &Cfg) -> bool {
     let mut work: Vec<Value> = Vec::new();
 
     let blocks: Vec<Block> = f.layout().blocks().collect();
+    // Instructions in the layout, and those marked live (operands of linked instructions are
+    // defined by linked ones, so every mark is one of them).
+    let (mut num_insts, mut num_live) = (0usize, 0usize);
     for &b in &blocks {
         for i in f.layout().block_insts(b) {
+            num_insts += 1;
             if is_root(f, cx, i) {
                 live_inst.insert(i);
+                num_live += 1;
                 let args = f.args(i);
                 let roots = match f.op(i) {
                     Opcode::Jump => &args[..0],
@@ -51,6 +56,7 @@ pub fn remove_dead(f: &mut Function, cx: &ModuleCx, cfg: &Cfg) -> bool {
         match f.values.def[v] {
             ValueDef::Result(i) => {
                 if live_inst.insert(i) {
+                    num_live += 1;
                     work.extend_from_slice(f.args(i));
                 }
             }
@@ -68,13 +74,17 @@ pub fn remove_dead(f: &mut Function, cx: &ModuleCx, cfg: &Cfg) -> bool {
     }
 
     let mut changed = false;
-    // Sweep instructions, last to first so users go before their operands.
-    for &b in &blocks {
-        let insts: Vec<Inst> = f.layout().block_insts(b).collect();
-        for &i in insts.iter().rev() {
-            if !live_inst.contains(i) {
-                f.remove_inst(i);
-                changed = true;
+    // Sweep instructions, last to first so users go before their operands; nothing to do when
+    // every instruction in the layout was marked.
+    if num_live != num_insts {
+        for &b in &blocks {
+            let mut at = f.layout().last_inst(b);
+            while let Some(i) = at {
+                at = f.layout().prev_inst(i);
+                if !live_inst.contains(i) {
+                    f.remove_inst(i);
+                    changed = true;
+                }
             }
         }
     }

@@ -111,8 +111,10 @@ fn promote(f: &mut Function, dt: &DomTree, df: &IdVec<Block, Vec<Block>>, a: Ins
     while let Some((b, incoming)) = stack.pop() {
         visited.insert(b);
         let mut cur = param[b].unwrap_or(incoming);
-        let insts: Vec<Inst> = f.layout().block_insts(b).collect();
-        for i in insts {
+        // Walked through the layout (the next instruction read before `i` may go).
+        let mut at = f.layout().first_inst(b);
+        while let Some(i) = at {
+            at = f.layout().next_inst(i);
             match f.op(i) {
                 Opcode::Load if f.arg(i, 0) == p => {
                     let r = f.res(i);
