@@ -20,8 +20,6 @@ use crate::ir::{Effects, FuncId, GlobalId, Module, Opcode, Touches, Type};
 /// What one function does itself, before looking at callees.
 #[derive(Clone, Default)]
 struct Local {
-    reads: bool,
-    writes: bool,
     pointer_params: bool,
     callees: Vec<FuncId>,
     /// What its own loads read and its own stores write (anything when a pointer's origin is
@@ -77,6 +75,11 @@ impl Touched {
         }
     }
 
+    /// Whether no access outside the function's own allocas was added.
+    fn is_empty(&self) -> bool {
+        !self.anything && self.globals.is_empty() && !self.through_params
+    }
+
     fn summary(&self) -> Touches {
         if self.anything {
             Touches::Anything
@@ -99,20 +102,8 @@ fn local_facts(m: &Module, id: FuncId) -> Local {
     for b in f.layout().blocks() {
         for i in f.layout().block_insts(b) {
             match f.op(i) {
-                Opcode::Load => {
-                    let base = super::alias::base_of(f, &cfg, f.arg(i, 0));
-                    if !matches!(base, Base::Alloca(_)) {
-                        l.reads = true;
-                    }
-                    l.read.add(base);
-                }
-                Opcode::Store => {
-                    let base = super::alias::base_of(f, &cfg, f.arg(i, 1));
-                    if !matches!(base, Base::Alloca(_)) {
-                        l.writes = true;
-                    }
-                    l.written.add(base);
-                }
+                Opcode::Load => l.read.add(super::alias::base_of(f, &cfg, f.arg(i, 0))),
+                Opcode::Store => l.written.add(super::alias::base_of(f, &cfg, f.arg(i, 1))),
                 Opcode::Call => {
                     let c = f.callee(i);
                     if !l.callees.contains(&c) {
@@ -194,9 +185,9 @@ pub fn run_module(m: &mut Module) -> bool {
         for (k, local) in locals.iter().enumerate() {
             let Some(l) = local else { continue };
             let mut e = Effects {
-                pure: !l.reads && !l.writes && !l.pointer_params,
-                reads_memory: l.reads,
-                writes_memory: l.writes,
+                pure: l.read.is_empty() && l.written.is_empty() && !l.pointer_params,
+                reads_memory: !l.read.is_empty(),
+                writes_memory: !l.written.is_empty(),
             };
             for &c in &l.callees {
                 let ce = eff[c.index()];
