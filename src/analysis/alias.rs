@@ -7,6 +7,7 @@
 //! scalar globals are reached by name alone, see `ModuleCx::direct_only`); an alias of unknown
 //! origin may alias anything but a non-escaping alloca.
 
+use crate::analysis::range::Interval;
 use crate::analysis::Cfg;
 use crate::ir::{Function, GlobalId, Inst, ModuleCx, Opcode, Touches, Type, Value, ValueDef};
 
@@ -199,6 +200,61 @@ pub fn constant_offset(f: &Function, ptr: Value) -> Option<(Value, i64)> {
                 off = off.checked_add(idx.checked_mul(f.data(i).imm)?)?;
             }
             _ => return Some((v, off)),
+        }
+        v = f.arg(i, 0);
+    }
+    None
+}
+
+/// The pointer `ptr` is at some offset from: the first value down its chain of `gep`s and
+/// `offset`s that is neither.
+pub fn offset_root(f: &Function, ptr: Value) -> Value {
+    let mut v = ptr;
+    while let Some(i) = f.def_inst(v) {
+        if !matches!(f.op(i), Opcode::Gep | Opcode::Offset) {
+            break;
+        }
+        v = f.arg(i, 0);
+    }
+    v
+}
+
+/// `ptr` as `(root, lo, hi)`: the pointer `root` (not itself a `gep` or `offset`) moved by
+/// between `lo` and `hi` bytes through `offset`s and `gep`s whose index lies in the interval
+/// `index` gives for it (constants are points). `None` when an index is unbounded or a
+/// bound leaves i64.
+pub fn offset_range(
+    f: &Function,
+    ptr: Value,
+    mut index: impl FnMut(Value) -> Interval,
+) -> Option<(Value, i64, i64)> {
+    let mut v = ptr;
+    let (mut lo, mut hi) = (0i64, 0i64);
+    for _ in 0..64 {
+        let Some(i) = f.def_inst(v) else {
+            return Some((v, lo, hi));
+        };
+        match f.op(i) {
+            Opcode::Offset => {
+                let k = f.data(i).imm;
+                lo = lo.checked_add(k)?;
+                hi = hi.checked_add(k)?;
+            }
+            Opcode::Gep => {
+                let idx = f.arg(i, 1);
+                let r = match f.as_iconst(idx) {
+                    Some(k) => Interval::point(k),
+                    None => index(idx),
+                };
+                if r.is_empty() || r == Interval::full(f.ty(idx)) {
+                    return None;
+                }
+                let stride = f.data(i).imm as i128;
+                let (a, b) = (r.lo as i128 * stride, r.hi as i128 * stride);
+                lo = i64::try_from(lo as i128 + a.min(b)).ok()?;
+                hi = i64::try_from(hi as i128 + a.max(b)).ok()?;
+            }
+            _ => return Some((v, lo, hi)),
         }
         v = f.arg(i, 0);
     }

@@ -8,7 +8,10 @@
 //!    - loads, pure calls and other divisions only when their block runs on every iteration
 //!      (it dominates every latch and exit) or, for loads, when the address is a constant
 //!      offset inside a global or stack object (it cannot fault); loads also only when nothing
-//!      in the loop may write the loaded object (`alias`).
+//!      in the loop may write the loaded bytes (`alias`): a store through a different base,
+//!      or at offsets from the same root that cannot overlap, by constant offsets or by the
+//!      value ranges of its indices (`a[24][i % 30]` against `a[20][14]`; ranges computed
+//!      only when a loop asks).
 //! 3. Then whole inner loops move out of their parent loop when they compute the same thing on
 //!    every visit (see [`hoist_loops`]).
 //!
@@ -16,9 +19,11 @@
 //! moves. Cost: O(loops * loop size).
 
 use crate::analysis::alias::{
-    base_of, call_writes, constant_offset, dereferenceable, escapes, may_alias, Base,
+    base_of, call_writes, constant_offset, dereferenceable, escapes, may_alias, offset_range,
+    offset_root, Base,
 };
 use crate::analysis::loops::Loop;
+use crate::analysis::range::Ranges;
 use crate::analysis::{Cfg, DomTree, FuncAnalyses, LoopForest, Preserved};
 use crate::ir::{mk, Block, Function, Inst, ModuleCx, Opcode, Type, Value};
 
@@ -51,9 +56,29 @@ fn movable(f: &Function, cx: &ModuleCx, i: Inst) -> bool {
     }
 }
 
-/// A write of the loop: its base, and for a store at a constant offset from its root pointer,
-/// `(root, offset, bytes)`.
-type LoopWrite = (Base, Option<(Value, i64, i64)>);
+/// Where a write of the loop lands inside its root pointer.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Extent {
+    /// Bytes `[lo, end)` from `root`.
+    Bytes {
+        root: Value,
+        lo: i64,
+        end: i64,
+    },
+    /// A store of `bytes` bytes at `ptr` in `block`, at an offset from `root` that is not
+    /// constant: its extent comes from the ranges of its indices, computed when a load at the
+    /// same root asks.
+    Indexed {
+        root: Value,
+        ptr: Value,
+        block: Block,
+        bytes: i64,
+    },
+    Unknown,
+}
+
+/// A write of the loop: its base and where it lands.
+type LoopWrite = (Base, Extent);
 
 struct LoopMem {
     /// What the loop's stores write, and what its calls write when their summary is known
@@ -63,23 +88,80 @@ struct LoopMem {
     writing_call: bool,
 }
 
+/// Value ranges, computed on the first question (most loops never ask).
+struct LazyRanges<'a> {
+    cfg: &'a Cfg,
+    dt: &'a DomTree,
+    ranges: Option<Ranges>,
+}
+
+impl LazyRanges<'_> {
+    /// The bytes a `bytes`-byte access at `ptr` in `block` may touch, as `(root, lo, end)`.
+    fn extent(
+        &mut self,
+        f: &Function,
+        cx: &ModuleCx,
+        ptr: Value,
+        block: Block,
+        bytes: i64,
+    ) -> Option<(Value, i64, i64)> {
+        let (cfg, dt) = (self.cfg, self.dt);
+        let r = self
+            .ranges
+            .get_or_insert_with(|| Ranges::compute(f, cx, cfg, dt));
+        let (root, lo, hi) = offset_range(f, ptr, |v| r.range_at(f, v, block))?;
+        Some((root, lo, hi.checked_add(bytes)?))
+    }
+}
+
 impl LoopMem {
-    /// Whether the loop may write the `bytes` bytes at `ptr` (whose base is `base`): a write
-    /// to a possibly aliasing base, unless both are at constant offsets from one root and do
-    /// not overlap.
-    fn may_write(&self, f: &Function, cx: &ModuleCx, base: Base, ptr: Value, bytes: i64) -> bool {
-        let at = constant_offset(f, ptr);
-        self.writes.iter().any(|&(wb, range)| {
-            if !may_alias(cx, wb, base) {
-                return false;
+    /// Whether the loop may write the `bytes` bytes at `ptr` (whose base is `base`, read in
+    /// `block`): a write to a possibly aliasing base, unless both lie at offsets from one root
+    /// whose byte ranges do not overlap.
+    fn may_write(
+        &mut self,
+        f: &Function,
+        cx: &ModuleCx,
+        ranges: &mut LazyRanges,
+        (base, ptr, block, bytes): (Base, Value, Block, i64),
+    ) -> bool {
+        let at = constant_offset(f, ptr).map(|(root, off)| (root, off, off + bytes));
+        for w in &mut self.writes {
+            if !may_alias(cx, w.0, base) {
+                continue;
             }
-            match (at, range) {
-                (Some((root, off)), Some((wroot, woff, wbytes))) if root == wroot => {
-                    off < woff + wbytes && woff < off + bytes
+            if let Extent::Indexed {
+                root,
+                ptr: wptr,
+                block: wblock,
+                bytes: wbytes,
+            } = w.1
+            {
+                let same_root = match at {
+                    Some((r, _, _)) => r == root,
+                    None => offset_root(f, ptr) == root,
+                };
+                if !same_root {
+                    return true;
                 }
-                _ => true,
+                w.1 = match ranges.extent(f, cx, wptr, wblock, wbytes) {
+                    Some((root, lo, end)) => Extent::Bytes { root, lo, end },
+                    None => Extent::Unknown,
+                };
             }
-        })
+            let Extent::Bytes { root, lo, end } = w.1 else {
+                return true;
+            };
+            let read = match at {
+                Some(a) => Some(a),
+                None => ranges.extent(f, cx, ptr, block, bytes),
+            };
+            match read {
+                Some((r, rlo, rend)) if r == root && (rend <= lo || end <= rlo) => {}
+                _ => return true,
+            }
+        }
+        false
     }
 }
 
@@ -99,14 +181,26 @@ fn loop_memory(f: &Function, cx: &ModuleCx, cfg: &Cfg, blocks: &[Block]) -> Loop
                 Opcode::Store => {
                     let ptr = f.arg(i, 1);
                     let bytes = f.ty(f.arg(i, 0)).bytes() as i64;
-                    let range = constant_offset(f, ptr).map(|(root, off)| (root, off, bytes));
-                    add((base_of(f, cfg, ptr), range));
+                    let extent = match constant_offset(f, ptr) {
+                        Some((root, off)) => Extent::Bytes {
+                            root,
+                            lo: off,
+                            end: off + bytes,
+                        },
+                        None => Extent::Indexed {
+                            root: offset_root(f, ptr),
+                            ptr,
+                            block: b,
+                            bytes,
+                        },
+                    };
+                    add((base_of(f, cfg, ptr), extent));
                 }
                 Opcode::Call => match call_writes(f, cx, cfg, i) {
                     None => m.writing_call = true,
                     Some(bases) => {
                         for base in bases {
-                            add((base, None));
+                            add((base, Extent::Unknown));
                         }
                     }
                 },
@@ -329,6 +423,11 @@ pub fn run(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved 
 fn hoist_insts(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> bool {
     let mut changed = false;
     let (cfg, dt, forest) = am.all(f);
+    let mut ranges = LazyRanges {
+        cfg,
+        dt,
+        ranges: None,
+    };
     let loops: Vec<Loop> = forest.loops.keys().collect();
     for l in loops {
         let Some(pre) = forest.preheader(l, cfg) else {
@@ -342,7 +441,7 @@ fn hoist_insts(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> bool {
             .copied()
             .filter(|&b| cfg.succs[b].iter().any(|&s| !forest.contains(l, s)))
             .collect();
-        let mem = loop_memory(f, cx, cfg, &blocks);
+        let mut mem = loop_memory(f, cx, cfg, &blocks);
         let pre_term = f.terminator(pre).unwrap();
         for &b in &blocks {
             let every_iteration = !exiting.is_empty()
@@ -366,7 +465,8 @@ fn hoist_insts(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> bool {
                 if f.op(i) == Opcode::Load {
                     let ptr = f.arg(i, 0);
                     let base = base_of(f, cfg, ptr);
-                    if mem.may_write(f, cx, base, ptr, f.data(i).ty.bytes() as i64) {
+                    let bytes = f.data(i).ty.bytes() as i64;
+                    if mem.may_write(f, cx, &mut ranges, (base, ptr, b, bytes)) {
                         continue;
                     }
                     if mem.writing_call {
