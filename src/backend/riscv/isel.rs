@@ -99,6 +99,12 @@ struct Isel<'a> {
     cur_depth: u32,
     /// Rematerialized values already computed in the current block.
     local: FxHashMap<Value, Reg>,
+    /// Costly constants and addresses (`costly`) computed so far, by `const_key`: each
+    /// register and the IR block computing it, reused wherever that block dominates.
+    shared_consts: FxHashMap<(u8, i64), Vec<(Reg, Block)>>,
+    /// Emitting the copies of an edge block (which runs on one edge only: nothing computed
+    /// there is shared).
+    in_edge: bool,
     /// Sign masks (`x >> 31`) of selects already computed in the current block.
     sign_masks: FxHashMap<Value, Reg>,
     /// Address offsets too large for an immediate that loops add: each lives in a register
@@ -142,6 +148,20 @@ fn costly(rm: Remat) -> bool {
         }
         Remat::Fconst(..) | Remat::Gaddr(_) => true,
         Remat::Object(_) | Remat::Incoming(..) => false,
+    }
+}
+
+/// What identifies a costly constant or address across IR values (`Isel::shared_consts`).
+fn const_key(rm: Remat) -> Option<(u8, i64)> {
+    if !costly(rm) {
+        return None;
+    }
+    match rm {
+        Remat::Iconst(c) => Some((0, c)),
+        Remat::Fconst(Type::F32, bits) => Some((1, bits as i64)),
+        Remat::Fconst(_, bits) => Some((2, bits as i64)),
+        Remat::Gaddr(sym) => Some((3, sym as i64)),
+        Remat::Object(_) | Remat::Incoming(..) => None,
     }
 }
 
@@ -197,6 +217,8 @@ pub fn select(f: &Function, cx: &ModuleCx, isa: Isa) -> MFunc {
         fused: vec![false; f.num_insts()],
         shared: vec![false; f.num_insts()],
         pending_edges: Vec::new(),
+        shared_consts: FxHashMap::default(),
+        in_edge: false,
         cur_depth: 0,
         local: FxHashMap::default(),
         sign_masks: FxHashMap::default(),
@@ -249,12 +271,14 @@ pub fn select(f: &Function, cx: &ModuleCx, isa: Isa) -> MFunc {
         }
         s.finish_block();
         let edges = std::mem::take(&mut s.pending_edges);
+        s.in_edge = true;
         for (id, target, args) in edges {
             s.start_block(id);
             s.copies(target, &args);
             s.push(MInst::jump(s.block_map[target.index()]));
             s.finish_block();
         }
+        s.in_edge = false;
     }
     sweep_dead(&mut s.mf);
     s.mf
@@ -556,8 +580,23 @@ impl<'a> Isel<'a> {
                 if let Some(&d) = self.local.get(&v) {
                     return d;
                 }
+                let key = const_key(rm);
+                let here = self.cur_block;
+                let shared = key
+                    .and_then(|k| self.shared_consts.get(&k))
+                    .and_then(|c| c.iter().find(|&&(_, at)| self.dom.dominates(at, here)));
+                if let Some(&(d, _)) = shared {
+                    self.local.insert(v, d);
+                    return d;
+                }
                 let d = self.vreg(class_of(self.f.ty(v)));
-                self.materialize(rm, d);
+                match key {
+                    Some(k) if !self.in_edge => {
+                        self.materialize_once(v, d);
+                        self.shared_consts.entry(k).or_default().push((d, here));
+                    }
+                    _ => self.materialize(rm, d),
+                }
                 self.local.insert(v, d);
                 d
             }

@@ -756,6 +756,51 @@ bb4:
 }
 
 #[test]
+fn a_float_constant_is_built_once_where_its_first_block_dominates() {
+    // `3.0` is a value of its own in each block (as after inlining); the blocks after the
+    // entry reuse the register the entry built it in, even across the branches.
+    let text = "declare @getint() -> i32
+declare @putint(i32) -> void
+declare @putch(i32) -> void
+
+func @main() -> i32 {
+bb0:
+    v0 = call.i32 @getint()
+    v1 = sitofp.f32 v0
+    v2 = fconst.f32 3.0
+    v3 = fmul.f32 v1, v2
+    v4 = iconst.i32 0
+    v5 = icmp.gt v0, v4
+    brif v5, bb1, bb2
+bb1:
+    v10 = fconst.f32 3.0
+    v11 = fadd.f32 v3, v10
+    jump bb3(v11)
+bb2:
+    v20 = fconst.f32 3.0
+    v21 = fsub.f32 v3, v20
+    jump bb3(v21)
+bb3(v30: f32):
+    v31 = fconst.f32 3.0
+    v32 = fmul.f32 v30, v31
+    v33 = fptosi.i32 v32
+    call.void @putint(v33)
+    ret v4
+}
+";
+    let m = crate::ir::parse::module(text).unwrap_or_else(|e| panic!("{}: {}", e.line, e.message));
+    for (input, expect) in [("5", "54"), ("-2", "-27")] {
+        let Some((out, code, asm)) = run_isa("float-const", &m, "", input, isa::Isa::default())
+        else {
+            return;
+        };
+        assert_eq!((out.as_str(), code), (expect, 0), "{asm}");
+        let builds = asm.lines().filter(|l| l.contains(", 1077936128")).count();
+        assert_eq!(builds, 1, "{asm}");
+    }
+}
+
+#[test]
 fn zero_words_of_an_aligned_local_become_one_doubleword_store() {
     let text = "declare @getint() -> i32
 declare @putint(i32) -> void
