@@ -126,10 +126,11 @@ pub const O2: &[Step] = &[
         needs_loop_simplified: true,
     }),
     CFG_CLEANUP,
-    pass!(divconst), // late: loop passes and constant folding see plain divisions
-    pass!(gvn),      // a quotient and remainder of the same operands share the quotient
-    pass!(addchain), // last: sums are final (unrolled copies joined, divisions lowered)
-    pass!(dce),      // the replaced divisions
+    pass!(divconst),  // late: loop passes and constant folding see plain divisions
+    pass!(gvn),       // a quotient and remainder of the same operands share the quotient
+    pass!(addchain),  // last: sums are final (unrolled copies joined, divisions lowered)
+    loop_pass!(licm), // sums of invariants addchain grouped; divisions' invariant factors
+    pass!(dce),       // the replaced divisions
 ];
 
 /// Pass-manager switches.
