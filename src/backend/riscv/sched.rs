@@ -62,6 +62,32 @@ mod machine {
             (k, n)
         })
     }
+
+    /// `unit`'s number for an instruction that occupies no unit.
+    pub const NO_UNIT: u8 = 2;
+
+    /// What the scheduler asks of one instruction, looked up once per region.
+    #[derive(Clone, Copy)]
+    pub struct Info {
+        /// The unpipelined unit it occupies (`NO_UNIT`: none) and for how many cycles.
+        pub unit: u8,
+        pub busy: u32,
+        pipes: model::Pipes,
+    }
+
+    pub fn info(op: MOp) -> Info {
+        let (unit, busy) = unit(op).map_or((NO_UNIT, 0), |(u, n)| (u as u8, n));
+        Info {
+            unit,
+            busy,
+            pipes: model::pipes(op),
+        }
+    }
+
+    /// [`can_pair`] on looked-up instructions.
+    pub fn info_can_pair(a: &Info, b: &Info) -> bool {
+        model::pipes_can_pair(a.pipes, b.pipes)
+    }
 }
 
 /// Largest region scheduled at once (bounds the quadratic work on huge blocks).
@@ -153,10 +179,7 @@ struct Dag {
 #[derive(Default)]
 struct Scratch {
     dag: Dag,
-    /// Per register seen in the region: its row in `reg_rows`.
-    reg_row: FxHashMap<Reg, u32>,
-    /// Per row: the last writer (`u32::MAX`: none) and the readers since.
-    reg_rows: Vec<(u32, Vec<u32>)>,
+    regs: RegRows,
     accesses: Vec<Access>,
     readers: Vec<u32>,
     pending: Vec<Reg>,
@@ -165,6 +188,60 @@ struct Scratch {
     now: Vec<u32>,
     earliest: Vec<u32>,
     npreds: Vec<u32>,
+    info: Vec<machine::Info>,
+}
+
+/// Per register seen in a region: the last writer (`u32::MAX`: none) and the readers since,
+/// in a row found by the register's number.
+#[derive(Default)]
+struct RegRows {
+    /// By register number: the region (`epoch`, counted from 1) that last gave it a row, and
+    /// that row.
+    stamp: Vec<u32>,
+    row: Vec<u32>,
+    epoch: u32,
+    rows: Vec<(u32, Vec<u32>)>,
+    used: usize,
+}
+
+impl RegRows {
+    /// Starts a region: no register has a row.
+    fn clear(&mut self) {
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            self.stamp.iter_mut().for_each(|s| *s = 0);
+            self.epoch = 1;
+        }
+        self.used = 0;
+    }
+
+    /// The row of `r` if the region has seen it.
+    fn get(&self, r: Reg) -> Option<usize> {
+        let i = r.0 as usize;
+        (i < self.stamp.len() && self.stamp[i] == self.epoch).then(|| self.row[i] as usize)
+    }
+
+    /// The row of `r`, a fresh one (no writer, no readers) on its first sight.
+    fn row_of(&mut self, r: Reg) -> usize {
+        let i = r.0 as usize;
+        if i >= self.stamp.len() {
+            self.stamp.resize(i + 1, 0);
+            self.row.resize(i + 1, 0);
+        }
+        if self.stamp[i] == self.epoch {
+            return self.row[i] as usize;
+        }
+        if self.used == self.rows.len() {
+            self.rows.push((u32::MAX, Vec::new()));
+        }
+        let row = &mut self.rows[self.used];
+        row.0 = u32::MAX;
+        row.1.clear();
+        self.stamp[i] = self.epoch;
+        self.row[i] = self.used as u32;
+        self.used += 1;
+        self.used - 1
+    }
 }
 
 #[cfg(test)]
@@ -180,25 +257,6 @@ fn build_dag(
     s.dag
 }
 
-/// The row of `r` in `reg_rows`, a fresh one (no writer, no readers) on its first sight.
-fn row_of(
-    reg_row: &mut FxHashMap<Reg, u32>,
-    reg_rows: &mut Vec<(u32, Vec<u32>)>,
-    used: &mut usize,
-    r: Reg,
-) -> usize {
-    *reg_row.entry(r).or_insert_with(|| {
-        if *used == reg_rows.len() {
-            reg_rows.push((u32::MAX, Vec::new()));
-        }
-        let row = &mut reg_rows[*used];
-        row.0 = u32::MAX;
-        row.1.clear();
-        *used += 1;
-        *used as u32 - 1
-    }) as usize
-}
-
 /// Builds the dependence graph of `insts` into `s.dag`.
 fn build_dag_into(
     s: &mut Scratch,
@@ -211,8 +269,7 @@ fn build_dag_into(
     let n = insts.len();
     let Scratch {
         dag,
-        reg_row,
-        reg_rows,
+        regs,
         accesses,
         readers,
         pending,
@@ -226,19 +283,20 @@ fn build_dag_into(
     let npreds = &mut dag.npreds;
     npreds.clear();
     npreds.resize(n, 0);
+    // Edges into node `k` are all added while `k` is visited, so one from `from` to `k`, if
+    // any, is the last of `from`'s.
     let mut edge = |succs: &mut Vec<Vec<(u32, u32)>>, from: u32, to: u32, lat: u32| {
         let s = &mut succs[from as usize];
-        match s.iter_mut().find(|e| e.0 == to) {
-            Some(e) => e.1 = e.1.max(lat),
-            None => {
+        match s.last_mut() {
+            Some(e) if e.0 == to => e.1 = e.1.max(lat),
+            _ => {
                 s.push((to, lat));
                 npreds[to as usize] += 1;
             }
         }
     };
     // Per register: the last writer and the readers since.
-    reg_row.clear();
-    let mut rows_used = 0usize;
+    regs.clear();
     accesses.clear();
     for (k, mi) in insts.iter().enumerate() {
         let k = k as u32;
@@ -246,8 +304,8 @@ fn build_dag_into(
             .iter()
             .filter(|r| r.is_some() && **r != Reg::ZERO)
         {
-            let row = row_of(reg_row, reg_rows, &mut rows_used, r);
-            let e = &mut reg_rows[row];
+            let row = regs.row_of(r);
+            let e = &mut regs.rows[row];
             if e.0 != u32::MAX {
                 let lat = machine::latency(insts[e.0 as usize].op);
                 edge(succs, e.0, k, lat);
@@ -257,9 +315,7 @@ fn build_dag_into(
             }
         }
         if is_mem(mi.op) {
-            let base_def = reg_row
-                .get(&mi.rs1)
-                .map_or(u32::MAX, |&row| reg_rows[row as usize].0);
+            let base_def = regs.get(mi.rs1).map_or(u32::MAX, |row| regs.rows[row].0);
             let a = Access {
                 node: k,
                 store: mi.op.is_store(),
@@ -292,8 +348,8 @@ fn build_dag_into(
         {
             if tied(u, d) {
                 readers.clear();
-                if let Some(&row) = reg_row.get(&u) {
-                    readers.extend_from_slice(&reg_rows[row as usize].1);
+                if let Some(row) = regs.get(u) {
+                    readers.extend_from_slice(&regs.rows[row].1);
                 }
                 for &r in readers.iter().filter(|&&r| r != k) {
                     edge(succs, r, k, 0);
@@ -301,8 +357,8 @@ fn build_dag_into(
             }
         }
         if d.is_some() && d != Reg::ZERO {
-            let row = row_of(reg_row, reg_rows, &mut rows_used, d);
-            let e = &mut reg_rows[row];
+            let row = regs.row_of(d);
+            let e = &mut regs.rows[row];
             for &u in &e.1 {
                 if u != k {
                     edge(succs, u, k, 0);
@@ -472,7 +528,10 @@ impl<'a> Pressure<'a> {
     }
 }
 
-/// Schedules one region: `order` gets the new order as indices into `insts`.
+/// Schedules one region: `order` gets the new order as indices into `insts`. Returns whether
+/// the live registers came within one of `pressure`'s limit at some choice: if not, `guard`
+/// changed nothing (it acts only there), and the other `guard` gives the same order from the
+/// same start.
 #[allow(clippy::too_many_arguments)]
 fn schedule(
     s: &mut Scratch,
@@ -483,12 +542,12 @@ fn schedule(
     guard: bool,
     exit_reads: &[Reg],
     order: &mut Vec<u32>,
-) {
+) -> bool {
     let n = insts.len();
     order.clear();
     if n <= 1 {
         order.extend(0..n as u32);
-        return;
+        return false;
     }
     // Calls and returns (whose extra reads are not in the row) are never inside a region.
     let mut uses = std::mem::take(&mut s.uses);
@@ -502,6 +561,7 @@ fn schedule(
         now,
         earliest,
         npreds,
+        info,
         ..
     } = s;
     let dag = &*dag;
@@ -509,18 +569,22 @@ fn schedule(
     npreds.extend_from_slice(&dag.npreds);
     earliest.clear();
     earliest.resize(n, 0);
+    info.clear();
+    info.extend(insts.iter().map(|mi| machine::info(mi.op)));
     ready.clear();
     ready.extend((0..n as u32).filter(|&k| npreds[k as usize] == 0));
-    let mut unit_free = [0u32; 2];
+    // When each unit is free again; the last entry stands for no unit and stays 0.
+    let mut unit_free = [0u32; machine::NO_UNIT as usize + 1];
     let mut cycle = 0u32;
-    let start_of = |k: u32, earliest: &[u32], unit_free: &[u32; 2]| {
-        let e = earliest[k as usize];
-        match machine::unit(insts[k as usize].op) {
-            Some((u, _)) => e.max(unit_free[u]),
-            None => e,
-        }
+    let start_of = |k: u32, earliest: &[u32], unit_free: &[u32; 3]| {
+        earliest[k as usize].max(unit_free[info[k as usize].unit as usize])
     };
+    let mut near = false;
     while !ready.is_empty() {
+        near = near
+            || pressure
+                .as_ref()
+                .is_some_and(|p| (0..2).any(|c| p.cur[c] + 1 >= p.limit[c]));
         // First slot of the cycle.
         let source_order = guard && pressure.as_ref().is_some_and(|p| p.high());
         let pick = if source_order {
@@ -548,15 +612,15 @@ fn schedule(
         let mut num_issued = 1;
         // Second slot: independent of the first and allowed to pair with it.
         if !source_order {
+            let first = &info[pick as usize];
             now.clear();
             now.extend(ready.iter().copied().filter(|&k| {
+                // `k` is ready, so `pick` (not yet issued) is none of its predecessors.
+                let second = &info[k as usize];
                 k != pick
                     && start_of(k, earliest, &unit_free) <= cycle
-                    && !dag.succs[pick as usize].iter().any(|e| e.0 == k)
-                    && machine::can_pair(insts[pick as usize].op, insts[k as usize].op)
-                    && machine::unit(insts[k as usize].op).is_none_or(|(u, _)| {
-                        machine::unit(insts[pick as usize].op).is_none_or(|(v, _)| u != v)
-                    })
+                    && machine::info_can_pair(first, second)
+                    && (second.unit == machine::NO_UNIT || second.unit != first.unit)
             }));
             // Dual issue can only help if both get a slot; the pressure guard still applies.
             if let Some(p) = pressure.as_deref().filter(|_| guard) {
@@ -570,13 +634,16 @@ fn schedule(
             }
         }
         for &k in &issued[..num_issued] {
-            ready.retain(|&r| r != k);
+            // The order of `ready` does not matter: every choice among it is by a distinct key.
+            let at = ready.iter().position(|&r| r == k).unwrap();
+            ready.swap_remove(at);
             order.push(k);
             if let Some(p) = pressure.as_deref_mut() {
                 p.issue(&insts[k as usize]);
             }
-            if let Some((u, busy)) = machine::unit(insts[k as usize].op) {
-                unit_free[u] = cycle + busy;
+            let ik = &info[k as usize];
+            if ik.unit != machine::NO_UNIT {
+                unit_free[ik.unit as usize] = cycle + ik.busy;
             }
             for &(s, lat) in &dag.succs[k as usize] {
                 let e = &mut earliest[s as usize];
@@ -590,18 +657,23 @@ fn schedule(
         cycle += 1;
     }
     debug_assert_eq!(order.len(), n);
+    near
 }
 
 /// The candidate to issue: greatest height, then the one that frees registers, then source
-/// order.
+/// order. The register count is looked at only among the candidates of greatest height.
 fn best(cands: &[u32], dag: &Dag, insts: &[MInst], p: Option<&Pressure>) -> u32 {
-    *cands
-        .iter()
-        .min_by_key(|&&k| {
-            let d = p.map_or(0, |p| p.delta(&insts[k as usize]));
-            (std::cmp::Reverse(dag.height[k as usize]), d, k)
-        })
-        .unwrap()
+    let height = |k: u32| dag.height[k as usize];
+    let top = cands.iter().map(|&k| height(k)).max().unwrap();
+    let mut tops = cands.iter().copied().filter(|&k| height(k) == top);
+    let first = tops.next().unwrap();
+    match p {
+        None => tops.fold(first, u32::min),
+        Some(p) => {
+            let key = |k: u32| (p.delta(&insts[k as usize]), k);
+            tops.fold((key(first), first), |b, k| b.min((key(k), k))).1
+        }
+    }
 }
 
 /// The registers a conditional branch right after a region compares.
@@ -677,6 +749,10 @@ pub fn before_alloc(mf: &mut MFunc, iv: &Intervals) {
         ..BlockRegs::default()
     };
     let mut left = vec![(0, false, false); nv];
+    // The block's new order; and per region of the latency-led order, by the position of its
+    // first instruction in the block: whether it came near the pressure limit, and its order.
+    let mut out: Vec<MInst> = Vec::new();
+    let (mut first_near, mut first_order) = (Vec::new(), Vec::new());
     for &b in &mf.order {
         let blk = &mf.blocks[b as usize];
         let (s, e) = (blk.start as usize, blk.end as usize);
@@ -699,6 +775,10 @@ pub fn before_alloc(mf: &mut MFunc, iv: &Intervals) {
             PRESSURE_LIMIT
         };
         block_regs.compute(body, live_in, live_out);
+        first_near.clear();
+        first_near.resize(body.len(), false);
+        first_order.clear();
+        first_order.resize(body.len(), 0u32);
         let mut before = Pressure::new(&mf.vclass, limit, &block_regs, &mut left, top);
         body.iter().for_each(|mi| before.issue(mi));
         let (before_peak, before_excess) = (before.peak, before.excess);
@@ -706,10 +786,10 @@ pub fn before_alloc(mf: &mut MFunc, iv: &Intervals) {
         // by latency alone (which may still need no more registers than the source order: a
         // long-latency operation moved up past a chain whose temporaries it does not outlive).
         // The first that passes the check below wins, the latency-led one first.
-        let mut chosen: Option<Vec<MInst>> = None;
+        let mut chosen = false;
         for guard in [false, true] {
             let mut after = Pressure::new(&mf.vclass, limit, &block_regs, &mut left, top);
-            let mut out: Vec<MInst> = Vec::with_capacity(body.len());
+            out.clear();
             let mut k = 0;
             while k < body.len() {
                 if barrier_before_alloc(&body[k]) {
@@ -723,8 +803,22 @@ pub fn before_alloc(mf: &mut MFunc, iv: &Intervals) {
                     j += 1;
                 }
                 let region = &body[k..j];
+                // Each region starts from the same live registers in both orders (the same
+                // instructions came before), so one whose latency-led order never came near
+                // the limit gets the same order when watching it.
+                if guard && !first_near[k] {
+                    for &idx in &first_order[k..j] {
+                        // As `schedule`, which leaves a region of one instruction unissued.
+                        if region.len() > 1 {
+                            after.issue(&region[idx as usize]);
+                        }
+                        out.push(region[idx as usize]);
+                    }
+                    k = j;
+                    continue;
+                }
                 let exit = branch_reads(body.get(j));
-                schedule(
+                let near = schedule(
                     &mut scratch,
                     region,
                     0,
@@ -734,6 +828,10 @@ pub fn before_alloc(mf: &mut MFunc, iv: &Intervals) {
                     &exit,
                     &mut order,
                 );
+                if !guard {
+                    first_near[k] = near;
+                    first_order[k..j].copy_from_slice(&order);
+                }
                 out.extend(order.iter().map(|&idx| region[idx as usize]));
                 k = j;
             }
@@ -745,11 +843,11 @@ pub fn before_alloc(mf: &mut MFunc, iv: &Intervals) {
                     && (!guard || after.excess[c] <= before_excess[c])
             });
             if limit_ok {
-                chosen = Some(out);
+                chosen = true;
                 break;
             }
         }
-        if let Some(out) = chosen {
+        if chosen {
             new_insts[s..e].copy_from_slice(&out);
         }
     }
