@@ -185,7 +185,6 @@ struct Scratch {
     pending: Vec<Reg>,
     uses: Vec<[Reg; 2]>,
     ready: Vec<u32>,
-    now: Vec<u32>,
     earliest: Vec<u32>,
     npreds: Vec<u32>,
     info: Vec<machine::Info>,
@@ -558,7 +557,6 @@ fn schedule(
     let Scratch {
         dag,
         ready,
-        now,
         earliest,
         npreds,
         info,
@@ -590,46 +588,40 @@ fn schedule(
         let pick = if source_order {
             *ready.iter().min().unwrap()
         } else {
-            now.clear();
-            now.extend(
-                ready
-                    .iter()
-                    .copied()
-                    .filter(|&k| start_of(k, earliest, &unit_free) <= cycle),
-            );
-            if now.is_empty() {
-                cycle = ready
-                    .iter()
-                    .map(|&k| start_of(k, earliest, &unit_free))
-                    .min()
-                    .unwrap();
-                continue;
+            let startable = |k: u32| start_of(k, earliest, &unit_free) <= cycle;
+            match best(ready, startable, dag, insts, pressure.as_deref()) {
+                Some(k) => k,
+                None => {
+                    cycle = ready
+                        .iter()
+                        .map(|&k| start_of(k, earliest, &unit_free))
+                        .min()
+                        .unwrap();
+                    continue;
+                }
             }
-            best(now, dag, insts, pressure.as_deref())
         };
         cycle = cycle.max(start_of(pick, earliest, &unit_free));
         let mut issued = [pick, u32::MAX];
         let mut num_issued = 1;
-        // Second slot: independent of the first and allowed to pair with it.
-        if !source_order {
+        // Second slot: independent of the first and allowed to pair with it. Dual issue can
+        // only help if both get a slot; the pressure guard still applies.
+        let guarded = guard
+            && pressure
+                .as_deref()
+                .is_some_and(|p| (0..2).any(|c| p.cur[c] + 1 >= p.limit[c]));
+        if !source_order && !guarded {
             let first = &info[pick as usize];
-            now.clear();
-            now.extend(ready.iter().copied().filter(|&k| {
+            let pairs = |k: u32| {
                 // `k` is ready, so `pick` (not yet issued) is none of its predecessors.
                 let second = &info[k as usize];
                 k != pick
                     && start_of(k, earliest, &unit_free) <= cycle
                     && machine::info_can_pair(first, second)
                     && (second.unit == machine::NO_UNIT || second.unit != first.unit)
-            }));
-            // Dual issue can only help if both get a slot; the pressure guard still applies.
-            if let Some(p) = pressure.as_deref().filter(|_| guard) {
-                if (0..2).any(|c| p.cur[c] + 1 >= p.limit[c]) {
-                    now.clear();
-                }
-            }
-            if !now.is_empty() {
-                issued[1] = best(now, dag, insts, pressure.as_deref());
+            };
+            if let Some(k) = best(ready, pairs, dag, insts, pressure.as_deref()) {
+                issued[1] = k;
                 num_issued = 2;
             }
         }
@@ -660,20 +652,50 @@ fn schedule(
     near
 }
 
-/// The candidate to issue: greatest height, then the one that frees registers, then source
-/// order. The register count is looked at only among the candidates of greatest height.
-fn best(cands: &[u32], dag: &Dag, insts: &[MInst], p: Option<&Pressure>) -> u32 {
-    let height = |k: u32| dag.height[k as usize];
-    let top = cands.iter().map(|&k| height(k)).max().unwrap();
-    let mut tops = cands.iter().copied().filter(|&k| height(k) == top);
-    let first = tops.next().unwrap();
-    match p {
-        None => tops.fold(first, u32::min),
-        Some(p) => {
-            let key = |k: u32| (p.delta(&insts[k as usize]), k);
-            tops.fold((key(first), first), |b, k| b.min((key(k), k))).1
+/// The candidate to issue among those of `ready` that `ok` accepts: greatest height, then the
+/// one that frees registers, then source order (`None`: `ok` accepts none). The register count
+/// is looked at only between candidates of equal height.
+fn best(
+    ready: &[u32],
+    ok: impl Fn(u32) -> bool,
+    dag: &Dag,
+    insts: &[MInst],
+    p: Option<&Pressure>,
+) -> Option<u32> {
+    let mut pick: Option<(u32, u32)> = None;
+    // The register count of `pick`, once asked.
+    let mut pick_delta: Option<i32> = None;
+    for &k in ready {
+        if !ok(k) {
+            continue;
+        }
+        let h = dag.height[k as usize];
+        let Some((b, bh)) = pick else {
+            pick = Some((k, h));
+            continue;
+        };
+        if h > bh {
+            pick = Some((k, h));
+            pick_delta = None;
+        } else if h == bh {
+            match p {
+                None => {
+                    if k < b {
+                        pick = Some((k, h));
+                    }
+                }
+                Some(p) => {
+                    let db = *pick_delta.get_or_insert_with(|| p.delta(&insts[b as usize]));
+                    let dk = p.delta(&insts[k as usize]);
+                    if (dk, k) < (db, b) {
+                        pick = Some((k, h));
+                        pick_delta = Some(dk);
+                    }
+                }
+            }
         }
     }
+    pick.map(|(k, _)| k)
 }
 
 /// The registers a conditional branch right after a region compares.
@@ -779,9 +801,8 @@ pub fn before_alloc(mf: &mut MFunc, iv: &Intervals) {
         first_near.resize(body.len(), false);
         first_order.clear();
         first_order.resize(body.len(), 0u32);
-        let mut before = Pressure::new(&mf.vclass, limit, &block_regs, &mut left, top);
-        body.iter().for_each(|mi| before.issue(mi));
-        let (before_peak, before_excess) = (before.peak, before.excess);
+        // The source order's peak and excess, walked only when a check below needs them.
+        let mut before: Option<([u32; 2], [u64; 2])> = None;
         // Two orders: one that falls back to source order at the pressure limit, and one led
         // by latency alone (which may still need no more registers than the source order: a
         // long-latency operation moved up past a chain whose temporaries it does not outlive).
@@ -838,9 +859,17 @@ pub fn before_alloc(mf: &mut MFunc, iv: &Intervals) {
             // No point needs more registers than before (beyond the limit), and, for the
             // order that watched the pressure, the pressure beyond the limit does not spread
             // to more of the block.
+            let (peak, excess) = (after.peak, after.excess);
+            if guard || (0..2).any(|c| peak[c] > limit[c]) {
+                before.get_or_insert_with(|| {
+                    let mut p = Pressure::new(&mf.vclass, limit, &block_regs, &mut left, top);
+                    body.iter().for_each(|mi| p.issue(mi));
+                    (p.peak, p.excess)
+                });
+            }
             let limit_ok = (0..2).all(|c| {
-                after.peak[c] <= before_peak[c].max(limit[c])
-                    && (!guard || after.excess[c] <= before_excess[c])
+                let (before_peak, before_excess) = before.map_or(([0; 2], [0; 2]), |b| b);
+                peak[c] <= before_peak[c].max(limit[c]) && (!guard || excess[c] <= before_excess[c])
             });
             if limit_ok {
                 chosen = true;
