@@ -168,11 +168,23 @@ fn disjoint(a: &Access, b: &Access, private_below: i64) -> bool {
 /// The dependence graph of one region.
 #[derive(Default)]
 struct Dag {
-    /// Per node: (successor, latency). Kept across regions (`Scratch`): the inner vectors
-    /// keep their capacity.
-    succs: Vec<Vec<(u32, u32)>>,
+    /// (source, target, latency), in the order found: by target.
+    edges: Vec<(u32, u32, u32)>,
+    /// Per node: the target of its last edge (`u32::MAX`: none yet) and that edge's index.
+    last: Vec<(u32, u32)>,
+    /// Per node: its successors with their latencies, `succ[succ_start[k]..succ_start[k + 1]]`,
+    /// by target.
+    succ_start: Vec<u32>,
+    succ: Vec<(u32, u32)>,
     npreds: Vec<u32>,
     height: Vec<u32>,
+}
+
+impl Dag {
+    /// The successors of node `k` with their latencies.
+    fn succs(&self, k: usize) -> &[(u32, u32)] {
+        &self.succ[self.succ_start[k] as usize..self.succ_start[k + 1] as usize]
+    }
 }
 
 /// Buffers reused by every region of a function.
@@ -221,6 +233,7 @@ impl RegRows {
     }
 
     /// The row of `r`, a fresh one (no writer, no readers) on its first sight.
+    #[inline]
     fn row_of(&mut self, r: Reg) -> usize {
         let i = r.0 as usize;
         if i >= self.stamp.len() {
@@ -274,24 +287,30 @@ fn build_dag_into(
         pending,
         ..
     } = s;
-    if dag.succs.len() < n {
-        dag.succs.resize_with(n, Vec::new);
-    }
-    dag.succs[..n].iter_mut().for_each(Vec::clear);
-    let succs = &mut dag.succs;
-    let npreds = &mut dag.npreds;
+    let Dag {
+        edges,
+        last,
+        succ_start,
+        succ,
+        npreds,
+        height,
+    } = dag;
+    edges.clear();
+    last.clear();
+    last.resize(n, (u32::MAX, 0));
     npreds.clear();
     npreds.resize(n, 0);
     // Edges into node `k` are all added while `k` is visited, so one from `from` to `k`, if
     // any, is the last of `from`'s.
-    let mut edge = |succs: &mut Vec<Vec<(u32, u32)>>, from: u32, to: u32, lat: u32| {
-        let s = &mut succs[from as usize];
-        match s.last_mut() {
-            Some(e) if e.0 == to => e.1 = e.1.max(lat),
-            _ => {
-                s.push((to, lat));
-                npreds[to as usize] += 1;
-            }
+    let mut edge = |from: u32, to: u32, lat: u32| {
+        let l = &mut last[from as usize];
+        if l.0 == to {
+            let e = &mut edges[l.1 as usize].2;
+            *e = (*e).max(lat);
+        } else {
+            *l = (to, edges.len() as u32);
+            edges.push((from, to, lat));
+            npreds[to as usize] += 1;
         }
     };
     // Per register: the last writer and the readers since.
@@ -307,7 +326,7 @@ fn build_dag_into(
             let e = &mut regs.rows[row];
             if e.0 != u32::MAX {
                 let lat = machine::latency(insts[e.0 as usize].op);
-                edge(succs, e.0, k, lat);
+                edge(e.0, k, lat);
             }
             if e.1.last() != Some(&k) {
                 e.1.push(k);
@@ -333,7 +352,7 @@ fn build_dag_into(
             for b in accesses.iter() {
                 if (a.store || b.store) && !disjoint(&a, b, private_below) {
                     // Store then load: the value passes through memory; otherwise order only.
-                    edge(succs, b.node, k, b.store as u32);
+                    edge(b.node, k, b.store as u32);
                 }
             }
             accesses.push(a);
@@ -351,7 +370,7 @@ fn build_dag_into(
                     readers.extend_from_slice(&regs.rows[row].1);
                 }
                 for &r in readers.iter().filter(|&&r| r != k) {
-                    edge(succs, r, k, 0);
+                    edge(r, k, 0);
                 }
             }
         }
@@ -360,19 +379,38 @@ fn build_dag_into(
             let e = &mut regs.rows[row];
             for &u in &e.1 {
                 if u != k {
-                    edge(succs, u, k, 0);
+                    edge(u, k, 0);
                 }
             }
             if e.0 != u32::MAX {
-                edge(succs, e.0, k, 1);
+                edge(e.0, k, 1);
             }
             e.0 = k;
             e.1.clear();
         }
     }
+    // Successor lists: edges by source, each list by target.
+    succ_start.clear();
+    succ_start.resize(n + 1, 0);
+    for &(from, _, _) in edges.iter() {
+        succ_start[from as usize + 1] += 1;
+    }
+    for k in 0..n {
+        succ_start[k + 1] += succ_start[k];
+    }
+    succ.clear();
+    succ.resize(edges.len(), (0, 0));
+    // `last` now serves as each source's next free slot.
+    for k in 0..n {
+        last[k].1 = succ_start[k];
+    }
+    for &(from, to, lat) in edges.iter() {
+        let at = &mut last[from as usize].1;
+        succ[*at as usize] = (to, lat);
+        *at += 1;
+    }
     // Heights, backwards (edges go forwards). The last write of a register the branch after
     // the region reads also counts the branch, which waits for it.
-    let height = &mut dag.height;
     height.clear();
     height.resize(n, 0);
     pending.clear();
@@ -390,7 +428,7 @@ fn build_dag_into(
                 own += 1;
             }
         }
-        height[k] = succs[k]
+        height[k] = succ[succ_start[k] as usize..succ_start[k + 1] as usize]
             .iter()
             .map(|&(s, l)| l + height[s as usize])
             .fold(own, u32::max);
@@ -637,7 +675,7 @@ fn schedule(
             if ik.unit != machine::NO_UNIT {
                 unit_free[ik.unit as usize] = cycle + ik.busy;
             }
-            for &(s, lat) in &dag.succs[k as usize] {
+            for &(s, lat) in dag.succs(k as usize) {
                 let e = &mut earliest[s as usize];
                 *e = (*e).max(cycle + lat);
                 npreds[s as usize] -= 1;
@@ -760,7 +798,14 @@ pub fn before_alloc(mf: &mut MFunc, iv: &Intervals) {
             chained.insert(mi.rs1);
         }
     }
-    let tied = |a: Reg, b: Reg| copies.contains(&(a.min(b), a.max(b)));
+    // By virtual register: whether it is in some pair (most are not: no hash lookup for them).
+    let mut paired = vec![false; mf.num_vregs()];
+    for &(a, b) in &copies {
+        paired[a.vindex()] = true;
+        paired[b.vindex()] = true;
+    }
+    let in_pair = |r: Reg| r.is_virt() && paired[r.vindex()];
+    let tied = |a: Reg, b: Reg| in_pair(a) && in_pair(b) && copies.contains(&(a.min(b), a.max(b)));
     let call_free = super::loops::call_free_cycles(mf);
     let mut new_insts = mf.insts.clone();
     let (mut scratch, mut order) = (Scratch::default(), Vec::new());
@@ -1017,7 +1062,7 @@ mod tests {
         let insts = [st, bump, other];
         let uses: Vec<[Reg; 2]> = insts.iter().map(|m| [m.rs1, m.rs2]).collect();
         let dag = build_dag(&insts, &uses, 0, &|_, _| false, &[]);
-        assert!(dag.succs[0].iter().any(|e| e.0 == 2));
+        assert!(dag.succs(0).iter().any(|e| e.0 == 2));
         // Spill slots below the private bound do not alias pointer accesses.
         let spill = MInst::store(MOp::Sd, x(10), Reg::SP, 8);
         assert!(independent(spill, elsewhere, 16));
