@@ -757,6 +757,15 @@ fn barrier_before_alloc(mi: &MInst) -> bool {
 /// Schedules every block of `mf` (virtual registers), keeping each block's register pressure
 /// where it was. `iv`: liveness of `mf` as it is.
 pub fn before_alloc(mf: &mut MFunc, iv: &Intervals) {
+    SCRATCH.with(|s| before_alloc_in(mf, iv, &mut s.borrow_mut()));
+}
+
+thread_local! {
+    /// The scheduler's buffers, kept from function to function.
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
+}
+
+fn before_alloc_in(mf: &mut MFunc, iv: &Intervals, scratch: &mut Scratch) {
     // Live virtual registers per position and class (as in `loops`), for block entries.
     let npos = 2 * mf.insts.len() + 2;
     let mut diff = [vec![0i32; npos], vec![0i32; npos]];
@@ -808,7 +817,7 @@ pub fn before_alloc(mf: &mut MFunc, iv: &Intervals) {
     let tied = |a: Reg, b: Reg| in_pair(a) && in_pair(b) && copies.contains(&(a.min(b), a.max(b)));
     let call_free = super::loops::call_free_cycles(mf);
     let mut new_insts = mf.insts.clone();
-    let (mut scratch, mut order) = (Scratch::default(), Vec::new());
+    let mut order = Vec::new();
     let nv = mf.num_vregs();
     let mut block_regs = BlockRegs {
         init: vec![(0, false, false); nv],
@@ -885,7 +894,7 @@ pub fn before_alloc(mf: &mut MFunc, iv: &Intervals) {
                 }
                 let exit = branch_reads(body.get(j));
                 let near = schedule(
-                    &mut scratch,
+                    scratch,
                     region,
                     0,
                     &tied,
@@ -931,6 +940,10 @@ pub fn before_alloc(mf: &mut MFunc, iv: &Intervals) {
 /// Schedules allocated code (physical registers, labels present). `private_below`: `sp`
 /// offsets below it address only spill slots, saved registers and outgoing arguments.
 pub fn after_alloc(code: &mut [MInst], private_below: i64) {
+    SCRATCH.with(|s| after_alloc_in(code, private_below, &mut s.borrow_mut()));
+}
+
+fn after_alloc_in(code: &mut [MInst], private_below: i64, scratch: &mut Scratch) {
     let barrier = |mi: &MInst| {
         mi.op.is_branch()
             || matches!(
@@ -940,7 +953,7 @@ pub fn after_alloc(code: &mut [MInst], private_below: i64) {
     };
     let mut k = 0;
     let mut buf: Vec<MInst> = Vec::new();
-    let (mut scratch, mut order) = (Scratch::default(), Vec::new());
+    let mut order = Vec::new();
     while k < code.len() {
         if barrier(&code[k]) {
             k += 1;
@@ -952,7 +965,7 @@ pub fn after_alloc(code: &mut [MInst], private_below: i64) {
         }
         let exit = branch_reads(code.get(j));
         schedule(
-            &mut scratch,
+            scratch,
             &code[k..j],
             private_below,
             &|_, _| false,
