@@ -34,6 +34,25 @@ impl BlockLists {
         self.len() == 0
     }
 
+    /// `n` lists from `(list, block)` pairs: each list keeps the pairs' order.
+    pub fn from_pairs(n: usize, pairs: impl Iterator<Item = (Block, Block)> + Clone) -> BlockLists {
+        let mut offset = vec![0u32; n + 1];
+        for (b, _) in pairs.clone() {
+            offset[b.index() + 1] += 1;
+        }
+        for k in 0..n {
+            offset[k + 1] += offset[k];
+        }
+        let mut data = vec![Block::new(0); offset[n] as usize];
+        let mut fill: Vec<u32> = offset[..n].to_vec();
+        for (b, x) in pairs {
+            let at = &mut fill[b.index()];
+            data[*at as usize] = x;
+            *at += 1;
+        }
+        BlockLists { offset, data }
+    }
+
     /// The lists as a table of vectors, to edit.
     pub fn to_vecs(&self) -> IdVec<Block, Vec<Block>> {
         let mut v = IdVec::with_capacity(self.len());

@@ -6,7 +6,7 @@
 //! predecessors deep in the tree, such as the join of a long else-if chain); frontiers
 //! O(edges * depth).
 
-use super::cfg::Cfg;
+use super::cfg::{BlockLists, Cfg};
 use crate::ir::entity::IdVec;
 use crate::ir::{Block, Function, Inst, Value, ValueDef};
 
@@ -15,7 +15,7 @@ pub struct DomTree {
     /// Immediate dominator; `None` for the entry and unreachable blocks.
     pub idom: IdVec<Block, Option<Block>>,
     /// Children in the dominator tree, in RPO order.
-    pub children: IdVec<Block, Vec<Block>>,
+    pub children: BlockLists,
     pre: IdVec<Block, u32>,
     post: IdVec<Block, u32>,
     /// Depth in the tree (entry 0).
@@ -36,12 +36,8 @@ impl DomTree {
         }
         let entry = rpo[0];
         let idom = immediate_dominators(n, entry, cfg);
-        let mut children: IdVec<Block, Vec<Block>> = IdVec::filled(n, Vec::new());
-        for &b in &rpo[1..] {
-            if let Some(d) = idom[b] {
-                children[d].push(b);
-            }
-        }
+        let children =
+            BlockLists::from_pairs(n, rpo[1..].iter().filter_map(|&b| idom[b].map(|d| (d, b))));
         let mut pre = IdVec::filled(n, u32::MAX);
         let mut post = IdVec::filled(n, 0);
         let mut depth = IdVec::filled(n, 0);

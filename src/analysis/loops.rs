@@ -105,14 +105,21 @@ impl LoopForest {
         }
         // Outer loops' block lists include nested loops' blocks: each loop's own blocks (those
         // it claimed itself) go to every ancestor once, so the total stays O(blocks * depth).
+        // Lists only grow at their ends: a loop's own blocks stay the first `own[l]` of its list.
         let ids: Vec<Loop> = loops.keys().collect();
-        let own: Vec<Vec<Block>> = ids.iter().map(|&l| loops[l].blocks.clone()).collect();
+        let own: Vec<usize> = ids.iter().map(|&l| loops[l].blocks.len()).collect();
         for &l in &ids {
+            if loops[l].parent.is_none() {
+                continue;
+            }
+            let blocks = std::mem::take(&mut loops[l].blocks);
+            let mine = &blocks[..own[l.index()]];
             let mut p = loops[l].parent;
             while let Some(outer) = p {
-                loops[outer].blocks.extend_from_slice(&own[l.index()]);
+                loops[outer].blocks.extend_from_slice(mine);
                 p = loops[outer].parent;
             }
+            loops[l].blocks = blocks;
         }
         for &l in &ids {
             let mut d = 1;

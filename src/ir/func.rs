@@ -748,6 +748,7 @@ impl Function {
                 n += 1;
             }
         }
+        let kept_insts = n;
         // Values that stay: current block parameters and results of remaining instructions.
         let mut keep_value = vec![false; nv];
         for params in self.blocks.params.values() {
@@ -768,6 +769,7 @@ impl Function {
                 n += 1;
             }
         }
+        let kept_values = n;
         let value_of = |v: Value| new_value[v.index()].expect("a value read or defined is kept");
         // Operand slots of remaining instructions, in their old order (ranges stay contiguous).
         let nu = self.uses.value.len();
@@ -794,7 +796,7 @@ impl Function {
             prev: IdVec::filled(n, None),
             next: IdVec::filled(n, None),
             linked: IdVec::filled(n, false),
-            first: IdVec::filled(new_value.iter().flatten().count(), None),
+            first: IdVec::filled(kept_values, None),
         };
         for (u, slot) in new_use.iter().enumerate() {
             if slot.is_some() {
@@ -825,7 +827,14 @@ impl Function {
         }
         self.uses = uses;
         // Instruction and value columns.
-        let old = std::mem::take(&mut self.insts);
+        let old = std::mem::replace(
+            &mut self.insts,
+            Insts {
+                data: IdVec::with_capacity(kept_insts),
+                args: IdVec::with_capacity(kept_insts),
+                result: IdVec::with_capacity(kept_insts),
+            },
+        );
         for (i, &k) in keep_inst.iter().enumerate() {
             if !k {
                 continue;
@@ -840,7 +849,13 @@ impl Function {
             self.insts.args.push(UseRange { start, len: r.len });
             self.insts.result.push(old.result[i].map(value_of));
         }
-        let old = std::mem::take(&mut self.values);
+        let old = std::mem::replace(
+            &mut self.values,
+            Values {
+                ty: IdVec::with_capacity(kept_values),
+                def: IdVec::with_capacity(kept_values),
+            },
+        );
         for (v, &k) in keep_value.iter().enumerate() {
             if !k {
                 continue;

@@ -12,6 +12,7 @@
 //! instructions) per round; a chain of jump
 //! blocks collapses in one round (see `bypass_order`).
 
+use crate::analysis::cfg::BlockLists;
 use crate::analysis::{FuncAnalyses, Preserved};
 use crate::ir::{mk, Block, Function, IdVec, ModuleCx, Opcode, Value};
 use crate::rewrite::blocks::{merge_into_preds, remove_unreachable};
@@ -29,8 +30,7 @@ pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved
             am.invalidate(Preserved::none());
             round = true;
         }
-        // The predecessor lists are copied only when some block could be bypassed.
-        if has_jump_block(f) && bypass_jump_blocks(f, am.cfg(f).preds.to_vecs()) {
+        if has_jump_block(f) && bypass_jump_blocks(f, &am.cfg(f).preds) {
             am.invalidate(Preserved::none());
             round = true;
         }
@@ -80,8 +80,10 @@ fn has_jump_block(f: &Function) -> bool {
     })
 }
 
-/// `preds`: the CFG's predecessor lists, kept up to date here as edges move.
-fn bypass_jump_blocks(f: &mut Function, mut preds: IdVec<Block, Vec<Block>>) -> bool {
+/// `preds`: the CFG's predecessor lists; the edges moved here are added beside them.
+fn bypass_jump_blocks(f: &mut Function, preds: &BlockLists) -> bool {
+    // Per block: predecessors gained since `preds` was computed.
+    let mut added: IdVec<Block, Vec<Block>> = IdVec::filled(preds.len(), Vec::new());
     let mut changed = false;
     let entry = f.entry();
     for b in bypass_order(f) {
@@ -108,11 +110,12 @@ fn bypass_jump_blocks(f: &mut Function, mut preds: IdVec<Block, Vec<Block>>) -> 
         {
             continue;
         }
-        // `preds` is only ever added to: entries for removed blocks, or for blocks that no
+        // The lists are only ever added to: entries for removed blocks, or for blocks that no
         // longer branch here, are stale and skipped (the target check below catches the
         // latter). Pruning them eagerly made long chains of jump blocks quadratic.
         let mut bpreds: Vec<Block> = preds[b]
             .iter()
+            .chain(&added[b])
             .copied()
             .filter(|&p| f.layout().is_block_inserted(p))
             .collect();
@@ -140,7 +143,7 @@ fn bypass_jump_blocks(f: &mut Function, mut preds: IdVec<Block, Vec<Block>>) -> 
                     })
                     .collect();
                 f.set_branch_target(pt, k, c, &new_args);
-                preds[c].push(p);
+                added[c].push(p);
             }
         }
         f.remove_inst(t);

@@ -309,7 +309,11 @@ pub fn can_pair(a: MOp, b: MOp) -> bool {
 
 /// [`can_pair`] on classes.
 pub fn classes_can_pair(a: Class, b: Class) -> bool {
-    let (pa, pb) = (a.pipes(), b.pipes());
+    pipes_can_pair(a.pipes(), b.pipes())
+}
+
+/// [`can_pair`] on the pipes of the two instructions.
+pub fn pipes_can_pair(pa: Pipes, pb: Pipes) -> bool {
     if pa == Pipes::NONE || pb == Pipes::NONE {
         return true;
     }

@@ -62,6 +62,32 @@ mod machine {
             (k, n)
         })
     }
+
+    /// `unit`'s number for an instruction that occupies no unit.
+    pub const NO_UNIT: u8 = 2;
+
+    /// What the scheduler asks of one instruction, looked up once per region.
+    #[derive(Clone, Copy)]
+    pub struct Info {
+        /// The unpipelined unit it occupies (`NO_UNIT`: none) and for how many cycles.
+        pub unit: u8,
+        pub busy: u32,
+        pipes: model::Pipes,
+    }
+
+    pub fn info(op: MOp) -> Info {
+        let (unit, busy) = unit(op).map_or((NO_UNIT, 0), |(u, n)| (u as u8, n));
+        Info {
+            unit,
+            busy,
+            pipes: model::pipes(op),
+        }
+    }
+
+    /// [`can_pair`] on looked-up instructions.
+    pub fn info_can_pair(a: &Info, b: &Info) -> bool {
+        model::pipes_can_pair(a.pipes, b.pipes)
+    }
 }
 
 /// Largest region scheduled at once (bounds the quadratic work on huge blocks).
@@ -142,29 +168,92 @@ fn disjoint(a: &Access, b: &Access, private_below: i64) -> bool {
 /// The dependence graph of one region.
 #[derive(Default)]
 struct Dag {
-    /// Per node: (successor, latency). Kept across regions (`Scratch`): the inner vectors
-    /// keep their capacity.
-    succs: Vec<Vec<(u32, u32)>>,
+    /// (source, target, latency), in the order found: by target.
+    edges: Vec<(u32, u32, u32)>,
+    /// Per node: the target of its last edge (`u32::MAX`: none yet) and that edge's index.
+    last: Vec<(u32, u32)>,
+    /// Per node: its successors with their latencies, `succ[succ_start[k]..succ_start[k + 1]]`,
+    /// by target.
+    succ_start: Vec<u32>,
+    succ: Vec<(u32, u32)>,
     npreds: Vec<u32>,
     height: Vec<u32>,
+}
+
+impl Dag {
+    /// The successors of node `k` with their latencies.
+    fn succs(&self, k: usize) -> &[(u32, u32)] {
+        &self.succ[self.succ_start[k] as usize..self.succ_start[k + 1] as usize]
+    }
 }
 
 /// Buffers reused by every region of a function.
 #[derive(Default)]
 struct Scratch {
     dag: Dag,
-    /// Per register seen in the region: its row in `reg_rows`.
-    reg_row: FxHashMap<Reg, u32>,
-    /// Per row: the last writer (`u32::MAX`: none) and the readers since.
-    reg_rows: Vec<(u32, Vec<u32>)>,
+    regs: RegRows,
     accesses: Vec<Access>,
     readers: Vec<u32>,
     pending: Vec<Reg>,
     uses: Vec<[Reg; 2]>,
     ready: Vec<u32>,
-    now: Vec<u32>,
     earliest: Vec<u32>,
     npreds: Vec<u32>,
+    info: Vec<machine::Info>,
+}
+
+/// Per register seen in a region: the last writer (`u32::MAX`: none) and the readers since,
+/// in a row found by the register's number.
+#[derive(Default)]
+struct RegRows {
+    /// By register number: the region (`epoch`, counted from 1) that last gave it a row, and
+    /// that row.
+    stamp: Vec<u32>,
+    row: Vec<u32>,
+    epoch: u32,
+    rows: Vec<(u32, Vec<u32>)>,
+    used: usize,
+}
+
+impl RegRows {
+    /// Starts a region: no register has a row.
+    fn clear(&mut self) {
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            self.stamp.iter_mut().for_each(|s| *s = 0);
+            self.epoch = 1;
+        }
+        self.used = 0;
+    }
+
+    /// The row of `r` if the region has seen it.
+    fn get(&self, r: Reg) -> Option<usize> {
+        let i = r.0 as usize;
+        (i < self.stamp.len() && self.stamp[i] == self.epoch).then(|| self.row[i] as usize)
+    }
+
+    /// The row of `r`, a fresh one (no writer, no readers) on its first sight.
+    #[inline]
+    fn row_of(&mut self, r: Reg) -> usize {
+        let i = r.0 as usize;
+        if i >= self.stamp.len() {
+            self.stamp.resize(i + 1, 0);
+            self.row.resize(i + 1, 0);
+        }
+        if self.stamp[i] == self.epoch {
+            return self.row[i] as usize;
+        }
+        if self.used == self.rows.len() {
+            self.rows.push((u32::MAX, Vec::new()));
+        }
+        let row = &mut self.rows[self.used];
+        row.0 = u32::MAX;
+        row.1.clear();
+        self.stamp[i] = self.epoch;
+        self.row[i] = self.used as u32;
+        self.used += 1;
+        self.used - 1
+    }
 }
 
 #[cfg(test)]
@@ -180,25 +269,6 @@ fn build_dag(
     s.dag
 }
 
-/// The row of `r` in `reg_rows`, a fresh one (no writer, no readers) on its first sight.
-fn row_of(
-    reg_row: &mut FxHashMap<Reg, u32>,
-    reg_rows: &mut Vec<(u32, Vec<u32>)>,
-    used: &mut usize,
-    r: Reg,
-) -> usize {
-    *reg_row.entry(r).or_insert_with(|| {
-        if *used == reg_rows.len() {
-            reg_rows.push((u32::MAX, Vec::new()));
-        }
-        let row = &mut reg_rows[*used];
-        row.0 = u32::MAX;
-        row.1.clear();
-        *used += 1;
-        *used as u32 - 1
-    }) as usize
-}
-
 /// Builds the dependence graph of `insts` into `s.dag`.
 fn build_dag_into(
     s: &mut Scratch,
@@ -211,34 +281,40 @@ fn build_dag_into(
     let n = insts.len();
     let Scratch {
         dag,
-        reg_row,
-        reg_rows,
+        regs,
         accesses,
         readers,
         pending,
         ..
     } = s;
-    if dag.succs.len() < n {
-        dag.succs.resize_with(n, Vec::new);
-    }
-    dag.succs[..n].iter_mut().for_each(Vec::clear);
-    let succs = &mut dag.succs;
-    let npreds = &mut dag.npreds;
+    let Dag {
+        edges,
+        last,
+        succ_start,
+        succ,
+        npreds,
+        height,
+    } = dag;
+    edges.clear();
+    last.clear();
+    last.resize(n, (u32::MAX, 0));
     npreds.clear();
     npreds.resize(n, 0);
-    let mut edge = |succs: &mut Vec<Vec<(u32, u32)>>, from: u32, to: u32, lat: u32| {
-        let s = &mut succs[from as usize];
-        match s.iter_mut().find(|e| e.0 == to) {
-            Some(e) => e.1 = e.1.max(lat),
-            None => {
-                s.push((to, lat));
-                npreds[to as usize] += 1;
-            }
+    // Edges into node `k` are all added while `k` is visited, so one from `from` to `k`, if
+    // any, is the last of `from`'s.
+    let mut edge = |from: u32, to: u32, lat: u32| {
+        let l = &mut last[from as usize];
+        if l.0 == to {
+            let e = &mut edges[l.1 as usize].2;
+            *e = (*e).max(lat);
+        } else {
+            *l = (to, edges.len() as u32);
+            edges.push((from, to, lat));
+            npreds[to as usize] += 1;
         }
     };
     // Per register: the last writer and the readers since.
-    reg_row.clear();
-    let mut rows_used = 0usize;
+    regs.clear();
     accesses.clear();
     for (k, mi) in insts.iter().enumerate() {
         let k = k as u32;
@@ -246,20 +322,18 @@ fn build_dag_into(
             .iter()
             .filter(|r| r.is_some() && **r != Reg::ZERO)
         {
-            let row = row_of(reg_row, reg_rows, &mut rows_used, r);
-            let e = &mut reg_rows[row];
+            let row = regs.row_of(r);
+            let e = &mut regs.rows[row];
             if e.0 != u32::MAX {
                 let lat = machine::latency(insts[e.0 as usize].op);
-                edge(succs, e.0, k, lat);
+                edge(e.0, k, lat);
             }
             if e.1.last() != Some(&k) {
                 e.1.push(k);
             }
         }
         if is_mem(mi.op) {
-            let base_def = reg_row
-                .get(&mi.rs1)
-                .map_or(u32::MAX, |&row| reg_rows[row as usize].0);
+            let base_def = regs.get(mi.rs1).map_or(u32::MAX, |row| regs.rows[row].0);
             let a = Access {
                 node: k,
                 store: mi.op.is_store(),
@@ -278,7 +352,7 @@ fn build_dag_into(
             for b in accesses.iter() {
                 if (a.store || b.store) && !disjoint(&a, b, private_below) {
                     // Store then load: the value passes through memory; otherwise order only.
-                    edge(succs, b.node, k, b.store as u32);
+                    edge(b.node, k, b.store as u32);
                 }
             }
             accesses.push(a);
@@ -292,32 +366,51 @@ fn build_dag_into(
         {
             if tied(u, d) {
                 readers.clear();
-                if let Some(&row) = reg_row.get(&u) {
-                    readers.extend_from_slice(&reg_rows[row as usize].1);
+                if let Some(row) = regs.get(u) {
+                    readers.extend_from_slice(&regs.rows[row].1);
                 }
                 for &r in readers.iter().filter(|&&r| r != k) {
-                    edge(succs, r, k, 0);
+                    edge(r, k, 0);
                 }
             }
         }
         if d.is_some() && d != Reg::ZERO {
-            let row = row_of(reg_row, reg_rows, &mut rows_used, d);
-            let e = &mut reg_rows[row];
+            let row = regs.row_of(d);
+            let e = &mut regs.rows[row];
             for &u in &e.1 {
                 if u != k {
-                    edge(succs, u, k, 0);
+                    edge(u, k, 0);
                 }
             }
             if e.0 != u32::MAX {
-                edge(succs, e.0, k, 1);
+                edge(e.0, k, 1);
             }
             e.0 = k;
             e.1.clear();
         }
     }
+    // Successor lists: edges by source, each list by target.
+    succ_start.clear();
+    succ_start.resize(n + 1, 0);
+    for &(from, _, _) in edges.iter() {
+        succ_start[from as usize + 1] += 1;
+    }
+    for k in 0..n {
+        succ_start[k + 1] += succ_start[k];
+    }
+    succ.clear();
+    succ.resize(edges.len(), (0, 0));
+    // `last` now serves as each source's next free slot.
+    for k in 0..n {
+        last[k].1 = succ_start[k];
+    }
+    for &(from, to, lat) in edges.iter() {
+        let at = &mut last[from as usize].1;
+        succ[*at as usize] = (to, lat);
+        *at += 1;
+    }
     // Heights, backwards (edges go forwards). The last write of a register the branch after
     // the region reads also counts the branch, which waits for it.
-    let height = &mut dag.height;
     height.clear();
     height.resize(n, 0);
     pending.clear();
@@ -335,7 +428,7 @@ fn build_dag_into(
                 own += 1;
             }
         }
-        height[k] = succs[k]
+        height[k] = succ[succ_start[k] as usize..succ_start[k + 1] as usize]
             .iter()
             .map(|&(s, l)| l + height[s as usize])
             .fold(own, u32::max);
@@ -472,7 +565,10 @@ impl<'a> Pressure<'a> {
     }
 }
 
-/// Schedules one region: `order` gets the new order as indices into `insts`.
+/// Schedules one region: `order` gets the new order as indices into `insts`. Returns whether
+/// the live registers came within one of `pressure`'s limit at some choice: if not, `guard`
+/// changed nothing (it acts only there), and the other `guard` gives the same order from the
+/// same start.
 #[allow(clippy::too_many_arguments)]
 fn schedule(
     s: &mut Scratch,
@@ -483,12 +579,12 @@ fn schedule(
     guard: bool,
     exit_reads: &[Reg],
     order: &mut Vec<u32>,
-) {
+) -> bool {
     let n = insts.len();
     order.clear();
     if n <= 1 {
         order.extend(0..n as u32);
-        return;
+        return false;
     }
     // Calls and returns (whose extra reads are not in the row) are never inside a region.
     let mut uses = std::mem::take(&mut s.uses);
@@ -499,9 +595,9 @@ fn schedule(
     let Scratch {
         dag,
         ready,
-        now,
         earliest,
         npreds,
+        info,
         ..
     } = s;
     let dag = &*dag;
@@ -509,76 +605,77 @@ fn schedule(
     npreds.extend_from_slice(&dag.npreds);
     earliest.clear();
     earliest.resize(n, 0);
+    info.clear();
+    info.extend(insts.iter().map(|mi| machine::info(mi.op)));
     ready.clear();
     ready.extend((0..n as u32).filter(|&k| npreds[k as usize] == 0));
-    let mut unit_free = [0u32; 2];
+    // When each unit is free again; the last entry stands for no unit and stays 0.
+    let mut unit_free = [0u32; machine::NO_UNIT as usize + 1];
     let mut cycle = 0u32;
-    let start_of = |k: u32, earliest: &[u32], unit_free: &[u32; 2]| {
-        let e = earliest[k as usize];
-        match machine::unit(insts[k as usize].op) {
-            Some((u, _)) => e.max(unit_free[u]),
-            None => e,
-        }
+    let start_of = |k: u32, earliest: &[u32], unit_free: &[u32; 3]| {
+        earliest[k as usize].max(unit_free[info[k as usize].unit as usize])
     };
+    let mut near = false;
     while !ready.is_empty() {
+        near = near
+            || pressure
+                .as_ref()
+                .is_some_and(|p| (0..2).any(|c| p.cur[c] + 1 >= p.limit[c]));
         // First slot of the cycle.
         let source_order = guard && pressure.as_ref().is_some_and(|p| p.high());
         let pick = if source_order {
             *ready.iter().min().unwrap()
         } else {
-            now.clear();
-            now.extend(
-                ready
-                    .iter()
-                    .copied()
-                    .filter(|&k| start_of(k, earliest, &unit_free) <= cycle),
-            );
-            if now.is_empty() {
-                cycle = ready
-                    .iter()
-                    .map(|&k| start_of(k, earliest, &unit_free))
-                    .min()
-                    .unwrap();
-                continue;
+            let startable = |k: u32| start_of(k, earliest, &unit_free) <= cycle;
+            match best(ready, startable, dag, insts, pressure.as_deref()) {
+                Some(k) => k,
+                None => {
+                    cycle = ready
+                        .iter()
+                        .map(|&k| start_of(k, earliest, &unit_free))
+                        .min()
+                        .unwrap();
+                    continue;
+                }
             }
-            best(now, dag, insts, pressure.as_deref())
         };
         cycle = cycle.max(start_of(pick, earliest, &unit_free));
         let mut issued = [pick, u32::MAX];
         let mut num_issued = 1;
-        // Second slot: independent of the first and allowed to pair with it.
-        if !source_order {
-            now.clear();
-            now.extend(ready.iter().copied().filter(|&k| {
+        // Second slot: independent of the first and allowed to pair with it. Dual issue can
+        // only help if both get a slot; the pressure guard still applies.
+        let guarded = guard
+            && pressure
+                .as_deref()
+                .is_some_and(|p| (0..2).any(|c| p.cur[c] + 1 >= p.limit[c]));
+        if !source_order && !guarded {
+            let first = &info[pick as usize];
+            let pairs = |k: u32| {
+                // `k` is ready, so `pick` (not yet issued) is none of its predecessors.
+                let second = &info[k as usize];
                 k != pick
                     && start_of(k, earliest, &unit_free) <= cycle
-                    && !dag.succs[pick as usize].iter().any(|e| e.0 == k)
-                    && machine::can_pair(insts[pick as usize].op, insts[k as usize].op)
-                    && machine::unit(insts[k as usize].op).is_none_or(|(u, _)| {
-                        machine::unit(insts[pick as usize].op).is_none_or(|(v, _)| u != v)
-                    })
-            }));
-            // Dual issue can only help if both get a slot; the pressure guard still applies.
-            if let Some(p) = pressure.as_deref().filter(|_| guard) {
-                if (0..2).any(|c| p.cur[c] + 1 >= p.limit[c]) {
-                    now.clear();
-                }
-            }
-            if !now.is_empty() {
-                issued[1] = best(now, dag, insts, pressure.as_deref());
+                    && machine::info_can_pair(first, second)
+                    && (second.unit == machine::NO_UNIT || second.unit != first.unit)
+            };
+            if let Some(k) = best(ready, pairs, dag, insts, pressure.as_deref()) {
+                issued[1] = k;
                 num_issued = 2;
             }
         }
         for &k in &issued[..num_issued] {
-            ready.retain(|&r| r != k);
+            // The order of `ready` does not matter: every choice among it is by a distinct key.
+            let at = ready.iter().position(|&r| r == k).unwrap();
+            ready.swap_remove(at);
             order.push(k);
             if let Some(p) = pressure.as_deref_mut() {
                 p.issue(&insts[k as usize]);
             }
-            if let Some((u, busy)) = machine::unit(insts[k as usize].op) {
-                unit_free[u] = cycle + busy;
+            let ik = &info[k as usize];
+            if ik.unit != machine::NO_UNIT {
+                unit_free[ik.unit as usize] = cycle + ik.busy;
             }
-            for &(s, lat) in &dag.succs[k as usize] {
+            for &(s, lat) in dag.succs(k as usize) {
                 let e = &mut earliest[s as usize];
                 *e = (*e).max(cycle + lat);
                 npreds[s as usize] -= 1;
@@ -590,18 +687,53 @@ fn schedule(
         cycle += 1;
     }
     debug_assert_eq!(order.len(), n);
+    near
 }
 
-/// The candidate to issue: greatest height, then the one that frees registers, then source
-/// order.
-fn best(cands: &[u32], dag: &Dag, insts: &[MInst], p: Option<&Pressure>) -> u32 {
-    *cands
-        .iter()
-        .min_by_key(|&&k| {
-            let d = p.map_or(0, |p| p.delta(&insts[k as usize]));
-            (std::cmp::Reverse(dag.height[k as usize]), d, k)
-        })
-        .unwrap()
+/// The candidate to issue among those of `ready` that `ok` accepts: greatest height, then the
+/// one that frees registers, then source order (`None`: `ok` accepts none). The register count
+/// is looked at only between candidates of equal height.
+fn best(
+    ready: &[u32],
+    ok: impl Fn(u32) -> bool,
+    dag: &Dag,
+    insts: &[MInst],
+    p: Option<&Pressure>,
+) -> Option<u32> {
+    let mut pick: Option<(u32, u32)> = None;
+    // The register count of `pick`, once asked.
+    let mut pick_delta: Option<i32> = None;
+    for &k in ready {
+        if !ok(k) {
+            continue;
+        }
+        let h = dag.height[k as usize];
+        let Some((b, bh)) = pick else {
+            pick = Some((k, h));
+            continue;
+        };
+        if h > bh {
+            pick = Some((k, h));
+            pick_delta = None;
+        } else if h == bh {
+            match p {
+                None => {
+                    if k < b {
+                        pick = Some((k, h));
+                    }
+                }
+                Some(p) => {
+                    let db = *pick_delta.get_or_insert_with(|| p.delta(&insts[b as usize]));
+                    let dk = p.delta(&insts[k as usize]);
+                    if (dk, k) < (db, b) {
+                        pick = Some((k, h));
+                        pick_delta = Some(dk);
+                    }
+                }
+            }
+        }
+    }
+    pick.map(|(k, _)| k)
 }
 
 /// The registers a conditional branch right after a region compares.
@@ -625,6 +757,15 @@ fn barrier_before_alloc(mi: &MInst) -> bool {
 /// Schedules every block of `mf` (virtual registers), keeping each block's register pressure
 /// where it was. `iv`: liveness of `mf` as it is.
 pub fn before_alloc(mf: &mut MFunc, iv: &Intervals) {
+    SCRATCH.with(|s| before_alloc_in(mf, iv, &mut s.borrow_mut()));
+}
+
+thread_local! {
+    /// The scheduler's buffers, kept from function to function.
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
+}
+
+fn before_alloc_in(mf: &mut MFunc, iv: &Intervals, scratch: &mut Scratch) {
     // Live virtual registers per position and class (as in `loops`), for block entries.
     let npos = 2 * mf.insts.len() + 2;
     let mut diff = [vec![0i32; npos], vec![0i32; npos]];
@@ -666,10 +807,17 @@ pub fn before_alloc(mf: &mut MFunc, iv: &Intervals) {
             chained.insert(mi.rs1);
         }
     }
-    let tied = |a: Reg, b: Reg| copies.contains(&(a.min(b), a.max(b)));
+    // By virtual register: whether it is in some pair (most are not: no hash lookup for them).
+    let mut paired = vec![false; mf.num_vregs()];
+    for &(a, b) in &copies {
+        paired[a.vindex()] = true;
+        paired[b.vindex()] = true;
+    }
+    let in_pair = |r: Reg| r.is_virt() && paired[r.vindex()];
+    let tied = |a: Reg, b: Reg| in_pair(a) && in_pair(b) && copies.contains(&(a.min(b), a.max(b)));
     let call_free = super::loops::call_free_cycles(mf);
     let mut new_insts = mf.insts.clone();
-    let (mut scratch, mut order) = (Scratch::default(), Vec::new());
+    let mut order = Vec::new();
     let nv = mf.num_vregs();
     let mut block_regs = BlockRegs {
         init: vec![(0, false, false); nv],
@@ -677,6 +825,10 @@ pub fn before_alloc(mf: &mut MFunc, iv: &Intervals) {
         ..BlockRegs::default()
     };
     let mut left = vec![(0, false, false); nv];
+    // The block's new order; and per region of the latency-led order, by the position of its
+    // first instruction in the block: whether it came near the pressure limit, and its order.
+    let mut out: Vec<MInst> = Vec::new();
+    let (mut first_near, mut first_order) = (Vec::new(), Vec::new());
     for &b in &mf.order {
         let blk = &mf.blocks[b as usize];
         let (s, e) = (blk.start as usize, blk.end as usize);
@@ -699,17 +851,20 @@ pub fn before_alloc(mf: &mut MFunc, iv: &Intervals) {
             PRESSURE_LIMIT
         };
         block_regs.compute(body, live_in, live_out);
-        let mut before = Pressure::new(&mf.vclass, limit, &block_regs, &mut left, top);
-        body.iter().for_each(|mi| before.issue(mi));
-        let (before_peak, before_excess) = (before.peak, before.excess);
+        first_near.clear();
+        first_near.resize(body.len(), false);
+        first_order.clear();
+        first_order.resize(body.len(), 0u32);
+        // The source order's peak and excess, walked only when a check below needs them.
+        let mut before: Option<([u32; 2], [u64; 2])> = None;
         // Two orders: one that falls back to source order at the pressure limit, and one led
         // by latency alone (which may still need no more registers than the source order: a
         // long-latency operation moved up past a chain whose temporaries it does not outlive).
         // The first that passes the check below wins, the latency-led one first.
-        let mut chosen: Option<Vec<MInst>> = None;
+        let mut chosen = false;
         for guard in [false, true] {
             let mut after = Pressure::new(&mf.vclass, limit, &block_regs, &mut left, top);
-            let mut out: Vec<MInst> = Vec::with_capacity(body.len());
+            out.clear();
             let mut k = 0;
             while k < body.len() {
                 if barrier_before_alloc(&body[k]) {
@@ -723,9 +878,23 @@ pub fn before_alloc(mf: &mut MFunc, iv: &Intervals) {
                     j += 1;
                 }
                 let region = &body[k..j];
+                // Each region starts from the same live registers in both orders (the same
+                // instructions came before), so one whose latency-led order never came near
+                // the limit gets the same order when watching it.
+                if guard && !first_near[k] {
+                    for &idx in &first_order[k..j] {
+                        // As `schedule`, which leaves a region of one instruction unissued.
+                        if region.len() > 1 {
+                            after.issue(&region[idx as usize]);
+                        }
+                        out.push(region[idx as usize]);
+                    }
+                    k = j;
+                    continue;
+                }
                 let exit = branch_reads(body.get(j));
-                schedule(
-                    &mut scratch,
+                let near = schedule(
+                    scratch,
                     region,
                     0,
                     &tied,
@@ -734,22 +903,34 @@ pub fn before_alloc(mf: &mut MFunc, iv: &Intervals) {
                     &exit,
                     &mut order,
                 );
+                if !guard {
+                    first_near[k] = near;
+                    first_order[k..j].copy_from_slice(&order);
+                }
                 out.extend(order.iter().map(|&idx| region[idx as usize]));
                 k = j;
             }
             // No point needs more registers than before (beyond the limit), and, for the
             // order that watched the pressure, the pressure beyond the limit does not spread
             // to more of the block.
+            let (peak, excess) = (after.peak, after.excess);
+            if guard || (0..2).any(|c| peak[c] > limit[c]) {
+                before.get_or_insert_with(|| {
+                    let mut p = Pressure::new(&mf.vclass, limit, &block_regs, &mut left, top);
+                    body.iter().for_each(|mi| p.issue(mi));
+                    (p.peak, p.excess)
+                });
+            }
             let limit_ok = (0..2).all(|c| {
-                after.peak[c] <= before_peak[c].max(limit[c])
-                    && (!guard || after.excess[c] <= before_excess[c])
+                let (before_peak, before_excess) = before.map_or(([0; 2], [0; 2]), |b| b);
+                peak[c] <= before_peak[c].max(limit[c]) && (!guard || excess[c] <= before_excess[c])
             });
             if limit_ok {
-                chosen = Some(out);
+                chosen = true;
                 break;
             }
         }
-        if let Some(out) = chosen {
+        if chosen {
             new_insts[s..e].copy_from_slice(&out);
         }
     }
@@ -759,6 +940,10 @@ pub fn before_alloc(mf: &mut MFunc, iv: &Intervals) {
 /// Schedules allocated code (physical registers, labels present). `private_below`: `sp`
 /// offsets below it address only spill slots, saved registers and outgoing arguments.
 pub fn after_alloc(code: &mut [MInst], private_below: i64) {
+    SCRATCH.with(|s| after_alloc_in(code, private_below, &mut s.borrow_mut()));
+}
+
+fn after_alloc_in(code: &mut [MInst], private_below: i64, scratch: &mut Scratch) {
     let barrier = |mi: &MInst| {
         mi.op.is_branch()
             || matches!(
@@ -768,7 +953,7 @@ pub fn after_alloc(code: &mut [MInst], private_below: i64) {
     };
     let mut k = 0;
     let mut buf: Vec<MInst> = Vec::new();
-    let (mut scratch, mut order) = (Scratch::default(), Vec::new());
+    let mut order = Vec::new();
     while k < code.len() {
         if barrier(&code[k]) {
             k += 1;
@@ -780,7 +965,7 @@ pub fn after_alloc(code: &mut [MInst], private_below: i64) {
         }
         let exit = branch_reads(code.get(j));
         schedule(
-            &mut scratch,
+            scratch,
             &code[k..j],
             private_below,
             &|_, _| false,
@@ -890,7 +1075,7 @@ mod tests {
         let insts = [st, bump, other];
         let uses: Vec<[Reg; 2]> = insts.iter().map(|m| [m.rs1, m.rs2]).collect();
         let dag = build_dag(&insts, &uses, 0, &|_, _| false, &[]);
-        assert!(dag.succs[0].iter().any(|e| e.0 == 2));
+        assert!(dag.succs(0).iter().any(|e| e.0 == 2));
         // Spill slots below the private bound do not alias pointer accesses.
         let spill = MInst::store(MOp::Sd, x(10), Reg::SP, 8);
         assert!(independent(spill, elsewhere, 16));
