@@ -12,6 +12,8 @@
 //!      or at offsets from the same root that cannot overlap, by constant offsets or by the
 //!      value ranges of its indices (`a[24][i % 30]` against `a[20][14]`; ranges computed
 //!      only when a loop asks).
+//!    - instructions that compute the same (equal operands, constants by value: the copies
+//!      of an unrolled body) move once; the others' uses read the first.
 //! 3. Then whole inner loops move out of their parent loop when they compute the same thing on
 //!    every visit (see [`hoist_loops`]).
 //!
@@ -26,6 +28,8 @@ use crate::analysis::loops::Loop;
 use crate::analysis::range::Ranges;
 use crate::analysis::{Cfg, DomTree, FuncAnalyses, LoopForest, Preserved};
 use crate::ir::{mk, Block, Function, Inst, ModuleCx, Opcode, Type, Value};
+use rustc_hash::FxHashMap;
+use std::collections::hash_map::Entry;
 
 /// Whether an instruction may be executed even where the original program would not have.
 fn speculatable(f: &Function, i: Inst) -> bool {
@@ -443,6 +447,7 @@ fn hoist_insts(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> bool {
             .collect();
         let mut mem = loop_memory(f, cx, cfg, &blocks);
         let pre_term = f.terminator(pre).unwrap();
+        let mut moved: FxHashMap<HoistKey, Value> = FxHashMap::default();
         for &b in &blocks {
             let every_iteration = !exiting.is_empty()
                 && latches.iter().all(|&x| dt.dominates(b, x))
@@ -476,12 +481,59 @@ fn hoist_insts(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> bool {
                         }
                     }
                 }
-                f.move_inst_before(i, pre_term);
                 changed = true;
+                if let Some(k) = hoist_key(f, i) {
+                    match moved.entry(k) {
+                        Entry::Occupied(e) => {
+                            // The same computation already moved out of this loop.
+                            let r = f.res(i);
+                            f.replace_all_uses(r, *e.get());
+                            f.remove_inst(i);
+                            continue;
+                        }
+                        Entry::Vacant(e) => {
+                            e.insert(f.res(i));
+                        }
+                    }
+                }
+                f.move_inst_before(i, pre_term);
             }
         }
     }
     changed
+}
+
+/// An operand of a `HoistKey`: a value, or a constant by its value (copies of one loop body
+/// each have their own constants).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum KeyArg {
+    Value(Value),
+    Const(Type, i64),
+}
+
+/// What a hoisted instruction computes: instructions with equal keys moved out of one loop
+/// (to the end of its preheader, where nothing writes memory between them) compute the same.
+type HoistKey = (Opcode, Type, u32, i64, Vec<KeyArg>);
+
+fn hoist_key(f: &Function, i: Inst) -> Option<HoistKey> {
+    let d = f.data(i);
+    if !(d.op.is_pure() || d.op == Opcode::Load) || d.ty == Type::Void {
+        return None;
+    }
+    let mut args: Vec<KeyArg> = f
+        .args(i)
+        .iter()
+        .map(|&a| match f.def_inst(a) {
+            Some(c) if matches!(f.op(c), Opcode::Iconst | Opcode::Fconst) => {
+                KeyArg::Const(f.data(c).ty, f.data(c).imm)
+            }
+            _ => KeyArg::Value(a),
+        })
+        .collect();
+    if d.op.is_commutative() {
+        args.sort();
+    }
+    Some((d.op, d.ty, d.aux, d.imm, args))
 }
 
 /// The most instructions a hoisted region may hold: its blocks run once per entry into the loop
