@@ -3,8 +3,10 @@
 //! 1. Every loop has a preheader (loop-simplified form, established before the pass).
 //! 2. Loops are visited innermost first; in each, instructions in reverse post-order whose
 //!    operands are all defined outside the loop move to the end of the preheader:
-//!    - pure arithmetic freely (division only by a constant other than 0 and -1, since a
-//!      hoisted division must not trap when the loop would not have run);
+//!    - pure arithmetic freely (division only by a constant other than 0 and -1, or by a
+//!      value whose range at the preheader excludes 0, and -1 unless the dividend cannot be
+//!      the type's minimum, since a hoisted division must not trap where the program would
+//!      not have run it);
 //!    - loads, pure calls and other divisions only when their block runs on every iteration
 //!      (it dominates every latch and exit) or, for loads, when the address is a constant
 //!      offset inside a global or stack object (it cannot fault); loads also only when nothing
@@ -25,7 +27,7 @@ use crate::analysis::alias::{
     offset_root, Base,
 };
 use crate::analysis::loops::Loop;
-use crate::analysis::range::Ranges;
+use crate::analysis::range::{Interval, Ranges};
 use crate::analysis::{Cfg, DomTree, FuncAnalyses, LoopForest, Preserved};
 use crate::ir::{mk, Block, Function, Inst, ModuleCx, Opcode, Type, Value};
 use rustc_hash::FxHashMap;
@@ -100,6 +102,26 @@ struct LazyRanges<'a> {
 }
 
 impl LazyRanges<'_> {
+    /// Whether `i` is a division or remainder by a value that the ranges where block `at`
+    /// runs keep from 0 (and from -1 unless the dividend cannot be the type's minimum): it
+    /// cannot trap there, wherever it ran before.
+    fn division_safe(&mut self, f: &Function, cx: &ModuleCx, i: Inst, at: Block) -> bool {
+        if !matches!(f.op(i), Opcode::Sdiv | Opcode::Srem) {
+            return false;
+        }
+        let (cfg, dt) = (self.cfg, self.dt);
+        let r = self
+            .ranges
+            .get_or_insert_with(|| Ranges::compute(f, cx, cfg, dt));
+        let (x, d) = (f.arg(i, 0), f.arg(i, 1));
+        let rd = r.range_at(f, d, at);
+        if rd.is_empty() || rd.contains(0) {
+            return false;
+        }
+        let min = Interval::full(f.ty(x)).lo;
+        !rd.contains(-1) || !r.range_at(f, x, at).contains(min)
+    }
+
     /// The bytes a `bytes`-byte access at `ptr` in `block` may touch, as `(root, lo, end)`.
     fn extent(
         &mut self,
@@ -464,7 +486,11 @@ fn hoist_insts(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> bool {
                 if !invariant {
                     continue;
                 }
-                if !every_iteration && !speculatable(f, i) && !speculatable_load(f, cx, i) {
+                if !every_iteration
+                    && !speculatable(f, i)
+                    && !speculatable_load(f, cx, i)
+                    && !ranges.division_safe(f, cx, i, pre)
+                {
                     continue;
                 }
                 if f.op(i) == Opcode::Load {
