@@ -187,23 +187,8 @@ pub fn global_direct_only(f: &Function, addr: Value) -> bool {
 /// `ptr` as `(root, bytes)`: the pointer `root` (not itself a `gep` or `offset`) moved by a
 /// constant number of bytes through `gep`s with constant indices and `offset`s.
 pub fn constant_offset(f: &Function, ptr: Value) -> Option<(Value, i64)> {
-    let mut v = ptr;
-    let mut off = 0i64;
-    for _ in 0..64 {
-        let Some(i) = f.def_inst(v) else {
-            return Some((v, off));
-        };
-        match f.op(i) {
-            Opcode::Offset => off = off.checked_add(f.data(i).imm)?,
-            Opcode::Gep => {
-                let idx = f.as_iconst(f.arg(i, 1))?;
-                off = off.checked_add(idx.checked_mul(f.data(i).imm)?)?;
-            }
-            _ => return Some((v, off)),
-        }
-        v = f.arg(i, 0);
-    }
-    None
+    // An index that is not a constant has no (empty) range: no offset.
+    offset_range(f, ptr, |_| Interval::EMPTY).map(|(root, off, _)| (root, off))
 }
 
 /// The pointer `ptr` is at some offset from: the first value down its chain of `gep`s and

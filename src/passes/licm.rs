@@ -102,6 +102,12 @@ struct LazyRanges<'a> {
 }
 
 impl LazyRanges<'_> {
+    fn get(&mut self, f: &Function, cx: &ModuleCx) -> &Ranges {
+        let (cfg, dt) = (self.cfg, self.dt);
+        self.ranges
+            .get_or_insert_with(|| Ranges::compute(f, cx, cfg, dt))
+    }
+
     /// Whether `i` is a division or remainder by a value that the ranges where block `at`
     /// runs keep from 0 (and from -1 unless the dividend cannot be the type's minimum): it
     /// cannot trap there, wherever it ran before.
@@ -109,10 +115,7 @@ impl LazyRanges<'_> {
         if !matches!(f.op(i), Opcode::Sdiv | Opcode::Srem) {
             return false;
         }
-        let (cfg, dt) = (self.cfg, self.dt);
-        let r = self
-            .ranges
-            .get_or_insert_with(|| Ranges::compute(f, cx, cfg, dt));
+        let r = self.get(f, cx);
         let (x, d) = (f.arg(i, 0), f.arg(i, 1));
         let rd = r.range_at(f, d, at);
         if rd.is_empty() || rd.contains(0) {
@@ -131,10 +134,7 @@ impl LazyRanges<'_> {
         block: Block,
         bytes: i64,
     ) -> Option<(Value, i64, i64)> {
-        let (cfg, dt) = (self.cfg, self.dt);
-        let r = self
-            .ranges
-            .get_or_insert_with(|| Ranges::compute(f, cx, cfg, dt));
+        let r = self.get(f, cx);
         let (root, lo, hi) = offset_range(f, ptr, |v| r.range_at(f, v, block))?;
         Some((root, lo, hi.checked_add(bytes)?))
     }
@@ -152,6 +152,8 @@ impl LoopMem {
         (base, ptr, block, bytes): (Base, Value, Block, i64),
     ) -> bool {
         let at = constant_offset(f, ptr).map(|(root, off)| (root, off, off + bytes));
+        // The loaded bytes by the ranges, asked for once and only without a constant offset.
+        let mut read: Option<Option<(Value, i64, i64)>> = at.map(Some);
         for w in &mut self.writes {
             if !may_alias(cx, w.0, base) {
                 continue;
@@ -178,10 +180,7 @@ impl LoopMem {
             let Extent::Bytes { root, lo, end } = w.1 else {
                 return true;
             };
-            let read = match at {
-                Some(a) => Some(a),
-                None => ranges.extent(f, cx, ptr, block, bytes),
-            };
+            let read = *read.get_or_insert_with(|| ranges.extent(f, cx, ptr, block, bytes));
             match read {
                 Some((r, rlo, rend)) if r == root && (rend <= lo || end <= rlo) => {}
                 _ => return true,
