@@ -14,7 +14,10 @@
 //!    interval allocated so far and overlapping this one holds (neither an active one, live
 //!    here, nor an inactive one, in a hole here and live again later) and that has no fixed
 //!    range inside the interval (so values live across a call only get callee-saved
-//!    registers), hints first. A value with copies whose partners are not allocated yet
+//!    registers), hints first, heaviest first: a lighter hint's register is passed over when
+//!    heavier copy partners not allocated yet could not take it (a partner live across a call
+//!    and a caller-saved register: the heavy copy would stay). A value with copies whose
+//!    partners are not allocated yet
 //!    looks further along the copies, through values not allocated yet, for the nearest
 //!    allocated one and takes its register (a loop parameter whose next value is also copied
 //!    into a later loop's parameter, allocated already); failing that, the register the most
@@ -127,24 +130,47 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
         // The registers no interval allocated so far holds, nor fixed-live, over `ranges`
         // (allocating this value changes nothing before its register is chosen).
         let free_mask = occ.free_mask(ranges);
+        let pool_mask = pool.iter().fold(0u64, |m, r| m | 1 << r.0);
         let free = |r: Reg| free_mask >> r.0 & 1 != 0;
         let mut pick = Reg::NONE;
-        for &(h, _) in hints.of(vi) {
+        // Partners not allocated yet met before the hint taken, each with the registers it
+        // could take: a lighter hint's register that a heavier pending partner cannot take
+        // (one live across a call, where the register is caller-saved) would move the heavier
+        // copy instead of removing it.
+        let mut pending: Vec<(u64, f32)> = Vec::new();
+        let lost = |r: Reg, pending: &[(u64, f32)]| -> f32 {
+            pending
+                .iter()
+                .filter(|&&(m, _)| m >> r.0 & 1 == 0)
+                .map(|&(_, w)| w)
+                .sum()
+        };
+        for &(h, w) in hints.of(vi) {
             let h = if h.is_virt() {
-                alloc.reg[h.vindex()]
+                let r = alloc.reg[h.vindex()];
+                if r.is_none() && iv.start[h.vindex()] >= pos {
+                    let m = occ.free_mask(&iv.ranges[h.vindex()]) & pool_mask;
+                    if m != 0 {
+                        pending.push((m, w));
+                    }
+                }
+                r
             } else {
                 h
             };
             if h.is_some() && h.phys_class() == class && is_allocatable(h) && free(h) {
-                pick = h;
+                if lost(h, &pending) <= w {
+                    pick = h;
+                }
                 break;
             }
         }
         if pick.is_none() && !hints.of(vi).is_empty() {
             // Copy partners not allocated yet: the register of the nearest allocated value
-            // joined to this one by copies, else one its partners could take too.
+            // joined to this one by copies that the heavier pending partners could take too,
+            // else one its partners could take too.
             pick = group.register_of(vi, &hints, &alloc.reg, |r| {
-                r.phys_class() == class && is_allocatable(r) && free(r)
+                r.phys_class() == class && is_allocatable(r) && free(r) && lost(r, &pending) == 0.0
             });
             if pick.is_none() {
                 pick = shared_register(pool, group.members(), &occ, iv, &released, pos, free_mask);
@@ -831,6 +857,62 @@ mod tests {
         assert_eq!(alloc.reg[3], Reg::A0, "the first allocated takes its hint");
         assert_eq!(alloc.reg[1], Reg::A0, "found through the copy into v2");
         assert_eq!(alloc.reg[2], Reg::A0);
+        super::super::checker::check(&mf, &alloc).unwrap();
+    }
+
+    /// `v1` is copied from `v0` (which took `a1`, its own hint) once, and into `v2`, live
+    /// across a call, ten times as often. `a1` would remove the light copy only: `v1` takes
+    /// a callee-saved register `v2` can take too, and the heavy copy coalesces.
+    #[test]
+    fn a_heavier_pending_partner_outweighs_a_lighter_allocated_one() {
+        let v: Vec<Reg> = (0..3).map(Reg::vreg).collect();
+        let j = MInst::new(MOp::J, Reg::NONE, Reg::NONE, Reg::NONE, 1);
+        let code: [(Vec<MInst>, Vec<u32>, u32); 2] = [
+            (
+                vec![
+                    MInst::unary(MOp::Mv, v[0], Reg::a(1)),
+                    MInst::unary(MOp::Mv, v[1], v[0]),
+                    j,
+                ],
+                vec![1],
+                0,
+            ),
+            (
+                vec![
+                    MInst::unary(MOp::Mv, v[2], v[1]),
+                    MInst::new(MOp::Call, Reg::NONE, Reg::NONE, Reg::NONE, 0),
+                    MInst::i(MOp::Addiw, Reg::A0, v[2], 1),
+                    MInst::new(MOp::Ret, Reg::NONE, Reg::A0, Reg::NONE, 0),
+                ],
+                vec![],
+                1,
+            ),
+        ];
+        let mut mf = MFunc {
+            calls: vec![CallInfo {
+                sym: "g".into(),
+                args: vec![],
+            }],
+            ..one_block(Vec::new(), 3)
+        };
+        mf.blocks.clear();
+        mf.order.clear();
+        for (b, (insts, succs, depth)) in code.into_iter().enumerate() {
+            let start = mf.insts.len() as u32;
+            mf.insts.extend(insts);
+            mf.blocks.push(MBlock {
+                start,
+                end: mf.insts.len() as u32,
+                succs,
+                depth,
+            });
+            mf.order.push(b as u32);
+        }
+        let iv = liveness::compute(&mf);
+        let alloc = allocate(&mf, &iv);
+        assert_eq!(alloc.reg[0], Reg::a(1));
+        assert!(alloc.reg[2].is_callee_saved());
+        assert_eq!(alloc.reg[1], alloc.reg[2], "the heavy copy coalesces");
         super::super::checker::check(&mf, &alloc).unwrap();
     }
 
