@@ -97,6 +97,11 @@ struct Compiled {
     stats: Option<FuncStats>,
 }
 
+/// The estimated spill cost an allocation with loop bystanders demoted must reach, as a share
+/// of the cost before: the estimate weighs every block of a loop alike, so a small estimated
+/// gain from moving reloads between a loop's blocks is as likely a loss.
+const BYSTANDER_GAIN: f64 = 0.9;
+
 fn compile_function(
     f: &Function,
     cx: &ModuleCx,
@@ -152,6 +157,27 @@ fn compile_function(
                 (iv, alloc, cost) = (iv2, alloc2, cost2);
             } else {
                 undo.restore(&mut mf);
+            }
+        }
+        // Values held in registers through loops that reload others give way: allocated again
+        // with them the cheapest to spill, then split around the loops that read them.
+        let bystanders = regalloc::split::loop_bystanders(&mf, &iv, &alloc, &inner);
+        if !bystanders.is_empty() {
+            let saved: Vec<f32> = bystanders.iter().map(|&v| iv.weight[v]).collect();
+            bystanders.iter().for_each(|&v| iv.weight[v] = 0.0);
+            let demoted = regalloc::linear_scan::allocate(&mf, &iv);
+            for (&v, w) in bystanders.iter().zip(saved) {
+                iv.weight[v] = w;
+            }
+            if let Some(undo) = regalloc::split::around_loops(&mut mf, &demoted, &inner) {
+                let iv2 = liveness::compute(&mf);
+                let alloc2 = regalloc::linear_scan::allocate(&mf, &iv2);
+                let cost2 = spill_cost(&mf, &alloc2);
+                if cost2 < cost * BYSTANDER_GAIN {
+                    (iv, alloc, cost) = (iv2, alloc2, cost2);
+                } else {
+                    undo.restore(&mut mf);
+                }
             }
         }
         // Values still spilled (not recomputed) get a register for each cluster of nearby

@@ -16,6 +16,7 @@
 //! measure. The checker sees the split function like any other: copies are ordinary moves.
 //! Cost: O(loops * (blocks + instructions)) plus one rebuild of the instruction list.
 
+use super::super::liveness::Intervals;
 use super::super::loops::{InnerLoop, Preds};
 use super::super::minst::*;
 use super::Allocation;
@@ -180,6 +181,76 @@ pub fn around_loops(mf: &mut MFunc, alloc: &Allocation, loops: &[InnerLoop]) -> 
     }
     undo.replace(mf, insts);
     Some(undo)
+}
+
+/// Values that hold a register through an innermost loop which reloads spilled values of
+/// their class, without being read or written inside it: the loop's own values would rather
+/// have those registers.
+///
+/// Linear scan spills a value for its whole life by its weight, which counts reads anywhere: a
+/// value read in one hot loop keeps its register through another hot loop where it is only
+/// live, while that loop reloads its own values on every iteration. The caller allocates again
+/// with these values made the cheapest to spill, splits what is then spilled around the
+/// innermost loops that read it (`around_loops`) and keeps the result if `spill_cost` drops.
+/// A value live into a loop's header and not written in the loop is live at every point of
+/// the loop (every block of a loop reaches its header), so the header's first position stands
+/// for the whole loop. Cost: O(loop instructions + values * log loops).
+pub fn loop_bystanders(
+    mf: &MFunc,
+    iv: &Intervals,
+    alloc: &Allocation,
+    loops: &[InnerLoop],
+) -> Vec<usize> {
+    let nv = mf.num_vregs();
+    // Per class, the header positions of loops that reload a value of that class, with the
+    // loop's number; and per value the loops touching it.
+    let mut heads: [Vec<(u32, u32)>; 2] = [Vec::new(), Vec::new()];
+    let mut touched: Vec<(u32, u32)> = Vec::new();
+    for (k, l) in loops.iter().enumerate() {
+        let mut reloads = [false; 2];
+        for &b in &l.blocks {
+            let blk = &mf.blocks[b as usize];
+            for mi in &mf.insts[blk.start as usize..blk.end as usize] {
+                for r in mi.uses().chain(std::iter::once(mi.rd)) {
+                    if !r.is_virt() {
+                        continue;
+                    }
+                    touched.push((r.vindex() as u32, k as u32));
+                    if alloc.is_spilled(r) && alloc.slot[r.vindex()] != super::REMAT {
+                        reloads[(mf.vclass[r.vindex()] == RegClass::Float) as usize] = true;
+                    }
+                }
+            }
+        }
+        let head = 2 * mf.blocks[l.header as usize].start;
+        for c in 0..2 {
+            if reloads[c] {
+                heads[c].push((head, k as u32));
+            }
+        }
+    }
+    if heads.iter().all(|h| h.is_empty()) {
+        return Vec::new();
+    }
+    heads.iter_mut().for_each(|h| h.sort_unstable());
+    touched.sort_unstable();
+    touched.dedup();
+    let mut out = Vec::new();
+    for v in 0..nv {
+        if alloc.reg[v].is_none() || iv.start[v] == u32::MAX {
+            continue;
+        }
+        let h = &heads[(mf.vclass[v] == RegClass::Float) as usize];
+        let first = h.partition_point(|&(p, _)| p < iv.start[v]);
+        let through = h[first..]
+            .iter()
+            .take_while(|&&(p, _)| p <= iv.end[v])
+            .any(|&(p, k)| iv.covers(v, p) && touched.binary_search(&(v as u32, k)).is_err());
+        if through {
+            out.push(v);
+        }
+    }
+    out
 }
 
 /// Estimated dynamic cost of the spill code an allocation implies: per reload, rematerialization
@@ -406,6 +477,75 @@ mod tests {
             alloc.slot[v] = k as u32;
         }
         alloc
+    }
+
+    /// `v0` and `v1` are defined before a loop; the loop reads `v1` and counts with `v2`;
+    /// `v0` is read after it.
+    fn loop_after_two_values() -> MFunc {
+        let v: Vec<Reg> = (0..3).map(Reg::vreg).collect();
+        let j = |b: i64| MInst::new(MOp::J, Reg::NONE, Reg::NONE, Reg::NONE, b);
+        let code: [(Vec<MInst>, Vec<u32>, u32); 3] = [
+            (
+                vec![
+                    MInst::li(v[0], 1),
+                    MInst::li(v[1], 2),
+                    MInst::li(v[2], 0),
+                    j(1),
+                ],
+                vec![1],
+                0,
+            ),
+            (
+                vec![
+                    MInst::r(MOp::Addw, v[2], v[2], v[1]),
+                    MInst::new(MOp::Blt, Reg::NONE, v[2], Reg::A0, 1),
+                    j(2),
+                ],
+                vec![1, 2],
+                1,
+            ),
+            (
+                vec![
+                    MInst::r(MOp::Addw, Reg::A0, v[0], v[2]),
+                    MInst::new(MOp::Ret, Reg::NONE, Reg::A0, Reg::NONE, 0),
+                ],
+                vec![],
+                0,
+            ),
+        ];
+        let mut mf = super::super::one_block(Vec::new(), 3);
+        mf.blocks.clear();
+        mf.order.clear();
+        for (b, (insts, succs, depth)) in code.into_iter().enumerate() {
+            let start = mf.insts.len() as u32;
+            mf.insts.extend(insts);
+            mf.blocks.push(MBlock {
+                start,
+                end: mf.insts.len() as u32,
+                succs,
+                depth,
+            });
+            mf.order.push(b as u32);
+        }
+        mf
+    }
+
+    #[test]
+    fn a_value_live_through_a_loop_that_reloads_is_a_bystander() {
+        use super::super::super::{liveness, loops};
+        let mf = loop_after_two_values();
+        let iv = liveness::compute(&mf);
+        let inner = loops::innermost(&mf, &iv);
+        assert_eq!(inner.len(), 1);
+        // `v1` spilled: the loop reloads it, and `v0` holds a register through the loop.
+        assert_eq!(
+            loop_bystanders(&mf, &iv, &spilled(&mf, &[1]), &inner),
+            vec![0]
+        );
+        // Nothing reloaded in the loop: no bystanders.
+        assert!(loop_bystanders(&mf, &iv, &spilled(&mf, &[]), &inner).is_empty());
+        // `v0` spilled itself: not holding a register, so not a bystander either.
+        assert!(loop_bystanders(&mf, &iv, &spilled(&mf, &[0]), &inner).is_empty());
     }
 
     #[test]
