@@ -142,7 +142,10 @@ fn compile_function(
         regalloc::Allocator::LinearScan => regalloc::linear_scan::allocate(&mf, &iv),
         regalloc::Allocator::Simple => regalloc::simple::allocate(&mf),
     };
-    if opts.regalloc == regalloc::Allocator::LinearScan && alloc.slot.iter().any(|&s| s != u32::MAX)
+    // Splitting spilled values and allocating again pays at -O1 and above; -O0 compiles fast.
+    if opts.opt_level > 0
+        && opts.regalloc == regalloc::Allocator::LinearScan
+        && alloc.slot.iter().any(|&s| s != u32::MAX)
     {
         use regalloc::split::spill_cost;
         let mut cost = spill_cost(&mf, &alloc);
