@@ -164,7 +164,13 @@ fn compile_function(
         }
         // Values held in registers through loops that reload others give way: allocated again
         // with them the cheapest to spill, then split around the loops that read them.
-        let bystanders = regalloc::split::loop_bystanders(&mf, &iv, &alloc, &inner);
+        let bystanders = regalloc::split::loop_bystanders(
+            &mf,
+            &iv,
+            &alloc,
+            &inner,
+            cost * (1.0 - BYSTANDER_GAIN),
+        );
         if !bystanders.is_empty() {
             let saved: Vec<f32> = bystanders.iter().map(|&v| iv.weight[v]).collect();
             bystanders.iter().for_each(|&v| iv.weight[v] = 0.0);

@@ -194,20 +194,26 @@ pub fn around_loops(mf: &mut MFunc, alloc: &Allocation, loops: &[InnerLoop]) -> 
 /// innermost loops that read it (`around_loops`) and keeps the result if `spill_cost` drops.
 /// A value live into a loop's header and not written in the loop is live at every point of
 /// the loop (every block of a loop reaches its header), so the header's first position stands
-/// for the whole loop. Cost: O(loop instructions + values * log loops).
+/// for the whole loop. None when those loops' spill code (as `spill_cost` counts it) is below
+/// `min_cost`. Cost: O(loop instructions + values * log loops).
 pub fn loop_bystanders(
     mf: &MFunc,
     iv: &Intervals,
     alloc: &Allocation,
     loops: &[InnerLoop],
+    min_cost: f64,
 ) -> Vec<usize> {
     let nv = mf.num_vregs();
+    // The spill code of those loops, as `spill_cost` counts it: below `min_cost` no
+    // reallocation can gain enough to be kept.
+    let mut cost = 0.0;
     // Per class, the header positions of loops that reload a value of that class, with the
     // loop's number; and per value the loops touching it.
     let mut heads: [Vec<(u32, u32)>; 2] = [Vec::new(), Vec::new()];
     let mut touched: Vec<(u32, u32)> = Vec::new();
     for (k, l) in loops.iter().enumerate() {
         let mut reloads = [false; 2];
+        let mut n = 0u32;
         for &b in &l.blocks {
             let blk = &mf.blocks[b as usize];
             for mi in &mf.insts[blk.start as usize..blk.end as usize] {
@@ -218,10 +224,12 @@ pub fn loop_bystanders(
                     touched.push((r.vindex() as u32, k as u32));
                     if alloc.is_spilled(r) && alloc.slot[r.vindex()] != super::REMAT {
                         reloads[(mf.vclass[r.vindex()] == RegClass::Float) as usize] = true;
+                        n += 1;
                     }
                 }
             }
         }
+        cost += n as f64 * 10f64.powi(mf.blocks[l.header as usize].depth.min(6) as i32);
         let head = 2 * mf.blocks[l.header as usize].start;
         for c in 0..2 {
             if reloads[c] {
@@ -229,7 +237,7 @@ pub fn loop_bystanders(
             }
         }
     }
-    if heads.iter().all(|h| h.is_empty()) {
+    if heads.iter().all(|h| h.is_empty()) || cost < min_cost {
         return Vec::new();
     }
     heads.iter_mut().for_each(|h| h.sort_unstable());
@@ -539,13 +547,15 @@ mod tests {
         assert_eq!(inner.len(), 1);
         // `v1` spilled: the loop reloads it, and `v0` holds a register through the loop.
         assert_eq!(
-            loop_bystanders(&mf, &iv, &spilled(&mf, &[1]), &inner),
+            loop_bystanders(&mf, &iv, &spilled(&mf, &[1]), &inner, 0.0),
             vec![0]
         );
+        // One reload at depth 1 costs 10: asked for more, the loop is not worth it.
+        assert!(loop_bystanders(&mf, &iv, &spilled(&mf, &[1]), &inner, 11.0).is_empty());
         // Nothing reloaded in the loop: no bystanders.
-        assert!(loop_bystanders(&mf, &iv, &spilled(&mf, &[]), &inner).is_empty());
+        assert!(loop_bystanders(&mf, &iv, &spilled(&mf, &[]), &inner, 0.0).is_empty());
         // `v0` spilled itself: not holding a register, so not a bystander either.
-        assert!(loop_bystanders(&mf, &iv, &spilled(&mf, &[0]), &inner).is_empty());
+        assert!(loop_bystanders(&mf, &iv, &spilled(&mf, &[0]), &inner, 0.0).is_empty());
     }
 
     #[test]
