@@ -809,18 +809,21 @@ mod tests {
     fn copy_chains_share_the_register_of_a_far_partner() {
         let v: Vec<Reg> = (0..4).map(Reg::vreg).collect();
         let j = |b: i64| MInst::new(MOp::J, Reg::NONE, Reg::NONE, Reg::NONE, b);
-        let code: [(Vec<MInst>, Vec<u32>); 5] = [
+        let code = [
             (
                 vec![MInst::new(MOp::Bne, Reg::NONE, Reg::A0, Reg::ZERO, 2), j(1)],
                 vec![2, 1],
+                0,
             ),
             (
                 vec![MInst::i(MOp::Addiw, v[3], Reg::a(1), 5), j(4)],
                 vec![4],
+                0,
             ),
             (
                 vec![MInst::i(MOp::Addiw, v[1], Reg::a(1), 7), j(3)],
                 vec![3],
+                0,
             ),
             (
                 vec![
@@ -829,6 +832,7 @@ mod tests {
                     j(4),
                 ],
                 vec![4],
+                0,
             ),
             (
                 vec![
@@ -836,22 +840,10 @@ mod tests {
                     MInst::new(MOp::Ret, Reg::NONE, Reg::A0, Reg::NONE, 0),
                 ],
                 vec![],
+                0,
             ),
         ];
-        let mut mf = one_block(Vec::new(), 4);
-        mf.blocks.clear();
-        mf.order.clear();
-        for (b, (insts, succs)) in code.into_iter().enumerate() {
-            let start = mf.insts.len() as u32;
-            mf.insts.extend(insts);
-            mf.blocks.push(MBlock {
-                start,
-                end: mf.insts.len() as u32,
-                succs,
-                depth: 0,
-            });
-            mf.order.push(b as u32);
-        }
+        let mf = super::super::blocks(code.into(), 4);
         let iv = liveness::compute(&mf);
         let alloc = allocate(&mf, &iv);
         assert_eq!(alloc.reg[3], Reg::A0, "the first allocated takes its hint");
@@ -867,7 +859,7 @@ mod tests {
     fn a_heavier_pending_partner_outweighs_a_lighter_allocated_one() {
         let v: Vec<Reg> = (0..3).map(Reg::vreg).collect();
         let j = MInst::new(MOp::J, Reg::NONE, Reg::NONE, Reg::NONE, 1);
-        let code: [(Vec<MInst>, Vec<u32>, u32); 2] = [
+        let code = [
             (
                 vec![
                     MInst::unary(MOp::Mv, v[0], Reg::a(1)),
@@ -888,26 +880,13 @@ mod tests {
                 1,
             ),
         ];
-        let mut mf = MFunc {
+        let mf = MFunc {
             calls: vec![CallInfo {
                 sym: "g".into(),
                 args: vec![],
             }],
-            ..one_block(Vec::new(), 3)
+            ..super::super::blocks(code.into(), 3)
         };
-        mf.blocks.clear();
-        mf.order.clear();
-        for (b, (insts, succs, depth)) in code.into_iter().enumerate() {
-            let start = mf.insts.len() as u32;
-            mf.insts.extend(insts);
-            mf.blocks.push(MBlock {
-                start,
-                end: mf.insts.len() as u32,
-                succs,
-                depth,
-            });
-            mf.order.push(b as u32);
-        }
         let iv = liveness::compute(&mf);
         let alloc = allocate(&mf, &iv);
         assert_eq!(alloc.reg[0], Reg::a(1));

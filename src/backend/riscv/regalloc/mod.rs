@@ -83,3 +83,28 @@ pub(crate) fn one_block(insts: Vec<super::minst::MInst>, nv: usize) -> super::mi
         ..Default::default()
     }
 }
+
+/// A function of the given blocks, in order: each its instructions, successors and loop
+/// depth, with `nv` integer virtual registers.
+#[cfg(test)]
+pub(crate) fn blocks(
+    code: Vec<(Vec<super::minst::MInst>, Vec<u32>, u32)>,
+    nv: usize,
+) -> super::minst::MFunc {
+    use super::minst::MBlock;
+    let mut mf = one_block(Vec::new(), nv);
+    mf.blocks.clear();
+    mf.order.clear();
+    for (b, (insts, succs, depth)) in code.into_iter().enumerate() {
+        let start = mf.insts.len() as u32;
+        mf.insts.extend(insts);
+        mf.blocks.push(MBlock {
+            start,
+            end: mf.insts.len() as u32,
+            succs,
+            depth,
+        });
+        mf.order.push(b as u32);
+    }
+    mf
+}

@@ -492,7 +492,7 @@ mod tests {
     fn loop_after_two_values() -> MFunc {
         let v: Vec<Reg> = (0..3).map(Reg::vreg).collect();
         let j = |b: i64| MInst::new(MOp::J, Reg::NONE, Reg::NONE, Reg::NONE, b);
-        let code: [(Vec<MInst>, Vec<u32>, u32); 3] = [
+        let code = [
             (
                 vec![
                     MInst::li(v[0], 1),
@@ -521,21 +521,7 @@ mod tests {
                 0,
             ),
         ];
-        let mut mf = super::super::one_block(Vec::new(), 3);
-        mf.blocks.clear();
-        mf.order.clear();
-        for (b, (insts, succs, depth)) in code.into_iter().enumerate() {
-            let start = mf.insts.len() as u32;
-            mf.insts.extend(insts);
-            mf.blocks.push(MBlock {
-                start,
-                end: mf.insts.len() as u32,
-                succs,
-                depth,
-            });
-            mf.order.push(b as u32);
-        }
-        mf
+        super::super::blocks(code.into(), 3)
     }
 
     #[test]
