@@ -21,6 +21,10 @@
 //! - `drop_dead_spill_stores`: a store to a slot that no path reads before it is stored again
 //!   (or the function returns) is deleted (backward slot liveness over the labelled blocks).
 //!
+//! Also once: `forward_constants`: within a straight-line run, a `li` or `lla` into a register
+//! that still holds the same constant or address is deleted (rematerialized spills rebuild
+//! them at every read).
+//!
 //! Also once: `unit_divisors`: within a straight-line run, a division or remainder whose divisor
 //! register holds 1 or -1 from a `li` of the same run (a loop header copied into its preheader
 //! can bring the counter's first value next to a division by the counter) becomes a sign
@@ -38,6 +42,7 @@ use std::ops::Range;
 pub fn run(code: &mut Vec<MInst>, spill: Option<Range<i64>>) {
     unit_divisors(code);
     cleanup(code);
+    forward_constants(code);
     if let Some(spill) = spill.filter(|r| !r.is_empty()) {
         forward_spill_slots(code, &spill);
         drop_dead_spill_stores(code, &spill);
@@ -353,6 +358,51 @@ fn forward_spill_slots(code: &mut Vec<MInst>, spill: &Range<i64>) {
     code.retain(|_| *it.next().unwrap());
 }
 
+/// Within a straight-line run (label to label), a `li` or `lla` into a register that still
+/// holds that very constant or address (written by the same instruction earlier in the run,
+/// not written since, nor clobbered by a call) is deleted. Spilled constants and addresses
+/// are recomputed into a scratch register at every read, so a run reading one twice
+/// otherwise builds it twice (a 32-bit constant or an address is two instructions).
+fn forward_constants(code: &mut Vec<MInst>) {
+    // What each register holds: the constant-building instruction's opcode and immediate.
+    let mut holds: [Option<(MOp, i64)>; 64] = [None; 64];
+    let mut keep = vec![true; code.len()];
+    let mut any = false;
+    for (k, mi) in code.iter().enumerate() {
+        match mi.op {
+            MOp::Label => holds = [None; 64],
+            MOp::Li | MOp::Lla if mi.rd.is_some() && mi.fref == FrameRef::None => {
+                let r = mi.rd.0 as usize;
+                if holds[r] == Some((mi.op, mi.imm)) {
+                    keep[k] = false;
+                    any = true;
+                } else {
+                    holds[r] = Some((mi.op, mi.imm));
+                }
+            }
+            MOp::Call => {
+                for (r, h) in holds.iter_mut().enumerate() {
+                    if !Reg(r as u32).is_callee_saved() {
+                        *h = None;
+                    }
+                }
+                if mi.rd.is_some() {
+                    holds[mi.rd.0 as usize] = None;
+                }
+            }
+            _ => {
+                if mi.rd.is_some() {
+                    holds[mi.rd.0 as usize] = None;
+                }
+            }
+        }
+    }
+    if any {
+        let mut it = keep.iter();
+        code.retain(|_| *it.next().unwrap());
+    }
+}
+
 /// The reload at `k` writes scratch `t` with the value `h` holds. If every reader of `t` up to
 /// `t`'s next write or the end of the labelled run (a scratch register never carries a value
 /// into another labelled block: spill code reloads in the block that reads) comes before `h`
@@ -550,6 +600,37 @@ mod tests {
         assert_eq!(code[3], MInst::new(MOp::Addiw, a2, a0, Reg::NONE, 0));
         assert_eq!(code[5], MInst::r(MOp::Sub, a2, Reg::ZERO, a0));
         assert_eq!(code[7].op, MOp::Divw);
+    }
+
+    #[test]
+    fn constants_a_register_still_holds_are_not_built_again() {
+        let (a0, a1, t0) = (Reg::a(0), Reg::a(1), Reg::T0);
+        let lla = |r: Reg, sym: i64| MInst::new(MOp::Lla, r, Reg::NONE, Reg::NONE, sym);
+        let call = MInst::new(MOp::Call, Reg::NONE, Reg::NONE, Reg::NONE, 0);
+        let mut code = vec![
+            label(0),
+            lla(t0, 3),
+            MInst::load(MOp::Lw, a0, t0, 4),
+            lla(t0, 3), // still held: goes
+            MInst::load(MOp::Lw, a1, t0, 8),
+            MInst::li(t0, 10000),
+            lla(t0, 3), // t0 rewritten: stays
+            MInst::li(a1, 7),
+            MInst::store(MOp::Sw, a1, t0, 0),
+            MInst::li(a1, 7), // still held: goes
+            call,
+            MInst::li(a1, 7), // clobbered by the call: stays
+            label(1),
+            MInst::li(a1, 7), // another run: stays
+            MInst::new(MOp::Ret, Reg::NONE, a0, Reg::NONE, 0),
+        ];
+        forward_constants(&mut code);
+        let ops: Vec<MOp> = code.iter().map(|m| m.op).collect();
+        use MOp::*;
+        assert_eq!(
+            ops,
+            vec![Label, Lla, Lw, Lw, Li, Lla, Li, Sw, Call, Li, Label, Li, Ret]
+        );
     }
 
     #[test]
