@@ -227,6 +227,177 @@ pub fn latch_fallthrough(code: &mut Vec<MInst>) -> bool {
     true
 }
 
+/// On allocated code: a latch that leaves the loop by a branch and falls into its back-edge
+/// copies (`bcc x, y, EXIT; C: mv d, s; ...; j H`, `H` an earlier label, nothing else reaching
+/// `C`) runs the copies
+/// before the branch when no copied-into register is live at `EXIT`: `mv d, s; ...;
+/// b!cc x, y, H`, then `EXIT` falls through (or `j EXIT` when it is not next). Staying in the
+/// loop is one taken branch instead of an untaken branch and a jump; leaving runs copies into
+/// dead registers. The branch's operands must not be among the copies' destinations.
+/// Returns whether anything changed. Cost: O(instructions + blocks * iterations) for the
+/// register liveness at labels.
+pub fn copies_before_exit(code: &mut Vec<MInst>) -> bool {
+    let is_copy = |mi: &MInst| {
+        matches!(mi.op, MOp::Mv | MOp::FmvD | MOp::Li | MOp::Lla)
+            && mi.rd.is_some()
+            && mi.fref == FrameRef::None
+    };
+    // Candidates first: most functions have none, and then no liveness is needed.
+    let mut refs: rustc_hash::FxHashMap<i64, u32> = Default::default();
+    let mut label_at: rustc_hash::FxHashMap<i64, usize> = Default::default();
+    for (k, mi) in code.iter().enumerate() {
+        if mi.op.is_branch() || mi.op == MOp::J {
+            *refs.entry(mi.imm).or_default() += 1;
+        } else if mi.op == MOp::Label {
+            label_at.insert(mi.imm, k);
+        }
+    }
+    let mut cands: Vec<(usize, usize)> = Vec::new();
+    for k in 0..code.len().saturating_sub(3) {
+        let (b, c) = (code[k], code[k + 1]);
+        if !(b.op.is_branch() && c.op == MOp::Label && !refs.contains_key(&c.imm)) {
+            continue;
+        }
+        let mut m = k + 2;
+        while m < code.len() && is_copy(&code[m]) {
+            m += 1;
+        }
+        // A back edge: the jump goes to an earlier label (a loop's header).
+        let back = m < code.len()
+            && code[m].op == MOp::J
+            && label_at.get(&code[m].imm).is_some_and(|&h| h < k);
+        if m == k + 2 || !back {
+            continue;
+        }
+        let writes_operand = code[k + 2..m]
+            .iter()
+            .any(|mi| mi.rd == b.rs1 || mi.rd == b.rs2);
+        if !writes_operand {
+            cands.push((k, m));
+        }
+    }
+    if cands.is_empty() {
+        return false;
+    }
+    let live = live_at_labels(code);
+    let mut out: Vec<MInst> = Vec::with_capacity(code.len());
+    let mut next = 0;
+    let mut changed = false;
+    for (k, m) in cands {
+        let b = code[k];
+        let written = code[k + 2..m].iter().fold(0u64, |acc, mi| acc | bit(mi.rd));
+        // Live at the exit: unknown labels count as everything live.
+        if live.get(&b.imm).copied().unwrap_or(u64::MAX) & written != 0 {
+            continue;
+        }
+        out.extend_from_slice(&code[next..k]);
+        out.extend_from_slice(&code[k + 2..m]);
+        out.push(MInst::branch(
+            b.op.inverted(),
+            b.rs1,
+            b.rs2,
+            code[m].imm as u32,
+        ));
+        let exit_next = code
+            .get(m + 1)
+            .is_some_and(|mi| mi.op == MOp::Label && mi.imm == b.imm);
+        if !exit_next {
+            out.push(MInst::jump(b.imm as u32));
+        }
+        next = m + 1;
+        changed = true;
+    }
+    if changed {
+        out.extend_from_slice(&code[next..]);
+        *code = out;
+    }
+    changed
+}
+
+/// The bit of physical register `r` in a register mask (none for `zero` or no register).
+fn bit(r: Reg) -> u64 {
+    if r.is_some() && r.0 != 0 && r.0 < 64 {
+        1 << r.0
+    } else {
+        0
+    }
+}
+
+/// Physical registers live at each label of allocated code: the least solution of the usual
+/// backward equations over the blocks the labels start. A call reads the argument registers and
+/// `sp` and writes every caller-saved register; a return (or tail call) reads the result and
+/// argument registers, `ra`, `sp`, `gp`, `tp` and every callee-saved register.
+fn live_at_labels(code: &[MInst]) -> rustc_hash::FxHashMap<i64, u64> {
+    let args: u64 = (0..8).fold(0, |m, n| m | bit(Reg::a(n)) | bit(Reg::fa(n)));
+    let callee: u64 = (1..64u32)
+        .map(Reg)
+        .filter(|r| r.is_callee_saved())
+        .fold(0, |m, r| m | bit(r));
+    let fixed = bit(Reg::SP) | bit(Reg(3)) | bit(Reg(4));
+    let clobbered = !(callee | fixed | 1);
+    let at_return = args | callee | fixed | bit(Reg::RA);
+    // Blocks: runs from one label to the next (code before the first label is a block too).
+    let mut starts: Vec<usize> = (0..code.len())
+        .filter(|&k| code[k].op == MOp::Label)
+        .collect();
+    if starts.first() != Some(&0) {
+        starts.insert(0, 0);
+    }
+    let nb = starts.len();
+    let mut block_of: rustc_hash::FxHashMap<i64, usize> = Default::default();
+    for (b, &s) in starts.iter().enumerate() {
+        if code[s].op == MOp::Label {
+            block_of.insert(code[s].imm, b);
+        }
+    }
+    let end_of = |b: usize| {
+        if b + 1 < nb {
+            starts[b + 1]
+        } else {
+            code.len()
+        }
+    };
+    let mut live_in = vec![0u64; nb];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for b in (0..nb).rev() {
+            let (s, e) = (starts[b], end_of(b));
+            let ends = code[s..e]
+                .iter()
+                .rev()
+                .find(|mi| mi.op != MOp::Label)
+                .is_some_and(|mi| mi.op.is_terminator());
+            let mut live = if !ends && b + 1 < nb {
+                live_in[b + 1]
+            } else {
+                0
+            };
+            for mi in code[s..e].iter().rev() {
+                let target = |l: i64| block_of.get(&l).map_or(u64::MAX, |&t| live_in[t]);
+                match mi.op {
+                    MOp::Label => {}
+                    MOp::J => live = target(mi.imm),
+                    MOp::Ret | MOp::TailCall => live = at_return,
+                    MOp::Call => live = (live & !clobbered) | args | bit(Reg::SP),
+                    op if op.is_branch() => {
+                        live |= target(mi.imm) | bit(mi.rs1) | bit(mi.rs2);
+                    }
+                    _ => {
+                        live &= !bit(mi.rd);
+                        live |= bit(mi.rs1) | bit(mi.rs2);
+                    }
+                }
+            }
+            if live != live_in[b] {
+                live_in[b] = live;
+                changed = true;
+            }
+        }
+    }
+    block_of.into_iter().map(|(l, b)| (l, live_in[b])).collect()
+}
+
 fn invert(op: MOp) -> MOp {
     match op {
         MOp::Beq => MOp::Bne,
@@ -242,6 +413,51 @@ mod tests {
 
     fn label(b: i64) -> MInst {
         MInst::new(MOp::Label, Reg::NONE, Reg::NONE, Reg::NONE, b)
+    }
+
+    #[test]
+    fn back_edge_copies_run_before_the_exit_branch() {
+        let (a0, a1, a2, a3) = (Reg::a(0), Reg::a(1), Reg::a(2), Reg::a(3));
+        let ret = MInst::new(MOp::Ret, Reg::NONE, a0, Reg::NONE, 0);
+        // The loop: a2 counts, a3 carries `a0 + a2` round the back edge into a0; the exit
+        // returns a0, so a3 is dead there.
+        let body = |at_exit: MInst| {
+            vec![
+                label(0),
+                MInst::r(MOp::Add, a3, a0, a2),
+                MInst::i(MOp::Addi, a2, a2, 1),
+                MInst::branch(MOp::Bge, a2, a1, 2),
+                label(1),
+                MInst::unary(MOp::Mv, a0, a3),
+                MInst::jump(0),
+                label(2),
+                at_exit,
+                ret,
+            ]
+        };
+        // a0 is written by the copy and read at the exit: unchanged.
+        let mut code = body(MInst::r(MOp::Add, a1, a0, a2));
+        let before = code.clone();
+        assert!(!copies_before_exit(&mut code));
+        assert_eq!(code, before);
+        // Written at the exit before anything reads it: dead there, so the copy moves up.
+        let mut code = body(MInst::r(MOp::Add, a0, a2, a2));
+        assert!(copies_before_exit(&mut code));
+        let want = vec![
+            label(0),
+            MInst::r(MOp::Add, a3, a0, a2),
+            MInst::i(MOp::Addi, a2, a2, 1),
+            MInst::unary(MOp::Mv, a0, a3),
+            MInst::branch(MOp::Blt, a2, a1, 0),
+            label(2),
+            MInst::r(MOp::Add, a0, a2, a2),
+            ret,
+        ];
+        assert_eq!(code, want);
+        // A copy into the branch's operand stays behind the branch.
+        let mut code = body(MInst::r(MOp::Add, a0, a2, a2));
+        code[5] = MInst::unary(MOp::Mv, a1, a3);
+        assert!(!copies_before_exit(&mut code));
     }
 
     #[test]

@@ -223,6 +223,9 @@ fn compile_function(
     let slots = (opts.regalloc != regalloc::Allocator::Simple).then_some(spill_lo..spill_hi);
     lap.done("frame and rewrite");
     peephole::run(&mut s.code, slots);
+    if opts.opt_level > 0 {
+        layout::copies_before_exit(&mut s.code);
+    }
     lap.done("peephole");
     if opts.opt_level > 0 {
         sched::after_alloc(&mut s.code, spill_hi);
