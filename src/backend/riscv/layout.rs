@@ -314,6 +314,44 @@ pub fn copies_before_exit(code: &mut Vec<MInst>) -> bool {
     changed
 }
 
+/// The blocks of allocated code: runs from one label to the next (code before the first label,
+/// if any, is a block too).
+pub(super) struct LabelBlocks {
+    /// Where each block starts in the code.
+    pub starts: Vec<usize>,
+    /// The block each label starts.
+    pub block_of: rustc_hash::FxHashMap<i64, usize>,
+    /// The length of the code.
+    pub len: usize,
+}
+
+impl LabelBlocks {
+    pub fn of(code: &[MInst]) -> LabelBlocks {
+        let mut starts: Vec<usize> = (0..code.len())
+            .filter(|&k| code[k].op == MOp::Label)
+            .collect();
+        if starts.first() != Some(&0) {
+            starts.insert(0, 0);
+        }
+        let block_of = starts
+            .iter()
+            .enumerate()
+            .filter(|&(_, &s)| code.get(s).is_some_and(|mi| mi.op == MOp::Label))
+            .map(|(b, &s)| (code[s].imm, b))
+            .collect();
+        LabelBlocks {
+            starts,
+            block_of,
+            len: code.len(),
+        }
+    }
+
+    /// Where block `b` ends (the next block's start, or the end of the code).
+    pub fn end(&self, b: usize) -> usize {
+        self.starts.get(b + 1).copied().unwrap_or(self.len)
+    }
+}
+
 /// The bit of physical register `r` in a register mask (none for `zero` or no register).
 fn bit(r: Reg) -> u64 {
     if r.is_some() && r.0 != 0 && r.0 < 64 {
@@ -336,27 +374,10 @@ fn live_at_labels(code: &[MInst]) -> rustc_hash::FxHashMap<i64, u64> {
     let fixed = bit(Reg::SP) | bit(Reg(3)) | bit(Reg(4));
     let clobbered = !(callee | fixed | 1);
     let at_return = args | callee | fixed | bit(Reg::RA);
-    // Blocks: runs from one label to the next (code before the first label is a block too).
-    let mut starts: Vec<usize> = (0..code.len())
-        .filter(|&k| code[k].op == MOp::Label)
-        .collect();
-    if starts.first() != Some(&0) {
-        starts.insert(0, 0);
-    }
+    let blocks = LabelBlocks::of(code);
+    let (starts, block_of) = (&blocks.starts, &blocks.block_of);
     let nb = starts.len();
-    let mut block_of: rustc_hash::FxHashMap<i64, usize> = Default::default();
-    for (b, &s) in starts.iter().enumerate() {
-        if code[s].op == MOp::Label {
-            block_of.insert(code[s].imm, b);
-        }
-    }
-    let end_of = |b: usize| {
-        if b + 1 < nb {
-            starts[b + 1]
-        } else {
-            code.len()
-        }
-    };
+    let end_of = |b: usize| blocks.end(b);
     let mut live_in = vec![0u64; nb];
     let mut changed = true;
     while changed {
@@ -395,7 +416,7 @@ fn live_at_labels(code: &[MInst]) -> rustc_hash::FxHashMap<i64, u64> {
             }
         }
     }
-    block_of.into_iter().map(|(l, b)| (l, live_in[b])).collect()
+    block_of.iter().map(|(&l, &b)| (l, live_in[b])).collect()
 }
 
 fn invert(op: MOp) -> MOp {

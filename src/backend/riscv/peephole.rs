@@ -447,26 +447,10 @@ fn drop_dead_spill_stores(code: &mut Vec<MInst>, spill: &Range<i64>) {
     let nslots = ((spill.end - spill.start) / 8) as usize;
     let words = nslots.div_ceil(64);
     // Blocks: runs starting at labels (the code starts with the entry label).
-    let mut starts: Vec<usize> = (0..code.len())
-        .filter(|&k| code[k].op == MOp::Label)
-        .collect();
-    if starts.first() != Some(&0) {
-        starts.insert(0, 0);
-    }
+    let blocks = super::layout::LabelBlocks::of(code);
+    let (starts, label_block) = (&blocks.starts, &blocks.block_of);
     let nb = starts.len();
-    let mut label_block: rustc_hash::FxHashMap<i64, usize> = Default::default();
-    for (b, &s) in starts.iter().enumerate() {
-        if code[s].op == MOp::Label {
-            label_block.insert(code[s].imm, b);
-        }
-    }
-    let end_of = |b: usize| {
-        if b + 1 < nb {
-            starts[b + 1]
-        } else {
-            code.len()
-        }
-    };
+    let end_of = |b: usize| blocks.end(b);
     // Per block, the instructions that matter to slot liveness, in code order:
     // `events[event_start[b]..event_start[b + 1]]`.
     let mut events: Vec<Event> = Vec::new();
@@ -509,7 +493,6 @@ fn drop_dead_spill_stores(code: &mut Vec<MInst>, spill: &Range<i64>) {
         }
     }
     event_start.push(events.len() as u32);
-    drop(label_block);
     // Walks block `b` backwards from its live-out into `live`, calling `store(k, live_after)`
     // at each full spill store; `live` ends as the block's live-in.
     let walk = |b: usize, live_in: &[u64], live: &mut [u64], store: &mut dyn FnMut(usize, bool)| {
