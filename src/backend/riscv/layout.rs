@@ -238,7 +238,7 @@ pub fn latch_fallthrough(code: &mut Vec<MInst>) -> bool {
 /// register liveness at labels.
 pub fn copies_before_exit(code: &mut Vec<MInst>) -> bool {
     let is_copy = |mi: &MInst| {
-        matches!(mi.op, MOp::Mv | MOp::FmvD | MOp::Li | MOp::Lla)
+        (mi.op.is_move() || matches!(mi.op, MOp::Li | MOp::Lla))
             && mi.rd.is_some()
             && mi.fref == FrameRef::None
     };
@@ -377,13 +377,12 @@ fn live_at_labels(code: &[MInst]) -> rustc_hash::FxHashMap<i64, u64> {
     let blocks = LabelBlocks::of(code);
     let (starts, block_of) = (&blocks.starts, &blocks.block_of);
     let nb = starts.len();
-    let end_of = |b: usize| blocks.end(b);
     let mut live_in = vec![0u64; nb];
     let mut changed = true;
     while changed {
         changed = false;
         for b in (0..nb).rev() {
-            let (s, e) = (starts[b], end_of(b));
+            let (s, e) = (starts[b], blocks.end(b));
             let ends = code[s..e]
                 .iter()
                 .rev()

@@ -342,11 +342,7 @@ fn forward_spill_slots(code: &mut Vec<MInst>, spill: &Range<i64>) {
             continue;
         }
         if mi.op == MOp::Call {
-            for (r, h) in holds.iter_mut().enumerate() {
-                if !Reg(r as u32).is_callee_saved() {
-                    *h = NONE;
-                }
-            }
+            forget_caller_saved(&mut holds, NONE);
         }
         if mi.rd == Reg::SP {
             holds = [NONE; 64]; // the epilogue: slots move
@@ -380,17 +376,10 @@ fn forward_constants(code: &mut Vec<MInst>) {
                     holds[r] = Some((mi.op, mi.imm));
                 }
             }
-            MOp::Call => {
-                for (r, h) in holds.iter_mut().enumerate() {
-                    if !Reg(r as u32).is_callee_saved() {
-                        *h = None;
-                    }
+            op => {
+                if op == MOp::Call {
+                    forget_caller_saved(&mut holds, None);
                 }
-                if mi.rd.is_some() {
-                    holds[mi.rd.0 as usize] = None;
-                }
-            }
-            _ => {
                 if mi.rd.is_some() {
                     holds[mi.rd.0 as usize] = None;
                 }
@@ -400,6 +389,16 @@ fn forward_constants(code: &mut Vec<MInst>) {
     if any {
         let mut it = keep.iter();
         code.retain(|_| *it.next().unwrap());
+    }
+}
+
+/// A call overwrites every caller-saved register: what `holds` (per physical register) says
+/// they hold becomes `none`.
+fn forget_caller_saved<T: Copy>(holds: &mut [T; 64], none: T) {
+    for (r, h) in holds.iter_mut().enumerate() {
+        if !Reg(r as u32).is_callee_saved() {
+            *h = none;
+        }
     }
 }
 
@@ -450,7 +449,6 @@ fn drop_dead_spill_stores(code: &mut Vec<MInst>, spill: &Range<i64>) {
     let blocks = super::layout::LabelBlocks::of(code);
     let (starts, label_block) = (&blocks.starts, &blocks.block_of);
     let nb = starts.len();
-    let end_of = |b: usize| blocks.end(b);
     // Per block, the instructions that matter to slot liveness, in code order:
     // `events[event_start[b]..event_start[b + 1]]`.
     let mut events: Vec<Event> = Vec::new();
@@ -459,7 +457,7 @@ fn drop_dead_spill_stores(code: &mut Vec<MInst>, spill: &Range<i64>) {
     let mut falls: Vec<bool> = Vec::with_capacity(nb);
     for (b, &s) in starts.iter().enumerate() {
         event_start.push(events.len() as u32);
-        let e = end_of(b);
+        let e = blocks.end(b);
         let last = code[s..e].iter().rev().find(|mi| mi.op != MOp::Label);
         falls.push(!last.is_some_and(|mi| mi.op.is_terminator()) && b + 1 < nb);
         for (k, mi) in code.iter().enumerate().take(e).skip(s) {

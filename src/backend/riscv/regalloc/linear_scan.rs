@@ -103,24 +103,24 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
     // Per physical register: the end of the last interval allocated to it.
     let mut released = [0u32; 64];
     let mut group = CopyGroup::new(nv);
-    // The caller-saved registers of each pool, as masks.
+    // Each pool, and its caller-saved registers, as masks.
+    let mask = |rs: &[Reg]| rs.iter().fold(0u64, |m, r| m | 1 << r.0);
     let caller_masks = [
-        ALLOC_INT[..CALLER_SAVED_INT]
-            .iter()
-            .fold(0u64, |m, r| m | 1 << r.0),
-        ALLOC_FLOAT[..CALLER_SAVED_FLOAT]
-            .iter()
-            .fold(0u64, |m, r| m | 1 << r.0),
+        mask(&ALLOC_INT[..CALLER_SAVED_INT]),
+        mask(&ALLOC_FLOAT[..CALLER_SAVED_FLOAT]),
     ];
+    let pool_masks = [mask(&ALLOC_INT), mask(&ALLOC_FLOAT)];
     for &v in &order {
         let vi = v as usize;
         let pos = iv.start[vi];
         let ranges = &iv.ranges[vi];
         let class = mf.vclass[vi];
-        let (pool, caller_saved, caller_mask) = match class {
-            RegClass::Int => (&ALLOC_INT[..], CALLER_SAVED_INT, caller_masks[0]),
-            RegClass::Float => (&ALLOC_FLOAT[..], CALLER_SAVED_FLOAT, caller_masks[1]),
+        let (pool, caller_saved) = match class {
+            RegClass::Int => (&ALLOC_INT[..], CALLER_SAVED_INT),
+            RegClass::Float => (&ALLOC_FLOAT[..], CALLER_SAVED_FLOAT),
         };
+        let k = (class == RegClass::Float) as usize;
+        let (caller_mask, pool_mask) = (caller_masks[k], pool_masks[k]);
         // `r` could take this interval if its holder here (the active interval holding it, if
         // any) were spilled: no other interval holding `r` overlaps, and `r` is not fixed-live.
         let usable = |r: Reg, occ: &mut Occupancy| {
@@ -130,7 +130,6 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
         // The registers no interval allocated so far holds, nor fixed-live, over `ranges`
         // (allocating this value changes nothing before its register is chosen).
         let free_mask = occ.free_mask(ranges);
-        let pool_mask = pool.iter().fold(0u64, |m, r| m | 1 << r.0);
         let free = |r: Reg| free_mask >> r.0 & 1 != 0;
         let mut pick = Reg::NONE;
         // Partners not allocated yet met before the hint taken, each with the registers it
