@@ -13,6 +13,7 @@
 //! Phis are block parameters: a branch passes arguments to its target's parameters, and the
 //! function's arguments are the entry block's parameters.
 
+pub mod bits;
 pub mod builder;
 pub mod entity;
 pub mod fold;

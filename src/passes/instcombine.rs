@@ -1,25 +1,33 @@
 //! Algebraic simplification (instruction combining).
 //!
-//! Local rewrites, repeated over the function until none applies (at most a few sweeps): constant
+//! Local rewrites, repeated over the function until none applies (`MAX_SWEEPS` at most): constant
 //! folding; constants moved to the right of commutative operations; identities (`x+0`, `x-0`,
 //! `x*1`, `x*0`, `x/1`, `x%1`, `x-x`, `x^x`, shifts by 0, `select c, x, x`); `x*2^k` to a shift;
 //! `x - c` to `x + (-c)`; `(x % c) % c` to `x % c`; `|x % 2|` (a select) to `x & 1`;
-//! reassociation of constants (`(x+c1)+c2`, `(x*c1)*c2`); cancellation (`(x+a)-a`, `(x-a)+a`,
-//! `(a+x)-a`); compares of a value with itself; compares of a zero-extended boolean with 0 or 1
+//! reassociation of constants (`(x+c1)+c2`, `(x*c1)*c2`, likewise `&`, `|`, `^`); cancellation
+//! (`(x+a)-a`, `(x-a)+a`, `(a+x)-a`); compares of a value with itself; compares of a zero-extended boolean with 0 or 1
 //! back to the boolean; selects whose arms are 0/1 (constants or widened booleans) to boolean
 //! operations on the condition (`select c, 1, 0` is `zext c`, `select c, 1, zext x` is
-//! `zext (c | x)`); `and`/`or` of an `i1` with true. All rewrites hold under wrapping
-//! arithmetic. Replaced instructions are left for `dce`. Cost: O(instructions) per sweep.
+//! `zext (c | x)`); `and`/`or` of an `i1` with true; constant flips moved out of shifts, `xor`s
+//! and sums or unions the known bits (`ir::bits`) prove carry-free (`(x ^ c) + t` is
+//! `(x + t) ^ c` when `t` has `c`'s bits zero and shares no bit with `x`), so the negated
+//! booleans of a packed bit field cost one `xor` for the field. All rewrites hold under wrapping
+//! arithmetic. Replaced instructions are left for `dce`, but for the flips' (their use counts
+//! steer the rules). Cost: O(instructions) per sweep; known bits look a bounded depth.
 
 use crate::analysis::{FuncAnalyses, Preserved};
+use crate::ir::bits::width_mask;
 use crate::ir::fold::{fold, Const};
 use crate::ir::{mk, Block, CmpCond, Function, Inst, InstData, ModuleCx, Opcode, Type, Value};
+
+/// Sweeps before giving up on a fixed point (a guard against rules that undo each other).
+const MAX_SWEEPS: usize = 64;
 
 pub fn run(f: &mut Function, _cx: &ModuleCx, _am: &mut FuncAnalyses) -> Preserved {
     let mut changed = false;
     // One buffer for every block's instructions: the walk edits the layout.
     let mut insts: Vec<Inst> = Vec::new();
-    for _ in 0..4 {
+    for _ in 0..MAX_SWEEPS {
         let mut round = false;
         let blocks: Vec<Block> = f.layout().blocks().collect();
         for b in blocks {
@@ -190,15 +198,17 @@ fn simplify(f: &mut Function, i: Inst) -> bool {
                     _ => {}
                 }
             }
-            // Reassociate constants: (x op c1) op c2 -> x op (c1 op c2) for add and mul.
-            if let (Some(c2), Add | Mul) = (cb, op) {
+            // Reassociate constants: (x op c1) op c2 -> x op (c1 op c2).
+            if let (Some(c2), Add | Mul | And | Or | Xor) = (cb, op) {
                 if let Some((_, ad, aargs)) = def_of(f, a) {
                     if ad.op == op && ad.ty == ty {
                         if let Some(c1) = int_const(f, aargs[1]) {
-                            let c = if op == Add {
-                                c1.wrapping_add(c2)
-                            } else {
-                                c1.wrapping_mul(c2)
+                            let c = match op {
+                                Add => c1.wrapping_add(c2),
+                                Mul => c1.wrapping_mul(c2),
+                                And => c1 & c2,
+                                Or => c1 | c2,
+                                _ => c1 ^ c2,
                             };
                             let k = make_int(f, i, ty, c);
                             f.set_args(i, &[aargs[0], k]);
@@ -218,6 +228,20 @@ fn simplify(f: &mut Function, i: Inst) -> bool {
                             return replace(f, i, aargs[1]);
                         }
                     }
+                }
+            }
+            if matches!(op, Add | Or | Xor) && cb.is_none() && hoist_xor(f, i, op, ty, a, b, 4) {
+                return true;
+            }
+            if let (Shl, Some(k)) = (op, cb) {
+                if let Some(x) = XorConst::of(f, a, ty).filter(|_| (0..bits(ty)).contains(&k)) {
+                    let (x, c) = x.build(f, i);
+                    let n = f.insert_new_before(i, mk::binary(Shl, ty), &[x, b]);
+                    let n = f.res(n);
+                    let c = make_int(f, i, ty, c << k);
+                    f.replace_inst(i, mk::binary(Xor, ty), &[n, c]);
+                    drop_if_dead(f, a, 2);
+                    return true;
                 }
             }
             if op == Add {
@@ -366,6 +390,147 @@ fn simplify(f: &mut Function, i: Inst) -> bool {
             false
         }
         _ => false,
+    }
+}
+
+fn bits(ty: Type) -> i64 {
+    match ty {
+        Type::I1 => 1,
+        Type::I32 => 32,
+        _ => 64,
+    }
+}
+
+/// A value with no other use that flips constant bits of another: `x ^ c`, or a widened
+/// boolean `zext (b ^ 1)`, read as `zext b ^ 1`.
+enum XorConst {
+    Of(Value, i64),
+    WidenedNot(Value),
+}
+
+impl XorConst {
+    fn of(f: &Function, s: Value, ty: Type) -> Option<XorConst> {
+        if f.num_uses(s) != 1 || f.ty(s) != ty {
+            return None;
+        }
+        let (_, d, args) = def_of(f, s)?;
+        match d.op {
+            Opcode::Xor => [(args[0], args[1]), (args[1], args[0])]
+                .into_iter()
+                .find_map(|(x, c)| Some(XorConst::Of(x, int_const(f, c)?))),
+            Opcode::Zext if f.ty(args[0]) == Type::I1 && f.num_uses(args[0]) == 1 => {
+                let (_, xd, xargs) = def_of(f, args[0])?;
+                let one = |v| int_const(f, v).is_some_and(|k| k & 1 == 1);
+                let zero_one = |v| f.ty(v) == ty && f.known_zero(v) == width_mask(ty) & !1;
+                match xd.op {
+                    Opcode::Xor if one(xargs[1]) => Some(XorConst::WidenedNot(xargs[0])),
+                    Opcode::Xor if one(xargs[0]) => Some(XorConst::WidenedNot(xargs[1])),
+                    // `b == 0` (or `b != 1`) of a 0/1 integer `b` is `b ^ 1`.
+                    Opcode::Icmp if zero_one(xargs[0]) => {
+                        let k = int_const(f, xargs[1])?;
+                        matches!((xd.cond(), k), (CmpCond::Eq, 0) | (CmpCond::Ne, 1))
+                            .then_some(XorConst::Of(xargs[0], 1))
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// The bits of the unflipped value known to be zero.
+    fn known_zero(&self, f: &Function, ty: Type) -> u64 {
+        match *self {
+            XorConst::Of(x, _) => f.known_zero(x),
+            XorConst::WidenedNot(_) => width_mask(ty) & !1,
+        }
+    }
+
+    fn flipped(&self) -> u64 {
+        match *self {
+            XorConst::Of(_, c) => c as u64,
+            XorConst::WidenedNot(_) => 1,
+        }
+    }
+
+    /// The unflipped value (widening the boolean before `at`) and the flipped bits.
+    fn build(self, f: &mut Function, at: Inst) -> (Value, i64) {
+        match self {
+            XorConst::Of(x, c) => (x, c),
+            XorConst::WidenedNot(b) => {
+                let ty = f.ty(f.res(at));
+                let z = f.insert_new_before(at, mk::unary(Opcode::Zext, ty), &[b]);
+                (f.res(z), 1)
+            }
+        }
+    }
+}
+
+/// Moves a constant flip out of an operand: `(x ^ c) op t -> (x op t) ^ c` for `xor`; for
+/// `or` when `t` has every bit of `c` zero; for `add` when moreover `x` and `t` share no bit
+/// (the sums are then carry-free). Repeated flips of a chain of bit fields (`s << 1 | !b`)
+/// so gather into one `xor` at its end. Recurses into the new `x op t`, `depth` deep.
+fn hoist_xor(
+    f: &mut Function,
+    i: Inst,
+    op: Opcode,
+    ty: Type,
+    a: Value,
+    b: Value,
+    depth: u32,
+) -> bool {
+    let m = width_mask(ty);
+    for (s, t) in [(a, b), (b, a)] {
+        if int_const(f, t).is_some() {
+            continue;
+        }
+        let Some(x) = XorConst::of(f, s, ty) else {
+            continue;
+        };
+        let c = x.flipped() & m;
+        let tz = f.known_zero(t);
+        let ok = match op {
+            Opcode::Xor => true,
+            Opcode::Or => tz & c == c,
+            _ => tz & c == c && (x.known_zero(f, ty) | tz) == m,
+        };
+        if !ok {
+            continue;
+        }
+        let (x, c) = x.build(f, i);
+        let n = f.insert_new_before(i, mk::binary(op, ty), &[x, t]);
+        let (mut v, mut c) = (f.res(n), c);
+        if depth > 0 && hoist_xor(f, n, op, ty, x, t, depth - 1) {
+            // `n` is now `v' ^ c'`: fold the two flips.
+            let inner = Ops::of(f, n);
+            if let Some(c2) = int_const(f, inner[1]) {
+                v = inner[0];
+                c ^= c2;
+            }
+        }
+        let k = make_int(f, i, ty, c);
+        f.replace_inst(i, mk::binary(Opcode::Xor, ty), &[v, k]);
+        // The flips' old rows: gone now, so use counts stay exact for the rules that follow.
+        drop_if_dead(f, f.res(n), 1);
+        drop_if_dead(f, s, 2);
+        return true;
+    }
+    false
+}
+
+/// Removes the pure instruction defining `v` when nothing uses it, then its operands' in turn,
+/// `depth` deep.
+fn drop_if_dead(f: &mut Function, v: Value, depth: u32) {
+    let Some(i) = f.def_inst(v) else { return };
+    if f.has_uses(v) || !f.data(i).op.is_pure() || f.layout().inst_block(i).is_none() {
+        return;
+    }
+    let args = Ops::of(f, i);
+    f.remove_inst(i);
+    if depth > 0 {
+        for &a in args.iter() {
+            drop_if_dead(f, a, depth - 1);
+        }
     }
 }
 

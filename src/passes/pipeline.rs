@@ -113,6 +113,7 @@ pub const O2: &[Step] = &[
     pass!(instcombine),       // fold what forwarding made constant (fully unrolled recurrences)
     pass!(dce),               // dead users would keep the nodes boolmin replaces alive
     pass!(boolmin), // after instcombine turned 0/1 selects into logic, gvn merged compares
+    pass!(instcombine), // negations boolmin left in bit fields gather into one flip
     CFG_CLEANUP,    // drop loops that full unrolling left unreachable; empty preheaders
     module_pass!(constlocal), // local tables now filled with constants become globals
     module_pass!(memo), // last: callers have used the purity its cache must not disturb
