@@ -1001,6 +1001,18 @@ impl<'a> Isel<'a> {
             Offset if self.offset_folds(i) => {
                 self.folded_offsets.insert(res.unwrap());
             }
+            Offset if matches!(self.remat[args[0].index()], Some(Remat::Object(_))) => {
+                // An address inside a stack object: one `addi` from sp, which the allocator
+                // recomputes instead of spilling.
+                let Some(Remat::Object(obj)) = self.remat[args[0].index()] else {
+                    unreachable!()
+                };
+                let at = self.mf.insts.len();
+                self.push(
+                    MInst::i(MOp::Addi, rd, Reg::SP, d.imm).with_frame(FrameRef::Object, obj),
+                );
+                self.mf.remat[rd.vindex()] = Some(self.mf.insts[at]);
+            }
             Offset => {
                 let base = self.reg(args[0]);
                 let c = d.imm;

@@ -846,3 +846,36 @@ bb0:
     assert_eq!(asm.matches("\tsd\tzero, ").count(), 1, "{asm}");
     assert_eq!(asm.matches("\tsw\tzero, ").count(), 1, "{asm}");
 }
+
+#[test]
+fn an_address_inside_a_stack_object_is_recomputed_not_spilled() {
+    // `&a[10]` is one `addi` from sp: the allocator may recompute it instead of storing and
+    // reloading it (its definition is recorded as the rematerialization).
+    let text = "declare @putarray(i32, ptr) -> void
+
+func @main() -> i32 {
+bb0:
+    v0 = alloca 64, align 4
+    v1 = offset v0, 40
+    v2 = iconst.i32 6
+    call.void @putarray(v2, v1)
+    ret v2
+}
+";
+    let m = crate::ir::parse::module(text).unwrap_or_else(|e| panic!("{}: {}", e.line, e.message));
+    let f = m
+        .funcs
+        .iter()
+        .map(|(_, f)| f)
+        .find(|f| f.name == "main")
+        .unwrap();
+    let mf = isel::select(f, &m.cx, isa::Isa::default());
+    let recomputed = mf.insts.iter().any(|mi| {
+        mi.op == MOp::Addi
+            && mi.rs1 == minst::Reg::SP
+            && mi.fref == minst::FrameRef::Object
+            && mi.imm == 40
+            && mf.remat[mi.rd.vindex()] == Some(*mi)
+    });
+    assert!(recomputed, "{:?}", mf.insts);
+}
