@@ -8,7 +8,7 @@
 //! (`(x+a)-a`, `(x-a)+a`, `(a+x)-a`); compares of a value with itself; compares of a zero-extended boolean with 0 or 1
 //! back to the boolean; selects whose arms are 0/1 (constants or widened booleans) to boolean
 //! operations on the condition (`select c, 1, 0` is `zext c`, `select c, 1, zext x` is
-//! `zext (c | x)`); `and`/`or` of an `i1` with true; constant flips moved out of shifts, `xor`s
+//! `zext (c | x)`), and `c ? 1.0 : 0.0` is `sitofp (zext c)`; `and`/`or` of an `i1` with true; constant flips moved out of shifts, `xor`s
 //! and sums or unions the known bits (`ir::bits`) prove carry-free (`(x ^ c) + t` is
 //! `(x + t) ^ c` when `t` has `c`'s bits zero and shares no bit with `x`), so the negated
 //! booleans of a packed bit field cost one `xor` for the field. All rewrites hold under wrapping
@@ -356,6 +356,20 @@ fn simplify(f: &mut Function, i: Inst) -> bool {
                         return true;
                     }
                 }
+            }
+            // `c ? 1.0 : 0.0` is the boolean converted: two instructions, no branch or mask.
+            if ty == Type::F32 {
+                let (one, zero) = (1.0f32.to_bits(), 0.0f32.to_bits());
+                let bits = |v| f.as_fconst(v).map(f32::to_bits);
+                let b = match (bits(x), bits(y)) {
+                    (Some(p), Some(q)) if (p, q) == (one, zero) => c,
+                    (Some(p), Some(q)) if (p, q) == (zero, one) => negate(f, i, c),
+                    _ => return false,
+                };
+                let z = f.insert_new_before(i, mk::unary(Zext, Type::I32), &[b]);
+                let z = f.res(z);
+                f.replace_inst(i, mk::unary(Sitofp, Type::F32), &[z]);
+                return true;
             }
             ty.is_int() && boolean_select(f, i, ty, c, x, y)
         }
