@@ -19,8 +19,13 @@
 //! counter that only grows (by any mix of positive steps) keeps its start as lower bound, and
 //! its test gives the upper one.
 //!
-//! Needs: CFG and dominator tree. Cost: O(sweeps * (instructions + edges) * dominator depth
-//! walked per operand, at most `WALK`).
+//! A sweep recomputes only the values some of whose inputs changed since they were last
+//! computed (the others would come out the same): every value's readers, the values whose
+//! transfer reads its range (as an operand, or as the bound of a compare refining an operand on
+//! the dominator walk), are listed once, and a change marks them for recomputation.
+//!
+//! Needs: CFG and dominator tree. Cost: O((instructions + edges) * dominator depth walked per
+//! operand, at most `WALK`) to list the readers, plus that per recomputed value per sweep.
 
 use super::{Cfg, DomTree};
 use crate::ir::{Block, CmpCond, Function, IdVec, Inst, ModuleCx, Opcode, Type, Value};
@@ -141,19 +146,48 @@ impl Ranges {
         for &p in f.params() {
             r.range[p] = Interval::full(f.ty(p));
         }
+        let mut sites = Sites::new(f, cfg, &r);
         let mut changes: IdVec<Value, u32> = IdVec::filled(f.num_values(), 0);
         let mut sweeps = 0;
         loop {
             // Past MAX_SWEEPS every change widens at once: at most two more per parameter.
             sweeps += 1;
-            if !r.sweep(f, cx, cfg, Some((&mut changes, sweeps >= MAX_SWEEPS))) {
+            let widen = Some((&mut changes, sweeps >= MAX_SWEEPS));
+            if !r.sweep(f, cx, cfg, &mut sites, widen) {
                 break;
             }
         }
+        // Narrowing computes every value afresh, from the widened state.
+        sites.dirty.fill(true);
         for _ in 0..2 {
-            r.sweep(f, cx, cfg, None);
+            r.sweep(f, cx, cfg, &mut sites, None);
         }
         r
+    }
+
+    /// Adds to `out` the values whose ranges `raw_at(f, v, b)` reads.
+    fn inputs_at(&self, f: &Function, v: Value, b: Block, out: &mut Vec<Value>) {
+        if !f.ty(v).is_int() {
+            return;
+        }
+        out.push(v);
+        let def = f.def_block(v);
+        if def == Some(b) {
+            return;
+        }
+        let mut blk = b;
+        for _ in 0..WALK {
+            if Some(blk) == def {
+                break;
+            }
+            if let Some((c, t)) = self.edge_fact[blk] {
+                refine_inputs(f, c, t, v, 2, out);
+            }
+            match self.idom.get(blk).copied().flatten() {
+                Some(d) => blk = d,
+                None => break,
+            }
+        }
     }
 
     /// The range of `v` anywhere it is defined. Values without one (floats, pointers) get
@@ -289,25 +323,28 @@ impl Ranges {
         self.refine(f, f.arg(term, 0), k == 0, v, r, 2)
     }
 
-    /// One sweep over the blocks in reverse post-order; returns whether a range changed.
-    /// With `widen`, block parameters count their changes and widen; without, every range is
-    /// recomputed from the current state (narrowing).
+    /// One sweep over the blocks in reverse post-order, recomputing the values `sites` marks;
+    /// returns whether a range changed. With `widen`, block parameters count their changes and
+    /// widen; without, every recomputed range is computed from the current state (narrowing).
     fn sweep(
         &mut self,
         f: &Function,
         cx: &ModuleCx,
         cfg: &Cfg,
+        sites: &mut Sites,
         mut widen: Option<(&mut IdVec<Value, u32>, bool)>,
     ) -> bool {
         let mut changed = false;
-        let entry = f.entry();
-        for &b in &cfg.rpo {
-            if b != entry {
-                let params = &f.blocks.params[b];
-                for (n, &p) in params.iter().enumerate() {
-                    if !f.ty(p).is_int() {
-                        continue;
-                    }
+        for s in 0..sites.site.len() {
+            if !std::mem::replace(&mut sites.dirty[s], false) {
+                continue;
+            }
+            let (v, new) = match sites.site[s] {
+                Site::Param {
+                    block: b,
+                    n,
+                    value: p,
+                } => {
                     let mut new = Interval::EMPTY;
                     for &pred in &cfg.preds[b] {
                         if !cfg.is_reachable(pred) {
@@ -318,7 +355,7 @@ impl Ranges {
                         };
                         for (k, call) in f.branch_targets(t).iter().enumerate() {
                             if call.block == b {
-                                let a = call.args[n];
+                                let a = call.args[n as usize];
                                 new = new.union(self.edge_arg(f, pred, t, k, a));
                             }
                         }
@@ -343,25 +380,24 @@ impl Ranges {
                             }
                         }
                     }
-                    if new != old {
-                        self.range[p] = new;
-                        changed = true;
+                    (p, new)
+                }
+                Site::Inst {
+                    block: b,
+                    inst: i,
+                    value: v,
+                } => {
+                    let mut new = self.transfer(f, cx, i, b);
+                    if widen.is_some() {
+                        new = new.union(self.range[v]);
                     }
+                    (v, new)
                 }
-            }
-            for i in f.layout().block_insts(b) {
-                let Some(v) = f.result(i) else { continue };
-                if !f.ty(v).is_int() {
-                    continue;
-                }
-                let mut new = self.transfer(f, cx, i, b);
-                if widen.is_some() {
-                    new = new.union(self.range[v]);
-                }
-                if new != self.range[v] {
-                    self.range[v] = new;
-                    changed = true;
-                }
+            };
+            if new != self.range[v] {
+                self.range[v] = new;
+                changed = true;
+                sites.mark_readers(v);
             }
         }
         changed
@@ -431,6 +467,159 @@ impl Ranges {
             }
             _ => full,
         }
+    }
+}
+
+/// A value the solver computes: a block parameter (the `n`th of `block`, the union over the
+/// incoming edges) or an instruction's result.
+#[derive(Clone, Copy)]
+enum Site {
+    Param {
+        block: Block,
+        n: u32,
+        value: Value,
+    },
+    Inst {
+        block: Block,
+        inst: Inst,
+        value: Value,
+    },
+}
+
+/// The solver's schedule: the integer values (but the entry block's parameters) in sweep order,
+/// the readers of each value, and which values need recomputing.
+struct Sites {
+    site: Vec<Site>,
+    /// Per value `v`: the sites reading its range, `readers[reader_start[v]..reader_start[v + 1]]`.
+    reader_start: Vec<u32>,
+    readers: Vec<u32>,
+    /// Per site: an input changed since it was last computed (or it never was).
+    dirty: Vec<bool>,
+}
+
+impl Sites {
+    fn new(f: &Function, cfg: &Cfg, r: &Ranges) -> Sites {
+        let entry = f.entry();
+        let mut site = Vec::new();
+        // (input, reading site), in site order.
+        let mut reads: Vec<(Value, u32)> = Vec::new();
+        let mut inputs = Vec::new();
+        for &b in &cfg.rpo {
+            if b != entry {
+                for (n, &p) in f.blocks.params[b].iter().enumerate() {
+                    if !f.ty(p).is_int() {
+                        continue;
+                    }
+                    inputs.clear();
+                    for &pred in &cfg.preds[b] {
+                        if !cfg.is_reachable(pred) {
+                            continue;
+                        }
+                        let Some(t) = f.terminator(pred) else {
+                            continue;
+                        };
+                        let targets = f.branch_targets(t);
+                        for (k, call) in targets.iter().enumerate() {
+                            if call.block != b {
+                                continue;
+                            }
+                            let a = call.args[n];
+                            r.inputs_at(f, a, pred, &mut inputs);
+                            if f.op(t) == Opcode::Brif && targets[0].block != targets[1].block {
+                                refine_inputs(f, f.arg(t, 0), k == 0, a, 2, &mut inputs);
+                            }
+                        }
+                    }
+                    let s = site.len() as u32;
+                    site.push(Site::Param {
+                        block: b,
+                        n: n as u32,
+                        value: p,
+                    });
+                    inputs.sort_unstable();
+                    inputs.dedup();
+                    reads.extend(inputs.iter().map(|&v| (v, s)));
+                }
+            }
+            for i in f.layout().block_insts(b) {
+                let Some(v) = f.result(i) else { continue };
+                if !f.ty(v).is_int() {
+                    continue;
+                }
+                inputs.clear();
+                for &a in f.args(i) {
+                    r.inputs_at(f, a, b, &mut inputs);
+                }
+                let s = site.len() as u32;
+                site.push(Site::Inst {
+                    block: b,
+                    inst: i,
+                    value: v,
+                });
+                inputs.sort_unstable();
+                inputs.dedup();
+                reads.extend(inputs.iter().map(|&v| (v, s)));
+            }
+        }
+        let nv = f.num_values();
+        let mut reader_start = vec![0u32; nv + 1];
+        for &(v, _) in &reads {
+            reader_start[v.index() + 1] += 1;
+        }
+        for v in 0..nv {
+            reader_start[v + 1] += reader_start[v];
+        }
+        let mut fill = reader_start.clone();
+        let mut readers = vec![0u32; reads.len()];
+        for &(v, s) in &reads {
+            readers[fill[v.index()] as usize] = s;
+            fill[v.index()] += 1;
+        }
+        let dirty = vec![true; site.len()];
+        Sites {
+            site,
+            reader_start,
+            readers,
+            dirty,
+        }
+    }
+
+    /// The range of `v` changed: its readers need recomputing.
+    fn mark_readers(&mut self, v: Value) {
+        let (lo, hi) = (
+            self.reader_start[v.index()],
+            self.reader_start[v.index() + 1],
+        );
+        for &s in &self.readers[lo as usize..hi as usize] {
+            self.dirty[s as usize] = true;
+        }
+    }
+}
+
+/// Adds to `out` the values whose ranges `Ranges::refine(f, c, t, v, _, depth)` reads.
+fn refine_inputs(f: &Function, c: Value, t: bool, v: Value, depth: u32, out: &mut Vec<Value>) {
+    if c == v {
+        return;
+    }
+    let Some(i) = f.def_inst(c) else { return };
+    match f.op(i) {
+        Opcode::Icmp => {
+            let (a, b) = (f.arg(i, 0), f.arg(i, 1));
+            if a == v && b != v {
+                out.push(b);
+            } else if b == v && a != v {
+                out.push(a);
+            }
+        }
+        Opcode::And if t && depth > 0 => {
+            refine_inputs(f, f.arg(i, 0), true, v, depth - 1, out);
+            refine_inputs(f, f.arg(i, 1), true, v, depth - 1, out);
+        }
+        Opcode::Or if !t && depth > 0 => {
+            refine_inputs(f, f.arg(i, 0), false, v, depth - 1, out);
+            refine_inputs(f, f.arg(i, 1), false, v, depth - 1, out);
+        }
+        _ => {}
     }
 }
 
