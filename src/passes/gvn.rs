@@ -1,9 +1,12 @@
 //! Global value numbering over the dominator tree.
 //!
-//! Walks the dominator tree in pre-order with a scoped table from an instruction's "expression"
+//! Walks the dominator tree in pre-order with a table from an instruction's "expression"
 //! (opcode, type, aux, imm, operands — sorted for commutative operations) to the value that first
-//! computed it. An instruction whose expression is already available in a dominating block is
-//! replaced by that value. Pure instructions and calls to pure functions take part; loads do not
+//! computed it and its block. An instruction whose expression is already available in a
+//! dominating block is replaced by that value. The table is not scoped: an entry whose block does
+//! not dominate the instruction looking it up was left by another subtree and is overwritten.
+//! (In pre-order, an entry made in a block stays until the walk leaves the block's subtree, since
+//! every lookup there finds it dominating, so the table answers as a scoped one would.) Pure instructions and calls to pure functions take part; loads do not
 //! (see `memopt`), except loads from constant globals. Block parameters whose incoming arguments are all the same value (or the
 //! parameter itself) are replaced by that value first. Needs: dominator tree.
 //! Cost: O(instructions) expected.
@@ -240,26 +243,9 @@ pub fn run(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved 
         changed = true;
     }
     let (cfg, dt) = am.cfg_domtree(f);
-    let mut table: FxHashMap<Key, Value> = FxHashMap::default();
-    // (block, next child index, undo log length at entry)
-    let mut undo: Vec<Key> = Vec::new();
-    let entry = f.entry();
-    let mut stack: Vec<(Block, usize, usize)> = vec![(entry, 0, 0)];
-    visit(f, cx, entry, &mut table, &mut undo, &mut changed);
-    stack[0].2 = 0;
-    while let Some(top) = stack.last_mut() {
-        let (b, k, _) = *top;
-        if let Some(&c) = dt.children[b].get(k) {
-            top.1 += 1;
-            let mark = undo.len();
-            visit(f, cx, c, &mut table, &mut undo, &mut changed);
-            stack.push((c, 0, mark));
-        } else {
-            let (_, _, mark) = stack.pop().unwrap();
-            for key in undo.drain(mark..) {
-                table.remove(&key);
-            }
-        }
+    let mut table: FxHashMap<Key, (Value, Block)> = FxHashMap::default();
+    for &b in &dt.preorder {
+        visit(f, cx, dt, b, &mut table, &mut changed);
     }
     // After numbering: equal incoming expressions now share their operands.
     changed |= rebuild_equal_incoming(f, cfg, dt);
@@ -269,9 +255,9 @@ pub fn run(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved 
 fn visit(
     f: &mut Function,
     cx: &ModuleCx,
+    dt: &DomTree,
     b: Block,
-    table: &mut FxHashMap<Key, Value>,
-    undo: &mut Vec<Key>,
+    table: &mut FxHashMap<Key, (Value, Block)>,
     changed: &mut bool,
 ) {
     let mut next = f.layout().first_inst(b);
@@ -281,15 +267,18 @@ fn visit(
         let r = f.res(i);
         // One lookup: the key is hashed once whether it is found or added.
         match table.entry(k) {
-            Entry::Occupied(e) => {
-                let v = *e.get();
-                f.replace_all_uses(r, v);
-                f.remove_inst(i);
-                *changed = true;
+            Entry::Occupied(mut e) => {
+                let (v, vb) = *e.get();
+                if vb == b || dt.dominates(vb, b) {
+                    f.replace_all_uses(r, v);
+                    f.remove_inst(i);
+                    *changed = true;
+                } else {
+                    e.insert((r, b));
+                }
             }
             Entry::Vacant(e) => {
-                undo.push(e.key().clone());
-                e.insert(r);
+                e.insert((r, b));
             }
         }
     }
