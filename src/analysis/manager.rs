@@ -61,6 +61,14 @@ impl Preserved {
         }
     }
 
+    /// `all()` when nothing changed, otherwise whatever is still cached: for a pass that drops
+    /// the analyses (`FuncAnalyses::invalidate`) right after each edit of the block graph, so
+    /// that what it asks for afterwards describes the function it leaves (its later edits touch
+    /// instructions only). The loop-simplified flag stays as such a pass left it.
+    pub const fn cached_kept(changed: bool) -> Preserved {
+        Self::cfg_kept(changed)
+    }
+
     /// `all()` when nothing changed, `none()` otherwise: for passes that do not say more.
     pub const fn unless(changed: bool) -> Preserved {
         if changed {

@@ -75,7 +75,7 @@ pub fn run(f: &mut Function, _cx: &crate::ir::ModuleCx, am: &mut FuncAnalyses) -
         am.invalidate(Preserved::none());
         changed = true;
     }
-    Preserved::unless(changed)
+    Preserved::cached_kept(changed)
 }
 
 /// The trip count of loop `l` when it qualifies for complete peeling.

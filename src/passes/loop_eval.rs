@@ -55,7 +55,7 @@ pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved
     }
     am.invalidate(Preserved::none());
     remove_unreachable(f, am);
-    Preserved::none()
+    Preserved::cached_kept(true)
 }
 
 /// The outcome of running one loop.

@@ -90,7 +90,7 @@ pub fn run(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved 
         }
         changed = true;
     }
-    Preserved::unless(changed)
+    Preserved::cached_kept(changed)
 }
 
 /// A value of the body as `c + sum(coef * sym) + j * step` in exact (unbounded) arithmetic,

@@ -57,7 +57,7 @@ pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved
         am.invalidate(Preserved::none());
         changed = true;
     }
-    Preserved::unless(changed)
+    Preserved::cached_kept(changed)
 }
 
 /// Two values that are the same number: one value or equal integer constants.

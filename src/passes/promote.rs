@@ -182,5 +182,5 @@ pub fn run(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved 
         promoted += 1;
         changed = true;
     }
-    Preserved::unless(changed)
+    Preserved::cached_kept(changed)
 }

@@ -68,7 +68,7 @@ pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved
     }
     am.invalidate(Preserved::none());
     crate::rewrite::ssa::promote_slots(f, am, &slots);
-    Preserved::none()
+    Preserved::cached_kept(true)
 }
 
 /// Replaces each latch's `jump h(..)` by a copy of `h` and routes `h`'s values used outside it

@@ -35,7 +35,7 @@ pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved
             round = true;
         }
         if !round {
-            return Preserved::unless(changed);
+            return Preserved::cached_kept(changed);
         }
         changed = true;
     }
