@@ -27,6 +27,7 @@
 
 use crate::ir::{mk, Block, Function, Inst, Type, Value};
 use rustc_hash::FxHashMap;
+use std::cell::Cell;
 
 /// An incoming CFG edge: target `which` (0 or 1) of the terminator `inst` in block `from`.
 #[derive(Clone, Copy, Debug)]
@@ -85,16 +86,69 @@ pub struct SsaBuilder {
     /// Zero constants in the entry block, per type, for undefined values.
     zeros: FxHashMap<Type, Value>,
     entry: Option<Block>,
+    /// The working tables of `finish`.
+    buf: FinishBuffers,
 }
+
+/// The working tables of `SsaBuilder::finish`, kept for the next function (see `SPARE`).
+#[derive(Default)]
+struct FinishBuffers {
+    forward: Vec<Option<Value>>,
+    user_start: Vec<u32>,
+    user_list: Vec<u32>,
+    fill: Vec<u32>,
+    work: Vec<usize>,
+    us: Vec<u32>,
+    blocks: Vec<Block>,
+    live: Vec<usize>,
+    args: Vec<Value>,
+}
+
+/// `v` emptied, then `n` copies of `x`.
+fn reset<T: Clone>(v: &mut Vec<T>, n: usize, x: T) {
+    v.clear();
+    v.resize(n, x);
+}
+
+thread_local! {
+    /// The tables of this thread's last builder, emptied, for the next one to reuse: lowering
+    /// builds one function after another, mostly of similar sizes.
+    static SPARE: Cell<Option<SsaBuilder>> = const { Cell::new(None) };
+}
+
+/// Definitions above which an emptied table is dropped rather than kept for the next builder
+/// (emptying a hash table costs its capacity, not its contents).
+const KEEP_DEFS: usize = 1 << 16;
 
 impl SsaBuilder {
     pub fn new(entry: Block) -> SsaBuilder {
-        let mut s = SsaBuilder {
-            entry: Some(entry),
-            ..Default::default()
-        };
+        let mut s = SPARE.take().unwrap_or_default();
+        s.entry = Some(entry);
         *slot(&mut s.sealed, entry.index(), false) = true;
         s
+    }
+
+    /// Empties every table, keeping its memory, and leaves the builder to this thread's next
+    /// `new`.
+    fn recycle(mut self) {
+        if self.defs.capacity() > KEEP_DEFS {
+            self.defs = FxHashMap::default();
+        } else {
+            self.defs.clear();
+        }
+        self.newest.clear();
+        self.var_ty.clear();
+        self.preds.clear();
+        self.sealed.clear();
+        self.incomplete.clear();
+        self.phis.clear();
+        self.ops.clear();
+        self.chain.clear();
+        self.phi_of.clear();
+        self.pending.clear();
+        self.zeros.clear();
+        self.entry = None;
+        SPARE.set(Some(self));
     }
 
     pub fn declare(&mut self, var: u32, ty: Type) {
@@ -266,9 +320,21 @@ impl SsaBuilder {
     /// Every block must be sealed.
     pub fn finish(mut self, f: &mut Function) {
         self.fill_pending(f);
+        let mut buf = std::mem::take(&mut self.buf);
+        let FinishBuffers {
+            forward,
+            user_start,
+            user_list,
+            fill,
+            work,
+            us,
+            blocks,
+            live,
+            args,
+        } = &mut buf;
         let n = self.phis.len();
         // Per value (by index): the value a removed phi was replaced by.
-        let mut forward: Vec<Option<Value>> = vec![None; f.num_values()];
+        reset(forward, f.num_values(), None);
         let resolve = |forward: &[Option<Value>], mut v: Value| {
             while let Some(&Some(w)) = forward.get(v.index()) {
                 v = w;
@@ -279,7 +345,7 @@ impl SsaBuilder {
         // 1]]` in phi order; per phi `k` then `merged[k]`: the users of the phis replaced by
         // it (only a phi's users are read again, when it is removed in turn).
         let nv = f.num_values();
-        let mut user_start = vec![0u32; nv + 1];
+        reset(user_start, nv + 1, 0);
         for k in 0..n {
             for &op in self.ops(k) {
                 user_start[op.index() + 1] += 1;
@@ -288,18 +354,17 @@ impl SsaBuilder {
         for v in 0..nv {
             user_start[v + 1] += user_start[v];
         }
-        let mut user_list = vec![0u32; user_start[nv] as usize];
-        let mut fill = user_start.clone();
+        reset(user_list, user_start[nv] as usize, 0);
+        fill.clone_from(user_start);
         for k in 0..n {
             for &op in self.ops(k) {
                 user_list[fill[op.index()] as usize] = k as u32;
                 fill[op.index()] += 1;
             }
         }
-        drop(fill);
         let mut merged: Vec<Vec<u32>> = vec![Vec::new(); n];
-        let mut us: Vec<u32> = Vec::new();
-        let mut work: Vec<usize> = (0..n).rev().collect();
+        work.clear();
+        work.extend((0..n).rev());
         while let Some(k) = work.pop() {
             if self.phis[k].removed {
                 continue;
@@ -308,7 +373,7 @@ impl SsaBuilder {
             let mut same: Option<Value> = None;
             let mut trivial = true;
             for &op in self.ops(k) {
-                let op = resolve(&forward, op);
+                let op = resolve(forward, op);
                 if op == me || Some(op) == same {
                     continue;
                 }
@@ -329,7 +394,7 @@ impl SsaBuilder {
                 }
             };
             self.phis[k].removed = true;
-            *slot(&mut forward, me.index(), None) = Some(v);
+            *slot(forward, me.index(), None) = Some(v);
             f.replace_all_uses(me, v);
             // A removed phi is never an operand again (it resolves to `v`), so its users are
             // read once, here.
@@ -339,15 +404,16 @@ impl SsaBuilder {
             us.append(&mut merged[k]);
             work.extend(us.iter().map(|&u| u as usize).filter(|&u| u != k));
             if let Some(kv) = self.phi_of(v) {
-                merged[kv].extend_from_slice(&us);
+                merged[kv].extend_from_slice(us);
             }
         }
-        drop((user_start, user_list, merged, us));
+        drop(merged);
         // Phase 3a: drop removed phis from the parameter lists (highest index first).
-        let mut blocks: Vec<Block> = self.phis.iter().map(|p| p.block).collect();
+        blocks.clear();
+        blocks.extend(self.phis.iter().map(|p| p.block));
         blocks.sort_unstable();
         blocks.dedup();
-        for &b in &blocks {
+        for &b in blocks.iter() {
             for pos in (0..f.blocks.params[b].len()).rev() {
                 let p = f.blocks.params[b][pos];
                 if let Some(k) = self.phi_of(p) {
@@ -358,22 +424,22 @@ impl SsaBuilder {
             }
         }
         // Phase 3b: live phi operands become branch arguments, in parameter order.
-        for &b in &blocks {
-            let live: Vec<usize> = f.blocks.params[b]
-                .iter()
-                .filter_map(|&p| self.phi_of(p))
-                .collect();
+        for &b in blocks.iter() {
+            live.clear();
+            live.extend(f.blocks.params[b].iter().filter_map(|&p| self.phi_of(p)));
             if live.is_empty() {
                 continue;
             }
-            let edges = self.preds(b).to_vec();
-            for (e_idx, e) in edges.iter().enumerate() {
-                let mut args = f.branch_args(e.inst, e.which as usize).to_vec();
-                for &k in &live {
-                    args.push(resolve(&forward, self.ops(k)[e_idx]));
+            for (e_idx, e) in self.preds(b).iter().enumerate() {
+                args.clear();
+                args.extend_from_slice(f.branch_args(e.inst, e.which as usize));
+                for &k in live.iter() {
+                    args.push(resolve(forward, self.ops(k)[e_idx]));
                 }
-                f.set_branch_target(e.inst, e.which as usize, b, &args);
+                f.set_branch_target(e.inst, e.which as usize, b, args);
             }
         }
+        self.buf = buf;
+        self.recycle();
     }
 }
