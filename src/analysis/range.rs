@@ -24,8 +24,13 @@
 //! transfer reads its range (as an operand, or as the bound of a compare refining an operand on
 //! the dominator walk), are listed once, and a change marks them for recomputation.
 //!
-//! Needs: CFG and dominator tree. Cost: O((instructions + edges) * dominator depth walked per
-//! operand, at most `WALK`) to list the readers, plus that per recomputed value per sweep.
+//! The branch facts a walk up the dominator tree meets are listed once per block (those of its
+//! first `WALK` blocks, with their distances); a query reads the list up to the value's
+//! definition.
+//!
+//! Needs: CFG and dominator tree. Cost: O(blocks * `WALK`) for the lists, O((instructions +
+//! edges) * facts read per operand, at most `WALK`) to list the readers, plus that per
+//! recomputed value per sweep.
 
 use super::{Cfg, DomTree};
 use crate::ir::{Block, CmpCond, Function, IdVec, Inst, ModuleCx, Opcode, Type, Value};
@@ -94,10 +99,12 @@ impl Interval {
 /// Per-value intervals of one function and the branch facts that refine them per block.
 pub struct Ranges {
     range: IdVec<Value, Interval>,
-    /// The condition (and its value) known on entry to each block from its single
-    /// predecessor's `brif`.
-    edge_fact: IdVec<Block, Option<(Value, bool)>>,
-    idom: IdVec<Block, Option<Block>>,
+    /// Per block, the conditions (and their values) known on entry to the first `WALK` blocks
+    /// of its dominator-tree path up (itself first) from their single predecessors' `brif`s,
+    /// each with its number of steps up: `facts[fact_start[b]..fact_start[b + 1]]`.
+    fact_start: Vec<u32>,
+    facts: Vec<(u32, Value, bool)>,
+    dt: DomTree,
     /// Where widening stops first: the constants compares test against, and their
     /// neighbours, sorted.
     thresholds: Vec<i64>,
@@ -112,6 +119,23 @@ impl Ranges {
         for &b in &cfg.rpo {
             edge_fact[b] = branch_fact(f, cfg, b);
         }
+        let mut fact_start = Vec::with_capacity(n + 1);
+        let mut facts = Vec::new();
+        for b in 0..n {
+            fact_start.push(facts.len() as u32);
+            let mut blk = Block::new(b);
+            for step in 0..WALK {
+                if let Some((c, t)) = edge_fact[blk] {
+                    facts.push((step, c, t));
+                }
+                match dt.idom.get(blk).copied().flatten() {
+                    Some(d) => blk = d,
+                    None => break,
+                }
+            }
+        }
+        fact_start.push(facts.len() as u32);
+        drop(edge_fact);
         let mut thresholds = Vec::new();
         for &b in &cfg.rpo {
             for i in f.layout().block_insts(b) {
@@ -139,8 +163,9 @@ impl Ranges {
         thresholds.dedup();
         let mut r = Ranges {
             range: IdVec::filled(f.num_values(), Interval::EMPTY),
-            edge_fact,
-            idom: dt.idom.clone(),
+            fact_start,
+            facts,
+            dt: dt.clone(),
             thresholds,
         };
         for &p in f.params() {
@@ -175,18 +200,23 @@ impl Ranges {
         if def == Some(b) {
             return;
         }
-        let mut blk = b;
-        for _ in 0..WALK {
-            if Some(blk) == def {
-                break;
-            }
-            if let Some((c, t)) = self.edge_fact[blk] {
-                refine_inputs(f, c, t, v, 2, out);
-            }
-            match self.idom.get(blk).copied().flatten() {
-                Some(d) => blk = d,
-                None => break,
-            }
+        let limit = self.walk_limit(def, b);
+        for &(_, c, t) in self.facts_at(b).iter().take_while(|x| x.0 < limit) {
+            refine_inputs(f, c, t, v, 2, out);
+        }
+    }
+
+    /// The branch facts the dominator walk from `b` reads (see `facts`).
+    fn facts_at(&self, b: Block) -> &[(u32, Value, bool)] {
+        &self.facts[self.fact_start[b.index()] as usize..self.fact_start[b.index() + 1] as usize]
+    }
+
+    /// The steps the dominator walk from `b` takes for a value defined in `def` (not `b`): up
+    /// to `def` when it dominates `b`, at most `WALK`.
+    fn walk_limit(&self, def: Option<Block>, b: Block) -> u32 {
+        match def {
+            Some(d) if self.dt.dominates(d, b) => (self.dt.depth[b] - self.dt.depth[d]).min(WALK),
+            _ => WALK,
         }
     }
 
@@ -237,18 +267,9 @@ impl Ranges {
         if def == Some(b) {
             return r;
         }
-        let mut blk = b;
-        for _ in 0..WALK {
-            if Some(blk) == def {
-                break;
-            }
-            if let Some((c, t)) = self.edge_fact[blk] {
-                r = self.refine(f, c, t, v, r, 2);
-            }
-            match self.idom.get(blk).copied().flatten() {
-                Some(d) => blk = d,
-                None => break,
-            }
+        let limit = self.walk_limit(def, b);
+        for &(_, c, t) in self.facts_at(b).iter().take_while(|x| x.0 < limit) {
+            r = self.refine(f, c, t, v, r, 2);
         }
         r
     }
