@@ -35,7 +35,7 @@ struct Solver<'a> {
     /// Executable edges, per source block: its successors reached so far (at most two, as a
     /// block ends in one `jump` or `brif`), so an edge test is O(1) however many predecessors
     /// the target has.
-    exec_succs: IdVec<Block, Vec<Block>>,
+    exec_succs: IdVec<Block, [Option<Block>; 2]>,
     block_work: Vec<Block>,
     value_work: Vec<Value>,
     /// Scratch: the constant operands of the instruction being visited.
@@ -53,14 +53,18 @@ impl Solver<'_> {
     }
 
     fn is_exec_edge(&self, from: Block, to: Block) -> bool {
-        self.exec_succs[from].contains(&to)
+        self.exec_succs[from].contains(&Some(to))
     }
 
     fn mark_edge(&mut self, from: Block, to: Block) {
         if self.is_exec_edge(from, to) {
             return;
         }
-        self.exec_succs[from].push(to);
+        let slot = self.exec_succs[from]
+            .iter_mut()
+            .find(|s| s.is_none())
+            .expect("a block has at most two successors");
+        *slot = Some(to);
         if self.exec_block.insert(to) {
             self.block_work.push(to);
         }
@@ -175,7 +179,7 @@ pub fn run(f: &mut Function, _cx: &ModuleCx, _am: &mut FuncAnalyses) -> Preserve
             f,
             cells: IdVec::filled(f.num_values(), Cell::Top),
             exec_block: IdSet::with_capacity(n),
-            exec_succs: IdVec::filled(n, Vec::new()),
+            exec_succs: IdVec::filled(n, [None; 2]),
             block_work: Vec::new(),
             value_work: Vec::new(),
             consts: Vec::new(),
