@@ -7,6 +7,7 @@
 //! - `module`: declarations, globals, bodies in an id-arena; parallel iteration.
 //! - `builder`: a cursor that appends instructions, for lowering and passes.
 //! - `fold`: constant folding of one instruction (the arithmetic of every opcode).
+//! - `bits`: the bits of an integer value known to be zero, read off its definitions.
 //! - `pattern`: value shapes passes and the backend both recognise (sign tests, `|x|`).
 //! - `verify`: the invariants every pass must keep; `print`/`parse`: the text form.
 //!
