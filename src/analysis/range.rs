@@ -2,7 +2,8 @@
 //!
 //! Sources: constants; the transfer function of each operation (an `add`, `sub`, `mul` or
 //! `shl` whose result could leave its type's range, which would wrap, gives the whole type);
-//! `srem`/`sdiv` by constants; `and` with a non-negative mask; compares (0 or 1); block
+//! `srem`/`sdiv` by constants; `and` with a non-negative mask; compares (0 or 1); words loaded
+//! from globals never written (the smallest and largest word of the table); block
 //! parameters as the union over their incoming edges; and branch conditions. A condition
 //! narrows a value in two places: on an edge into a join (the argument a latch passes back when
 //! `i + 1 < n` held), and in every block dominated by the target of a branch edge (`j > 2233`
@@ -33,7 +34,9 @@
 //! recomputed value per sweep.
 
 use super::{Cfg, DomTree};
+use crate::ir::module::{GlobalId, GlobalInit};
 use crate::ir::{Block, CmpCond, Function, IdVec, Inst, ModuleCx, Opcode, Type, Value};
+use rustc_hash::FxHashMap;
 
 /// Changes of a block parameter before its range is widened.
 const WIDEN_AFTER: u32 = 3;
@@ -108,6 +111,8 @@ pub struct Ranges {
     /// Where widening stops first: the constants compares test against, and their
     /// neighbours, sorted.
     thresholds: Vec<i64>,
+    /// Loads of words from globals never written: the bounds of the global's contents.
+    table_loads: FxHashMap<Inst, Interval>,
 }
 
 impl Ranges {
@@ -161,12 +166,14 @@ impl Ranges {
         }
         thresholds.sort_unstable();
         thresholds.dedup();
+        let table_loads = table_loads(f, cx, cfg);
         let mut r = Ranges {
             range: IdVec::filled(f.num_values(), Interval::EMPTY),
             fact_start,
             facts,
             dt: dt.clone(),
             thresholds,
+            table_loads,
         };
         for &p in f.params() {
             r.range[p] = Interval::full(f.ty(p));
@@ -472,6 +479,7 @@ impl Ranges {
                 }
             }
             Sext => arg(0),
+            Load => self.table_loads.get(&i).copied().unwrap_or(full),
             Call => match cx.decls[f.callee(i)].returns {
                 Some((lo, hi)) => Interval::new(lo, hi).meet(full),
                 None => full,
@@ -489,6 +497,57 @@ impl Ranges {
             _ => full,
         }
     }
+}
+
+/// The `i32` loads of `f` from globals never written (read-only tables, through any offsets
+/// or indices), each with the smallest and largest word of its global (zero included where
+/// the initializer stops short). Each global's words are read once.
+fn table_loads(f: &Function, cx: &ModuleCx, cfg: &Cfg) -> FxHashMap<Inst, Interval> {
+    let mut bounds: FxHashMap<GlobalId, Interval> = FxHashMap::default();
+    let mut out = FxHashMap::default();
+    for &b in &cfg.rpo {
+        for i in f.layout().block_insts(b) {
+            if f.op(i) != Opcode::Load || f.data(i).ty != Type::I32 {
+                continue;
+            }
+            let mut p = f.arg(i, 0);
+            let root = loop {
+                let Some(d) = f.def_inst(p) else { break None };
+                match f.op(d) {
+                    Opcode::Gep | Opcode::Offset => p = f.arg(d, 0),
+                    Opcode::Gaddr => break Some(f.global(d)),
+                    _ => break None,
+                }
+            };
+            let Some(g) = root.filter(|&g| cx.globals[g].is_const) else {
+                continue;
+            };
+            let data = &cx.globals[g];
+            if data.elem != Type::I32 {
+                continue;
+            }
+            let r = *bounds.entry(g).or_insert_with(|| {
+                let words = match &data.init {
+                    GlobalInit::Words(w) => w.as_slice(),
+                    _ => &[],
+                };
+                let short = (words.len() as u64) * 4 < data.size;
+                let mut r = if short {
+                    Interval::point(0)
+                } else {
+                    Interval::EMPTY
+                };
+                for &w in words {
+                    r = r.union(Interval::point(w as i32 as i64));
+                }
+                r
+            });
+            if !r.is_empty() {
+                out.insert(i, r);
+            }
+        }
+    }
+    out
 }
 
 /// A value the solver computes: a block parameter (the `n`th of `block`, the union over the
