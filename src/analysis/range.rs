@@ -33,6 +33,7 @@
 //! edges) * facts read per operand, at most `WALK`) to list the readers, plus that per
 //! recomputed value per sweep.
 
+use super::alias::{base_of, Base};
 use super::{Cfg, DomTree};
 use crate::ir::module::{GlobalId, GlobalInit};
 use crate::ir::{Block, CmpCond, Function, IdVec, Inst, ModuleCx, Opcode, Type, Value};
@@ -499,9 +500,10 @@ impl Ranges {
     }
 }
 
-/// The `i32` loads of `f` from globals never written (read-only tables, through any offsets
-/// or indices), each with the smallest and largest word of its global (zero included where
-/// the initializer stops short). Each global's words are read once.
+/// The `i32` loads of `f` from globals never written (read-only tables, through any offsets,
+/// indices or pointers moved around loops: `alias::base_of`), each with the smallest and
+/// largest word of its global (zero included where the initializer stops short). Each
+/// global's words are read once.
 fn table_loads(f: &Function, cx: &ModuleCx, cfg: &Cfg) -> FxHashMap<Inst, Interval> {
     let mut bounds: FxHashMap<GlobalId, Interval> = FxHashMap::default();
     let mut out = FxHashMap::default();
@@ -510,20 +512,11 @@ fn table_loads(f: &Function, cx: &ModuleCx, cfg: &Cfg) -> FxHashMap<Inst, Interv
             if f.op(i) != Opcode::Load || f.data(i).ty != Type::I32 {
                 continue;
             }
-            let mut p = f.arg(i, 0);
-            let root = loop {
-                let Some(d) = f.def_inst(p) else { break None };
-                match f.op(d) {
-                    Opcode::Gep | Opcode::Offset => p = f.arg(d, 0),
-                    Opcode::Gaddr => break Some(f.global(d)),
-                    _ => break None,
-                }
-            };
-            let Some(g) = root.filter(|&g| cx.globals[g].is_const) else {
+            let Base::Global(g) = base_of(f, cfg, f.arg(i, 0)) else {
                 continue;
             };
             let data = &cx.globals[g];
-            if data.elem != Type::I32 {
+            if !data.is_const || data.elem != Type::I32 {
                 continue;
             }
             let r = *bounds.entry(g).or_insert_with(|| {

@@ -16,7 +16,8 @@ pub fn width_mask(ty: Type) -> u64 {
     }
 }
 
-fn width(ty: Type) -> u32 {
+/// The number of bits of `ty`'s values (1, 32 or 64).
+pub fn width(ty: Type) -> u32 {
     match ty {
         Type::I1 => 1,
         Type::I32 => 32,

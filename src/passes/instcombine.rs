@@ -1,22 +1,24 @@
 //! Algebraic simplification (instruction combining).
 //!
-//! Local rewrites, repeated over the function until none applies (`MAX_SWEEPS` at most): constant
-//! folding; constants moved to the right of commutative operations; identities (`x+0`, `x-0`,
-//! `x*1`, `x*0`, `x/1`, `x%1`, `x-x`, `x^x`, shifts by 0, `select c, x, x`); `x*2^k` to a shift;
-//! `x - c` to `x + (-c)`; `(x % c) % c` to `x % c`; `|x % 2|` (a select) to `x & 1`;
-//! reassociation of constants (`(x+c1)+c2`, `(x*c1)*c2`, likewise `&`, `|`, `^`); cancellation
-//! (`(x+a)-a`, `(x-a)+a`, `(a+x)-a`); compares of a value with itself; compares of a zero-extended boolean with 0 or 1
-//! back to the boolean; selects whose arms are 0/1 (constants or widened booleans) to boolean
-//! operations on the condition (`select c, 1, 0` is `zext c`, `select c, 1, zext x` is
-//! `zext (c | x)`), and `c ? 1.0 : 0.0` is `sitofp (zext c)`; `and`/`or` of an `i1` with true; constant flips moved out of shifts, `xor`s
-//! and sums or unions the known bits (`ir::bits`) prove carry-free (`(x ^ c) + t` is
+//! Local rewrites, repeated over the function until none applies (`MAX_SWEEPS` at most):
+//! constant folding; constants moved to the right of commutative operations; identities
+//! (`x+0`, `x-0`, `x*1`, `x*0`, `x/1`, `x%1`, `x-x`, `x^x`, shifts by 0, `select c, x, x`);
+//! `x*2^k` to a shift; `x - c` to `x + (-c)`; `(x % c) % c` to `x % c`; `|x % 2|` (a select)
+//! to `x & 1`; reassociation of constants (`(x+c1)+c2`, `(x*c1)*c2`, likewise `&`, `|`, `^`);
+//! cancellation (`(x+a)-a`, `(x-a)+a`, `(a+x)-a`); compares of a value with itself; compares
+//! of a zero-extended boolean with 0 or 1 back to the boolean; selects whose arms are 0/1
+//! (constants or widened booleans) to boolean operations on the condition (`select c, 1, 0`
+//! is `zext c`, `select c, 1, zext x` is `zext (c | x)`), and `c ? 1.0 : 0.0` is
+//! `sitofp (zext c)`; `and`/`or` of an `i1` with true; constant flips moved out of shifts,
+//! `xor`s and sums or unions the known bits (`ir::bits`) prove carry-free (`(x ^ c) + t` is
 //! `(x + t) ^ c` when `t` has `c`'s bits zero and shares no bit with `x`), so the negated
-//! booleans of a packed bit field cost one `xor` for the field. All rewrites hold under wrapping
-//! arithmetic. Replaced instructions are left for `dce`, but for the flips' (their use counts
-//! steer the rules). Cost: O(instructions) per sweep; known bits look a bounded depth.
+//! booleans of a packed bit field cost one `xor` for the field. All rewrites hold under
+//! wrapping arithmetic. Replaced instructions are left for `dce`, but for the flips' (their
+//! use counts steer the rules). Cost: O(instructions) per sweep; known bits look a bounded
+//! depth.
 
 use crate::analysis::{FuncAnalyses, Preserved};
-use crate::ir::bits::width_mask;
+use crate::ir::bits::{width, width_mask};
 use crate::ir::fold::{fold, Const};
 use crate::ir::{mk, Block, CmpCond, Function, Inst, InstData, ModuleCx, Opcode, Type, Value};
 
@@ -234,7 +236,9 @@ fn simplify(f: &mut Function, i: Inst) -> bool {
                 return true;
             }
             if let (Shl, Some(k)) = (op, cb) {
-                if let Some(x) = XorConst::of(f, a, ty).filter(|_| (0..bits(ty)).contains(&k)) {
+                if let Some(x) =
+                    XorConst::of(f, a, ty).filter(|_| (0..width(ty) as i64).contains(&k))
+                {
                     let (x, c) = x.build(f, i);
                     let n = f.insert_new_before(i, mk::binary(Shl, ty), &[x, b]);
                     let n = f.res(n);
@@ -404,14 +408,6 @@ fn simplify(f: &mut Function, i: Inst) -> bool {
             false
         }
         _ => false,
-    }
-}
-
-fn bits(ty: Type) -> i64 {
-    match ty {
-        Type::I1 => 1,
-        Type::I32 => 32,
-        _ => 64,
     }
 }
 
