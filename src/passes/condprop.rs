@@ -5,7 +5,10 @@
 //! it: the inverse comparison (`a < b` true means `a >= b` false), the swapped one (`b > a`),
 //! the operands of a true `and` or a false `or`. Every use of a known condition in that region
 //! becomes a constant; `sccp`/`simplify_cfg` then fold the branches. Inlined bounds checks
-//! (`if (i < 0 || i >= n) return -1;` repeated per call) collapse to their first test.
+//! (`if (i < 0 || i >= n) return -1;` repeated per call) collapse to their first test. An
+//! integer known equal to a constant (`x == k` true, `x != k` false) is replaced by it there
+//! too (`if (!flag)` bodies, `op == 3` arms), so its arithmetic folds and calls get constant
+//! arguments.
 //!
 //! Walks the dominator tree in pre-order with a scoped fact table (undo log on the way out).
 //! Needs: CFG, dominator tree. Cost: O(instructions + operands).
@@ -21,24 +24,46 @@ enum Subject {
     Cmp(Opcode, CmpCond, Value, Value),
 }
 
+/// One entry of the undo log: a fact or an equality as it was before the region set it.
+enum Undo {
+    Fact(Subject, Option<bool>),
+    Equal(Value, Option<Value>),
+}
+
 struct Facts {
     known: FxHashMap<Subject, bool>,
-    undo: Vec<(Subject, Option<bool>)>,
+    /// Integer values known equal to a constant (`x == k` true): the constant's value.
+    equal: FxHashMap<Value, Value>,
+    undo: Vec<Undo>,
 }
 
 impl Facts {
     fn set(&mut self, s: Subject, t: bool) {
         let old = self.known.insert(s, t);
-        self.undo.push((s, old));
+        self.undo.push(Undo::Fact(s, old));
+    }
+
+    fn set_equal(&mut self, v: Value, k: Value) {
+        let old = self.equal.insert(v, k);
+        self.undo.push(Undo::Equal(v, old));
     }
 
     fn rollback(&mut self, mark: usize) {
         while self.undo.len() > mark {
-            let (s, old) = self.undo.pop().unwrap();
-            match old {
-                Some(t) => self.known.insert(s, t),
-                None => self.known.remove(&s),
-            };
+            match self.undo.pop().unwrap() {
+                Undo::Fact(s, Some(t)) => {
+                    self.known.insert(s, t);
+                }
+                Undo::Fact(s, None) => {
+                    self.known.remove(&s);
+                }
+                Undo::Equal(v, Some(k)) => {
+                    self.equal.insert(v, k);
+                }
+                Undo::Equal(v, None) => {
+                    self.equal.remove(&v);
+                }
+            }
         }
     }
 
@@ -56,6 +81,16 @@ impl Facts {
                 if d.op == Opcode::Icmp || matches!(cond, CmpCond::Eq | CmpCond::Ne) {
                     self.set(Subject::Cmp(d.op, cond.invert(), a, b), !t);
                     self.set(Subject::Cmp(d.op, cond.invert().swap(), b, a), !t);
+                }
+                // An integer equal to a constant is that constant (floats are not: -0.0 == 0.0).
+                // The constant dominates the compare, so it dominates the region.
+                let equal = (cond == CmpCond::Eq) == t && matches!(cond, CmpCond::Eq | CmpCond::Ne);
+                if d.op == Opcode::Icmp && equal {
+                    match (f.as_iconst(a), f.as_iconst(b)) {
+                        (None, Some(_)) => self.set_equal(a, b),
+                        (Some(_), None) => self.set_equal(b, a),
+                        _ => {}
+                    }
                 }
             }
             Opcode::And if t && depth < 4 => {
@@ -105,6 +140,7 @@ pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved
     let (cfg, dt) = am.cfg_domtree(f);
     let mut facts = Facts {
         known: FxHashMap::default(),
+        equal: FxHashMap::default(),
         undo: Vec::new(),
     };
     let mut consts: [Option<Value>; 2] = [None, None];
@@ -120,11 +156,16 @@ pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved
         if let Some((c, t)) = edge_fact(f, cfg, b) {
             facts.assume(f, c, t, 0);
         }
-        if !facts.known.is_empty() {
+        if !facts.known.is_empty() || !facts.equal.is_empty() {
             let insts: Vec<Inst> = f.layout().block_insts(b).collect();
             for i in insts {
                 for u in f.arg_uses(i).collect::<Vec<_>>() {
                     let v = f.uses().value[u];
+                    if let Some(&k) = facts.equal.get(&v) {
+                        f.set_use(u, k);
+                        changed = true;
+                        continue;
+                    }
                     if f.ty(v) != Type::I1 {
                         continue;
                     }
