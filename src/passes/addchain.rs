@@ -1,6 +1,12 @@
 //! Latency-aware reassociation of integer addition chains.
 //!
-//! A chain is a tree of i32 `add`s inside one block whose inner nodes have no other use. Its
+//! A chain is a tree of i32 `add`s, and left shifts by constants, inside one block whose inner
+//! nodes have no other use. A shift of a sum shifts each term (`(a + b) << k` is
+//! `(a << k) + (b << k)` in wrapping arithmetic), so the chain is a sum of shifted leaves: a
+//! number packed from bits, `((b15 * 2 + b14) * 2 + ...) * 2 + b0`, is the sum of `b_i << i`,
+//! whose terms need not wait for each other, nor all live until the last one is known. It is
+//! rebuilt only when that takes no more instructions (one shift per shifted leaf, one
+//! addition less than leaves; shifts of shifts add up). Its
 //! leaves arrive at different times: a quotient after the divider's long latency, a loaded word
 //! after the load, and in a block that loops to itself, a parameter the block passes itself
 //! from this very sum only once the previous iteration computed it. Summing the early leaves
@@ -37,6 +43,9 @@ const LATE: u32 = 1 << 20;
 /// on cores with longer ALU latency, no dearer here).
 const MERGE_LATENCY: u32 = 2;
 
+/// An operand of a rebuilt addition: a leaf and its shift, or `Err(k)`, the plan's k-th sum.
+type Operand = Result<(Value, u32), usize>;
+
 /// Cycles from an instruction's issue until its result can be used, roughly.
 fn latency(op: Opcode) -> u32 {
     match op {
@@ -50,15 +59,33 @@ fn is_add(f: &Function, i: Inst) -> bool {
     f.op(i) == Opcode::Add && f.result(i).is_some_and(|r| f.ty(r) == Type::I32)
 }
 
-/// An inner node of a chain in block `b`: an i32 add of `b` whose only use is another such add.
+/// A left shift of an i32 by a constant in 1..32.
+fn shift_amount(f: &Function, i: Inst) -> Option<u32> {
+    if f.op(i) != Opcode::Shl || f.result(i).is_none_or(|r| f.ty(r) != Type::I32) {
+        return None;
+    }
+    f.as_iconst(f.arg(i, 1))
+        .filter(|c| (1..32).contains(c))
+        .map(|c| c as u32)
+}
+
+/// A node a chain may pass through: an i32 add, or a shift by a constant, in block `b`.
+fn is_node(f: &Function, b: Block, i: Inst) -> bool {
+    (is_add(f, i) || shift_amount(f, i).is_some()) && f.layout().inst_block(i) == Some(b)
+}
+
+/// The instruction reading `v` (which has one use).
+fn only_user(f: &Function, v: Value) -> Inst {
+    f.uses().user[f.uses_of(v).next().unwrap()]
+}
+
+/// An inner node of a chain in block `b`: a node of `b` whose only use is another node.
 fn is_inner(f: &Function, b: Block, v: Value) -> bool {
     let Some(i) = f.def_inst(v) else { return false };
-    if !is_add(f, i) || f.layout().inst_block(i) != Some(b) || f.num_uses(v) != 1 {
+    if !is_node(f, b, i) || f.num_uses(v) != 1 {
         return false;
     }
-    let u = f.uses_of(v).next().unwrap();
-    let user = f.uses().user[u];
-    is_add(f, user) && f.layout().inst_block(user) == Some(b)
+    is_node(f, b, only_user(f, v))
 }
 
 pub fn run(f: &mut Function, _cx: &ModuleCx, _am: &mut FuncAnalyses) -> Preserved {
@@ -117,27 +144,58 @@ fn run_block(f: &mut Function, b: Block) -> bool {
             _ => {}
         }
         ready.insert(r, t.saturating_add(latency(f.op(i))));
-        if is_add(f, i) && !is_inner(f, b, r) {
+        // A sum shifted by its one user is a root too: if the larger chain through the shift
+        // is not rebuilt, this one still is (and one that is sees the rebuilt sum).
+        if is_add(f, i) && !(is_inner(f, b, r) && is_add(f, only_user(f, r))) {
             roots.push(i);
         }
     }
     let mut changed = false;
     for root in roots {
-        // Leaves in tree order, and the tree's nodes in pre-order (the root first).
-        let mut leaves: Vec<Value> = Vec::new();
+        // Leaves in tree order with the shift applied to each (a shift of a sum shifts its
+        // terms: `(a + b) << k` is `(a << k) + (b << k)` in wrapping arithmetic), and the
+        // tree's nodes in pre-order (the root first).
+        let mut leaves: Vec<(Value, u32)> = Vec::new();
         let mut nodes: Vec<Inst> = Vec::new();
-        let mut stack = vec![f.res(root)];
-        while let Some(v) = stack.pop() {
+        let mut stack = vec![(f.res(root), 0u32)];
+        while let Some((v, s)) = stack.pop() {
             if v == f.res(root) || is_inner(f, b, v) {
                 let i = f.def_inst(v).unwrap();
-                nodes.push(i);
-                stack.push(f.arg(i, 1));
-                stack.push(f.arg(i, 0));
+                match shift_amount(f, i) {
+                    Some(k) if s + k < 32 => {
+                        nodes.push(i);
+                        stack.push((f.arg(i, 0), s + k));
+                    }
+                    Some(_) => leaves.push((v, s)),
+                    None => {
+                        nodes.push(i);
+                        stack.push((f.arg(i, 1), s));
+                        stack.push((f.arg(i, 0), s));
+                    }
+                }
             } else {
-                leaves.push(v);
+                leaves.push((v, s));
             }
         }
         if leaves.len() < 3 || leaves.len() > MAX_LEAVES {
+            continue;
+        }
+        // A leaf shifted by exactly one shift of the tree keeps that instruction as its term.
+        for leaf in &mut leaves {
+            if leaf.1 == 0 {
+                continue;
+            }
+            let same = nodes.iter().position(|&n| {
+                shift_amount(f, n) == Some(leaf.1) && f.arg(n, 0) == leaf.0 && n != root
+            });
+            if let Some(k) = same {
+                *leaf = (f.res(nodes.remove(k)), 0);
+            }
+        }
+        // Rebuilt, the chain has one addition less than leaves and one shift per shifted leaf:
+        // never more instructions than the tree (a shift of a long sum stays as it is).
+        let shifted = leaves.iter().filter(|l| l.1 > 0).count();
+        if leaves.len() - 1 + shifted > nodes.len() {
             continue;
         }
         // The block's own parameters that the next iteration receives from this sum (directly
@@ -154,7 +212,10 @@ fn run_block(f: &mut Function, b: Block) -> bool {
         let mut at: FxHashMap<Value, u32> = FxHashMap::default();
         for &i in nodes.iter().rev() {
             let t = |v: Value| at.get(&v).copied().unwrap_or_else(|| time(v));
-            let x = t(f.arg(i, 0)).max(t(f.arg(i, 1))) + 1;
+            let x = match shift_amount(f, i) {
+                Some(_) => t(f.arg(i, 0)) + 1,
+                None => t(f.arg(i, 0)).max(t(f.arg(i, 1))) + 1,
+            };
             at.insert(f.res(i), x);
         }
         let old = at[&f.res(root)];
@@ -163,13 +224,13 @@ fn run_block(f: &mut Function, b: Block) -> bool {
         // `MERGE_LATENCY` so that equally early leaves pair up; the recurrence stays last.
         // `plan` lists the additions as operand pairs, `Err(k)` naming the plan's k-th sum.
         let mut heap: BinaryHeap<Reverse<(u32, u32, usize)>> = BinaryHeap::new();
-        let mut items: Vec<(Result<Value, usize>, u32)> = Vec::new();
-        for &v in &leaves {
-            let t = time(v);
+        let mut items: Vec<(Operand, u32)> = Vec::new();
+        for &(v, s) in &leaves {
+            let t = time(v) + u32::from(s > 0);
             heap.push(Reverse((t, t, items.len())));
-            items.push((Ok(v), t));
+            items.push((Ok((v, s)), t));
         }
-        let mut plan: Vec<(Result<Value, usize>, Result<Value, usize>)> = Vec::new();
+        let mut plan: Vec<(Operand, Operand)> = Vec::new();
         while heap.len() > 1 {
             let Reverse((ma, ta, a)) = heap.pop().unwrap();
             let Reverse((mb, tb, b)) = heap.pop().unwrap();
@@ -183,9 +244,21 @@ fn run_block(f: &mut Function, b: Block) -> bool {
             continue;
         }
         let mut sums: Vec<Value> = Vec::with_capacity(plan.len());
-        for &(a, b) in &plan {
-            let val = |x: Result<Value, usize>| x.unwrap_or_else(|k| sums[k]);
-            let args = [val(a), val(b)];
+        for &(a, c) in &plan {
+            let mut args = [f.res(root); 2];
+            for (k, x) in [a, c].into_iter().enumerate() {
+                args[k] = match x {
+                    Err(k) => sums[k],
+                    Ok((v, 0)) => v,
+                    Ok((v, s)) => {
+                        let sv = f.insert_new_before(root, mk::iconst(Type::I32, s as i64), &[]);
+                        let sv = f.res(sv);
+                        let sh = mk::binary(Opcode::Shl, Type::I32);
+                        let r = f.insert_new_before(root, sh, &[v, sv]);
+                        f.res(r)
+                    }
+                };
+            }
             let i = f.insert_new_before(root, mk::binary(Opcode::Add, Type::I32), &args);
             sums.push(f.res(i));
         }
