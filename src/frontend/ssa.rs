@@ -25,7 +25,7 @@
 //! per-block, per-value and per-variable facts are tables indexed by id); the worklist visits a
 //! phi once per change of one of its operands.
 
-use crate::ir::{mk, Block, Function, Inst, Type, Value};
+use crate::ir::{mk, Block, Function, Inst, Opcode, Type, Value};
 use rustc_hash::FxHashMap;
 use std::cell::Cell;
 
@@ -97,11 +97,58 @@ struct FinishBuffers {
     user_start: Vec<u32>,
     user_list: Vec<u32>,
     fill: Vec<u32>,
+    merged: MergedUsers,
     work: Vec<usize>,
     us: Vec<u32>,
     blocks: Vec<Block>,
     live: Vec<usize>,
     args: Vec<Value>,
+}
+
+/// Per phi, a list of phis in insertion order (the users of the phis replaced by it), all
+/// lists in one table: `entries` holds (phi, next entry), `head` and `tail` each list's ends.
+#[derive(Default)]
+struct MergedUsers {
+    head: Vec<u32>,
+    tail: Vec<u32>,
+    entries: Vec<(u32, u32)>,
+}
+
+/// No entry (end of a `MergedUsers` list).
+const NIL: u32 = u32::MAX;
+
+impl MergedUsers {
+    /// `n` empty lists.
+    fn reset(&mut self, n: usize) {
+        reset(&mut self.head, n, NIL);
+        reset(&mut self.tail, n, NIL);
+        self.entries.clear();
+    }
+
+    /// Appends `users` to the list of `k`.
+    fn extend(&mut self, k: usize, users: &[u32]) {
+        for &u in users {
+            let e = self.entries.len() as u32;
+            self.entries.push((u, NIL));
+            match self.tail[k] {
+                NIL => self.head[k] = e,
+                t => self.entries[t as usize].1 = e,
+            }
+            self.tail[k] = e;
+        }
+    }
+
+    /// Moves the list of `k` to the end of `out`, leaving it empty.
+    fn take_into(&mut self, k: usize, out: &mut Vec<u32>) {
+        let mut e = self.head[k];
+        while e != NIL {
+            let (u, next) = self.entries[e as usize];
+            out.push(u);
+            e = next;
+        }
+        self.head[k] = NIL;
+        self.tail[k] = NIL;
+    }
 }
 
 /// `v` emptied, then `n` copies of `x`.
@@ -326,6 +373,7 @@ impl SsaBuilder {
             user_start,
             user_list,
             fill,
+            merged,
             work,
             us,
             blocks,
@@ -362,7 +410,7 @@ impl SsaBuilder {
                 fill[op.index()] += 1;
             }
         }
-        let mut merged: Vec<Vec<u32>> = vec![Vec::new(); n];
+        merged.reset(n);
         work.clear();
         work.extend((0..n).rev());
         while let Some(k) = work.pop() {
@@ -401,29 +449,28 @@ impl SsaBuilder {
             let m = me.index();
             us.clear();
             us.extend_from_slice(&user_list[user_start[m] as usize..user_start[m + 1] as usize]);
-            us.append(&mut merged[k]);
+            merged.take_into(k, us);
             work.extend(us.iter().map(|&u| u as usize).filter(|&u| u != k));
             if let Some(kv) = self.phi_of(v) {
-                merged[kv].extend_from_slice(us);
+                merged.extend(kv, us);
             }
         }
-        drop(merged);
-        // Phase 3a: drop removed phis from the parameter lists (highest index first).
+        // Phase 3a: drop removed phis from the parameter lists.
         blocks.clear();
         blocks.extend(self.phis.iter().map(|p| p.block));
         blocks.sort_unstable();
         blocks.dedup();
         for &b in blocks.iter() {
-            for pos in (0..f.blocks.params[b].len()).rev() {
-                let p = f.blocks.params[b][pos];
-                if let Some(k) = self.phi_of(p) {
-                    if self.phis[k].removed {
-                        f.remove_block_param(b, pos);
-                    }
-                }
-            }
+            let phis = &self.phis;
+            let phi_of = &self.phi_of;
+            f.retain_block_params(b, |p| match phi_of.get(p.index()) {
+                Some(&k) if k != NO_PHI => !phis[k as usize].removed,
+                _ => true,
+            });
         }
-        // Phase 3b: live phi operands become branch arguments, in parameter order.
+        // Phase 3b: live phi operands become branch arguments, in parameter order, after
+        // those the branch passes already: the whole operand list of the branch is written
+        // anew (the condition, the then-arguments, the else-arguments).
         for &b in blocks.iter() {
             live.clear();
             live.extend(f.blocks.params[b].iter().filter_map(|&p| self.phi_of(p)));
@@ -431,12 +478,32 @@ impl SsaBuilder {
                 continue;
             }
             for (e_idx, e) in self.preds(b).iter().enumerate() {
+                let (i, which) = (e.inst, e.which as usize);
+                let d = f.data(i);
+                // Operands of `i` before and after those of target `which`.
+                let (before, after) = match d.op {
+                    Opcode::Jump => (0, 0),
+                    Opcode::Brif => {
+                        let n = f.args(i).len();
+                        let then_end = 1 + d.aux as usize;
+                        match which {
+                            0 => (1, n - then_end),
+                            _ => (then_end, 0),
+                        }
+                    }
+                    op => panic!("{i}: {} is not a branch", op.name()),
+                };
+                let old = f.args(i);
                 args.clear();
-                args.extend_from_slice(f.branch_args(e.inst, e.which as usize));
+                args.extend_from_slice(&old[..old.len() - after]);
                 for &k in live.iter() {
                     args.push(resolve(forward, self.ops(k)[e_idx]));
                 }
-                f.set_branch_target(e.inst, e.which as usize, b, args);
+                args.extend_from_slice(&old[old.len() - after..]);
+                if d.op == Opcode::Brif && which == 0 {
+                    f.insts.data[i].aux = (args.len() - after - before) as u32;
+                }
+                f.set_args(i, args);
             }
         }
         self.buf = buf;

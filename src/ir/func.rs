@@ -399,6 +399,26 @@ impl Function {
         v
     }
 
+    /// Keeps the parameters of `b` that `keep` accepts, in order (as `remove_block_param` on
+    /// each of the others). The caller fixes the branch arguments and the removed parameters'
+    /// uses.
+    pub fn retain_block_params(&mut self, b: Block, mut keep: impl FnMut(Value) -> bool) {
+        let params = &mut self.blocks.params[b];
+        let mut n = 0;
+        for k in 0..params.len() {
+            let p = params[k];
+            if !keep(p) {
+                continue;
+            }
+            if n != k {
+                params[n] = p;
+                self.values.def[p] = ValueDef::Param(b, n as u32);
+            }
+            n += 1;
+        }
+        params.truncate(n);
+    }
+
     fn make_value(&mut self, ty: Type, def: ValueDef) -> Value {
         let v = self.values.ty.push(ty);
         self.values.def.push(def);
