@@ -21,9 +21,10 @@
 //!    appended to the branch arguments of each incoming edge (after any arguments the lowering
 //!    passed explicitly, for its own block parameters).
 //!
-//! Cost: O((reads + phis × preds) · α) with hashing (of (variable, block) definitions; the
-//! per-block, per-value and per-variable facts are tables indexed by id); the worklist visits a
-//! phi once per change of one of its operands.
+//! Cost: O(reads + phis × preds): the per-block, per-value and per-variable facts are tables
+//! indexed by id, and so are the (variable, block) definitions of functions of up to
+//! `DENSE_VARS` variables and `DENSE_BLOCKS` blocks (beyond, they are hashed); the worklist
+//! visits a phi once per change of one of its operands.
 
 use crate::ir::{mk, Block, Function, Inst, Opcode, Type, Value};
 use rustc_hash::FxHashMap;
@@ -39,6 +40,7 @@ pub struct Edge {
 
 struct Phi {
     block: Block,
+    /// Its local variable.
     var: u32,
     value: Value,
     /// Its operands, one per entry of `preds[block]` once filled:
@@ -51,6 +53,14 @@ struct Phi {
 /// No phi (in `phi_of`).
 const NO_PHI: u32 = u32::MAX;
 
+/// No local number (in `local_of`).
+const NO_LOCAL: u32 = u32::MAX;
+
+/// The local variables and blocks whose definitions are kept in the dense tables (at most
+/// `DENSE_VARS * DENSE_BLOCKS` entries); the definitions of the others are hashed.
+const DENSE_VARS: usize = 256;
+const DENSE_BLOCKS: usize = 4096;
+
 /// The entry of `v` at `index` of a table growing on demand.
 fn slot<T: Clone>(v: &mut Vec<T>, index: usize, fill: T) -> &mut T {
     if index >= v.len() {
@@ -59,16 +69,25 @@ fn slot<T: Clone>(v: &mut Vec<T>, index: usize, fill: T) -> &mut T {
     &mut v[index]
 }
 
-/// The SSA builder for one function. Variables are dense `u32` ids chosen by the caller.
+/// The SSA builder for one function. Variables are `u32` ids chosen by the caller (indices,
+/// possibly sparse over a whole program); the builder numbers the variables of its function
+/// densely in order of appearance (local numbers) and keys its tables by those.
 #[derive(Default)]
 pub struct SsaBuilder {
-    /// The definitions of (variable, block), except each variable's newest one, which is in
-    /// `newest`.
+    /// Per caller id (by index): its local number, or `NO_LOCAL`. Kept from one function to
+    /// the next: only the entries of `vars` are reset.
+    local_of: Vec<u32>,
+    /// Per local number: the caller's id.
+    vars: Vec<u32>,
+    /// The definitions of (local variable, block), except each variable's newest one, which is
+    /// in `newest`: per variable below `DENSE_VARS`, a table by block index below
+    /// `DENSE_BLOCKS`; the others hashed in `defs`.
+    dense: Vec<Vec<Option<Value>>>,
     defs: FxHashMap<(u32, Block), Value>,
-    /// Per variable: the block and value of its newest definition (most reads and writes of a
-    /// variable follow each other in one block, and find it here without hashing).
+    /// Per local variable: the block and value of its newest definition (most reads and writes
+    /// of a variable follow each other in one block, and find it here).
     newest: Vec<Option<(Block, Value)>>,
-    /// Per variable.
+    /// Per local variable.
     var_ty: Vec<Option<Type>>,
     /// Per block (by index): incoming edges, sealed, incomplete phis.
     preds: Vec<Vec<Edge>>,
@@ -183,6 +202,11 @@ impl SsaBuilder {
         } else {
             self.defs.clear();
         }
+        for &v in &self.vars {
+            self.local_of[v as usize] = NO_LOCAL;
+        }
+        self.vars.clear();
+        self.dense.iter_mut().for_each(Vec::clear);
         self.newest.clear();
         self.var_ty.clear();
         self.preds.clear();
@@ -198,8 +222,21 @@ impl SsaBuilder {
         SPARE.set(Some(self));
     }
 
+    /// The local number of the caller's variable `var`, given on first sight.
+    fn local(&mut self, var: u32) -> u32 {
+        let l = slot(&mut self.local_of, var as usize, NO_LOCAL);
+        if *l == NO_LOCAL {
+            *l = self.vars.len() as u32;
+            self.vars.push(var);
+            self.newest.push(None);
+            self.var_ty.push(None);
+        }
+        *l
+    }
+
     pub fn declare(&mut self, var: u32, ty: Type) {
-        *slot(&mut self.var_ty, var as usize, None) = Some(ty);
+        let l = self.local(var);
+        self.var_ty[l as usize] = Some(ty);
     }
 
     fn var_ty(&self, var: u32) -> Type {
@@ -227,24 +264,40 @@ impl SsaBuilder {
     }
 
     pub fn write(&mut self, var: u32, block: Block, v: Value) {
-        self.set_def(var, block, v);
+        let l = self.local(var);
+        self.set_def(l, block, v);
     }
 
-    /// The definition of `var` in `block`, if any.
+    /// The definition of local variable `var` in `block`, if any.
     fn def(&self, var: u32, block: Block) -> Option<Value> {
-        match self.newest.get(var as usize) {
-            Some(&Some((b, v))) if b == block => Some(v),
+        match self.newest[var as usize] {
+            Some((b, v)) if b == block => Some(v),
+            _ if (var as usize) < DENSE_VARS && block.index() < DENSE_BLOCKS => self
+                .dense
+                .get(var as usize)
+                .and_then(|d| d.get(block.index()))
+                .copied()
+                .flatten(),
             _ => self.defs.get(&(var, block)).copied(),
         }
     }
 
-    /// Records `v` as the definition of `var` in `block`.
+    /// Records `v` as the definition of local variable `var` in `block`.
     fn set_def(&mut self, var: u32, block: Block, v: Value) {
-        let newest = slot(&mut self.newest, var as usize, None);
-        if let Some((b, old)) = newest.replace((block, v)) {
-            if b != block {
-                self.defs.insert((var, b), old);
+        let Some((b, old)) = self.newest[var as usize].replace((block, v)) else {
+            return;
+        };
+        if b == block {
+            return;
+        }
+        let l = var as usize;
+        if l < DENSE_VARS && b.index() < DENSE_BLOCKS {
+            if self.dense.len() <= l {
+                self.dense.resize_with(l + 1, Vec::new);
             }
+            *slot(&mut self.dense[l], b.index(), None) = Some(old);
+        } else {
+            self.defs.insert((var, b), old);
         }
     }
 
@@ -285,11 +338,13 @@ impl SsaBuilder {
 
     /// The value of `var` at the end of `block` (so far).
     pub fn read(&mut self, f: &mut Function, var: u32, block: Block) -> Value {
-        let v = self.read_no_fill(f, var, block);
+        let l = self.local(var);
+        let v = self.read_no_fill(f, l, block);
         self.fill_pending(f);
         v
     }
 
+    /// The value of local variable `var` at the end of `block`, leaving new phis pending.
     fn read_no_fill(&mut self, f: &mut Function, var: u32, block: Block) -> Value {
         let mut chain = std::mem::take(&mut self.chain);
         let mut b = block;
