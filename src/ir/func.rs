@@ -752,33 +752,38 @@ impl Function {
     pub fn compact(&mut self) {
         let ni = self.insts.data.len();
         let nv = self.values.ty.len();
-        // Instructions that stay, then their new ids.
-        let mut keep_inst = vec![false; ni];
-        for (i, k) in keep_inst.iter_mut().enumerate() {
-            let i = Inst::new(i);
-            *k = self.layout.inst_block(i).is_some()
-                || self.insts.args[i].iter().any(|u| self.uses.linked[u])
-                || self.insts.result[i].is_some_and(|v| self.uses.first[v].is_some());
-        }
+        let nu = self.uses.value.len();
+        // Instructions that stay, with their new ids; the values they define and the operand
+        // slots they read stay with them.
         let mut new_inst: Vec<Option<Inst>> = vec![None; ni];
+        let mut keep_value = vec![false; nv];
+        let mut keep_use = vec![false; nu];
         let mut n = 0;
-        for (i, &k) in keep_inst.iter().enumerate() {
-            if k {
-                new_inst[i] = Some(Inst::new(n));
-                n += 1;
+        let mut kept_uses = 0;
+        for (i, slot) in new_inst.iter_mut().enumerate() {
+            let i = Inst::new(i);
+            let (args, result) = (self.insts.args[i], self.insts.result[i]);
+            let keep = self.layout.inst_block(i).is_some()
+                || args.iter().any(|u| self.uses.linked[u])
+                || result.is_some_and(|v| self.uses.first[v].is_some());
+            if !keep {
+                continue;
             }
+            *slot = Some(Inst::new(n));
+            n += 1;
+            if let Some(v) = result {
+                keep_value[v.index()] = true;
+            }
+            for u in args.iter() {
+                keep_use[u.index()] = true;
+            }
+            kept_uses += args.len as usize;
         }
         let kept_insts = n;
         // Values that stay: current block parameters and results of remaining instructions.
-        let mut keep_value = vec![false; nv];
         for params in self.blocks.params.values() {
             for &p in params {
                 keep_value[p.index()] = true;
-            }
-        }
-        for (i, &k) in keep_inst.iter().enumerate() {
-            if let (true, Some(v)) = (k, self.insts.result[Inst::new(i)]) {
-                keep_value[v.index()] = true;
             }
         }
         let mut new_value: Vec<Option<Value>> = vec![None; nv];
@@ -791,41 +796,28 @@ impl Function {
         }
         let kept_values = n;
         let value_of = |v: Value| new_value[v.index()].expect("a value read or defined is kept");
-        // Operand slots of remaining instructions, in their old order (ranges stay contiguous).
-        let nu = self.uses.value.len();
-        let mut new_use: Vec<Option<Use>> = vec![None; nu];
-        let mut n = 0;
-        for (i, &k) in keep_inst.iter().enumerate() {
-            if !k {
-                continue;
-            }
-            for u in self.insts.args[Inst::new(i)].iter() {
-                new_use[u.index()] = Some(Use::new(0));
-            }
-        }
-        for slot in new_use.iter_mut() {
-            if slot.is_some() {
-                *slot = Some(Use::new(n));
-                n += 1;
-            }
-        }
+        // Operand slots of remaining instructions, in their old order (ranges stay contiguous),
+        // with the value and the instruction of each.
         let old_uses = std::mem::take(&mut self.uses);
+        let mut new_use: Vec<Option<Use>> = vec![None; nu];
+        let mut value = IdVec::with_capacity(kept_uses);
+        let mut user = IdVec::with_capacity(kept_uses);
+        for (u, slot) in new_use.iter_mut().enumerate() {
+            if keep_use[u] {
+                let u = Use::new(u);
+                *slot = Some(value.push(value_of(old_uses.value[u])));
+                user.push(new_inst[old_uses.user[u].index()].expect("user kept"));
+            }
+        }
+        let n = value.len();
         let mut uses = Uses {
-            value: IdVec::with_capacity(n),
-            user: IdVec::with_capacity(n),
+            value,
+            user,
             prev: IdVec::filled(n, None),
             next: IdVec::filled(n, None),
             linked: IdVec::filled(n, false),
             first: IdVec::filled(kept_values, None),
         };
-        for (u, slot) in new_use.iter().enumerate() {
-            if slot.is_some() {
-                let u = Use::new(u);
-                uses.value.push(value_of(old_uses.value[u]));
-                uses.user
-                    .push(new_inst[old_uses.user[u].index()].expect("user kept"));
-            }
-        }
         // Use lists in their old order, through kept slots only.
         for (v, nv) in new_value.iter().enumerate() {
             let Some(nv) = *nv else { continue };
@@ -855,8 +847,8 @@ impl Function {
                 result: IdVec::with_capacity(kept_insts),
             },
         );
-        for (i, &k) in keep_inst.iter().enumerate() {
-            if !k {
+        for (i, k) in new_inst.iter().enumerate() {
+            if k.is_none() {
                 continue;
             }
             let i = Inst::new(i);
