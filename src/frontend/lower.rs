@@ -201,7 +201,16 @@ pub fn lower_program(
     let info = &info;
     let lower_one = |fid: FuncId, f: &mut Function, body: &Body| {
         let (id, root) = source_of[fid.index()].expect("a defined function");
+        // The tables start as large as the last body this thread built: functions built one
+        // after another are mostly of similar sizes, and the tables then grow without copying.
+        let (insts, values, uses) = LAST_SIZES.get();
+        f.reserve(
+            insts.min(MAX_RESERVE),
+            values.min(MAX_RESERVE),
+            uses.min(MAX_RESERVE),
+        );
         let falls_off = FnLower::run(p, body, info, f, &p.funcs[id], root);
+        LAST_SIZES.set((f.num_insts(), f.num_values(), f.uses().value.len()));
         // The body waits for the other functions and the passes without the rows of the block
         // parameters SSA construction found trivial, and with its tables no larger than their
         // contents.
@@ -251,6 +260,16 @@ pub fn lower_program(
         }
     }
     m
+}
+
+/// The most rows of each table reserved ahead of building a body (after a huge function, the
+/// next ones take no more than this).
+const MAX_RESERVE: usize = 1 << 16;
+
+thread_local! {
+    /// The numbers of instructions, values and operand slots of the last body this thread
+    /// built, before compaction.
+    static LAST_SIZES: std::cell::Cell<(usize, usize, usize)> = const { std::cell::Cell::new((0, 0, 0)) };
 }
 
 /// How `lower_program` schedules the functions.

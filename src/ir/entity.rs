@@ -103,6 +103,11 @@ impl<K: EntityRef, V> IdVec<K, V> {
         self.raw.shrink_to_fit();
     }
 
+    /// Makes room for at least `n` more entries.
+    pub fn reserve(&mut self, n: usize) {
+        self.raw.reserve(n);
+    }
+
     /// A table of `n` copies of `v`, for dense per-entity facts.
     pub fn filled(n: usize, v: V) -> Self
     where

@@ -713,6 +713,33 @@ impl Function {
         i
     }
 
+    /// Makes room in the tables for at least `insts` more instructions, `values` more values and
+    /// `uses` more operand slots (a body about to be built whose size is guessed: the tables
+    /// then grow without copying).
+    pub fn reserve(&mut self, insts: usize, values: usize, uses: usize) {
+        let Insts { data, args, result } = &mut self.insts;
+        data.reserve(insts);
+        args.reserve(insts);
+        result.reserve(insts);
+        self.values.ty.reserve(values);
+        self.values.def.reserve(values);
+        let Uses {
+            value,
+            user,
+            prev,
+            next,
+            linked,
+            first,
+        } = &mut self.uses;
+        value.reserve(uses);
+        user.reserve(uses);
+        prev.reserve(uses);
+        next.reserve(uses);
+        linked.reserve(uses);
+        first.reserve(values);
+        self.layout.reserve_insts(insts);
+    }
+
     /// Gives back the capacity of every table beyond its length (the tables grow by doubling
     /// while passes edit; nothing is renumbered).
     pub fn shrink_to_fit(&mut self) {

@@ -39,6 +39,11 @@ impl Layout {
         self.insts.shrink_to_fit();
     }
 
+    /// Makes room for at least `insts` more instructions.
+    pub fn reserve_insts(&mut self, insts: usize) {
+        self.insts.reserve(insts);
+    }
+
     /// Renumbers the instructions: `new[i]` is the id of old instruction `i` afterwards, `None`
     /// for one that leaves (it must not be in the layout); `n` instructions remain.
     pub fn renumber_insts(&mut self, new: &[Option<Inst>], n: usize) {
