@@ -89,10 +89,13 @@ pub struct SsaBuilder {
     newest: Vec<Option<(Block, Value)>>,
     /// Per local variable.
     var_ty: Vec<Option<Type>>,
-    /// Per block (by index): incoming edges, sealed, incomplete phis.
+    /// Per block (by index): incoming edges, sealed, incomplete phis. The lists of `preds` and
+    /// `incomplete` are kept from one function to the next, emptied (up to `blocks_touched`).
     preds: Vec<Vec<Edge>>,
     sealed: Vec<bool>,
     incomplete: Vec<Vec<usize>>,
+    /// One past the highest block index given a list in `preds` or `incomplete`.
+    blocks_touched: usize,
     phis: Vec<Phi>,
     /// The operands of all phis.
     ops: Vec<Value>,
@@ -116,6 +119,7 @@ struct FinishBuffers {
     user_start: Vec<u32>,
     user_list: Vec<u32>,
     fill: Vec<u32>,
+    has_phi: Vec<bool>,
     merged: MergedUsers,
     work: Vec<usize>,
     us: Vec<u32>,
@@ -176,6 +180,24 @@ fn reset<T: Clone>(v: &mut Vec<T>, n: usize, x: T) {
     v.resize(n, x);
 }
 
+/// A table of lists per block, kept from one builder to the next.
+trait ClearLists {
+    /// Empties the lists of the first `n` blocks, keeping their memory (the others are empty
+    /// already), or drops the table when it is large.
+    fn clear_lists(&mut self, n: usize);
+}
+
+impl<T> ClearLists for Vec<Vec<T>> {
+    fn clear_lists(&mut self, n: usize) {
+        if self.len() > KEEP_BLOCKS {
+            *self = Vec::new();
+        } else {
+            let n = n.min(self.len());
+            self[..n].iter_mut().for_each(Vec::clear);
+        }
+    }
+}
+
 thread_local! {
     /// The tables of this thread's last builder, emptied, for the next one to reuse: lowering
     /// builds one function after another, mostly of similar sizes.
@@ -185,6 +207,9 @@ thread_local! {
 /// Definitions above which an emptied table is dropped rather than kept for the next builder
 /// (emptying a hash table costs its capacity, not its contents).
 const KEEP_DEFS: usize = 1 << 16;
+
+/// Blocks above which the per-block lists are dropped rather than kept for the next builder.
+const KEEP_BLOCKS: usize = 1 << 16;
 
 impl SsaBuilder {
     pub fn new(entry: Block) -> SsaBuilder {
@@ -209,9 +234,10 @@ impl SsaBuilder {
         self.dense.iter_mut().for_each(Vec::clear);
         self.newest.clear();
         self.var_ty.clear();
-        self.preds.clear();
+        self.preds.clear_lists(self.blocks_touched);
+        self.incomplete.clear_lists(self.blocks_touched);
+        self.blocks_touched = 0;
         self.sealed.clear();
-        self.incomplete.clear();
         self.phis.clear();
         self.ops.clear();
         self.chain.clear();
@@ -246,6 +272,7 @@ impl SsaBuilder {
     pub fn add_edge(&mut self, to: Block, e: Edge) {
         debug_assert!(!self.is_sealed(to), "edge into sealed {to}");
         slot(&mut self.preds, to.index(), Vec::new()).push(e);
+        self.blocks_touched = self.blocks_touched.max(to.index() + 1);
     }
 
     pub fn preds(&self, b: Block) -> &[Edge] {
@@ -355,6 +382,7 @@ impl SsaBuilder {
             if !self.is_sealed(b) {
                 let k = self.new_phi(f, var, b);
                 slot(&mut self.incomplete, b.index(), Vec::new()).push(k);
+                self.blocks_touched = self.blocks_touched.max(b.index() + 1);
                 break self.phis[k].value;
             }
             let preds = self.preds(b);
@@ -428,6 +456,7 @@ impl SsaBuilder {
             user_start,
             user_list,
             fill,
+            has_phi,
             merged,
             work,
             us,
@@ -511,10 +540,18 @@ impl SsaBuilder {
             }
         }
         // Phase 3a: drop removed phis from the parameter lists.
+        reset(has_phi, f.num_blocks(), false);
+        for p in &self.phis {
+            has_phi[p.block.index()] = true;
+        }
         blocks.clear();
-        blocks.extend(self.phis.iter().map(|p| p.block));
-        blocks.sort_unstable();
-        blocks.dedup();
+        blocks.extend(
+            has_phi
+                .iter()
+                .enumerate()
+                .filter(|&(_, &h)| h)
+                .map(|(b, _)| Block::new(b)),
+        );
         for &b in blocks.iter() {
             let phis = &self.phis;
             let phi_of = &self.phi_of;
