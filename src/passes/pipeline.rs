@@ -132,6 +132,7 @@ pub const O2: &[Step] = &[
     pass!(addchain),  // last: sums are final (unrolled copies joined, divisions lowered)
     loop_pass!(licm), // sums of invariants addchain grouped; divisions' invariant factors
     pass!(dce),       // the replaced divisions
+    pass!(callhoist), // last: the code between calls is final
 ];
 
 /// Pass-manager switches.
