@@ -118,6 +118,17 @@ fn def_of(f: &Function, v: Value) -> Option<(Inst, InstData, Ops)> {
     Some((i, *f.data(i), Ops::of(f, i)))
 }
 
+/// As `def_of`, for a definition whose row `keep` accepts (the operands are copied only then).
+fn def_if(
+    f: &Function,
+    v: Value,
+    keep: impl Fn(&InstData) -> bool,
+) -> Option<(Inst, InstData, Ops)> {
+    let i = f.def_inst(v)?;
+    let d = *f.data(i);
+    keep(&d).then(|| (i, d, Ops::of(f, i)))
+}
+
 fn simplify(f: &mut Function, i: Inst) -> bool {
     let d = *f.data(i);
     let Some(r) = f.result(i) else { return false };
@@ -127,9 +138,29 @@ fn simplify(f: &mut Function, i: Inst) -> bool {
     let args = Ops::of(f, i);
     // Full constant folding.
     if d.op.is_pure() && d.op != Opcode::Alloca && !args.is_empty() {
-        let consts: Option<Vec<Const>> = args.iter().map(|&a| konst(f, a)).collect();
-        if let Some(cs) = consts {
-            if let Some(c) = fold(&d, &cs) {
+        let mut cs = [Const::F32(0); Ops::INLINE];
+        let consts: Option<&[Const]> = if args.len() <= Ops::INLINE {
+            let mut all = true;
+            for (c, &a) in cs.iter_mut().zip(args.iter()) {
+                match konst(f, a) {
+                    Some(k) => *c = k,
+                    None => {
+                        all = false;
+                        break;
+                    }
+                }
+            }
+            all.then_some(&cs[..args.len()])
+        } else {
+            None
+        };
+        let heap: Option<Vec<Const>> = if args.len() > Ops::INLINE {
+            args.iter().map(|&a| konst(f, a)).collect()
+        } else {
+            None
+        };
+        if let Some(cs) = consts.or(heap.as_deref()) {
+            if let Some(c) = fold(&d, cs) {
                 if c.to_inst().ty == d.ty {
                     f.replace_inst(i, c.to_inst(), &[]);
                     return true;
@@ -184,8 +215,8 @@ fn simplify(f: &mut Function, i: Inst) -> bool {
             }
             // (x % c) % c is x % c: the inner remainder is already below |c| with x's sign.
             if let (Srem, Some(c)) = (op, cb) {
-                if let Some((_, ad, aargs)) = def_of(f, a) {
-                    if ad.op == Srem && ad.ty == ty && int_const(f, aargs[1]) == Some(c) {
+                if let Some((_, _, aargs)) = def_if(f, a, |ad| ad.op == Srem && ad.ty == ty) {
+                    if int_const(f, aargs[1]) == Some(c) {
                         return replace(f, i, a);
                     }
                 }
@@ -202,33 +233,29 @@ fn simplify(f: &mut Function, i: Inst) -> bool {
             }
             // Reassociate constants: (x op c1) op c2 -> x op (c1 op c2).
             if let (Some(c2), Add | Mul | And | Or | Xor) = (cb, op) {
-                if let Some((_, ad, aargs)) = def_of(f, a) {
-                    if ad.op == op && ad.ty == ty {
-                        if let Some(c1) = int_const(f, aargs[1]) {
-                            let c = match op {
-                                Add => c1.wrapping_add(c2),
-                                Mul => c1.wrapping_mul(c2),
-                                And => c1 & c2,
-                                Or => c1 | c2,
-                                _ => c1 ^ c2,
-                            };
-                            let k = make_int(f, i, ty, c);
-                            f.set_args(i, &[aargs[0], k]);
-                            return true;
-                        }
+                if let Some((_, _, aargs)) = def_if(f, a, |ad| ad.op == op && ad.ty == ty) {
+                    if let Some(c1) = int_const(f, aargs[1]) {
+                        let c = match op {
+                            Add => c1.wrapping_add(c2),
+                            Mul => c1.wrapping_mul(c2),
+                            And => c1 & c2,
+                            Or => c1 | c2,
+                            _ => c1 ^ c2,
+                        };
+                        let k = make_int(f, i, ty, c);
+                        f.set_args(i, &[aargs[0], k]);
+                        return true;
                     }
                 }
             }
             // Cancellation.
             if op == Sub {
-                if let Some((_, ad, aargs)) = def_of(f, a) {
-                    if ad.op == Add && ad.ty == ty {
-                        if aargs[1] == b {
-                            return replace(f, i, aargs[0]);
-                        }
-                        if aargs[0] == b {
-                            return replace(f, i, aargs[1]);
-                        }
+                if let Some((_, _, aargs)) = def_if(f, a, |ad| ad.op == Add && ad.ty == ty) {
+                    if aargs[1] == b {
+                        return replace(f, i, aargs[0]);
+                    }
+                    if aargs[0] == b {
+                        return replace(f, i, aargs[1]);
                     }
                 }
             }
@@ -250,8 +277,8 @@ fn simplify(f: &mut Function, i: Inst) -> bool {
             }
             if op == Add {
                 for (x, y) in [(a, b), (b, a)] {
-                    if let Some((_, xd, xargs)) = def_of(f, x) {
-                        if xd.op == Sub && xd.ty == ty && xargs[1] == y {
+                    if let Some((_, _, xargs)) = def_if(f, x, |xd| xd.op == Sub && xd.ty == ty) {
+                        if xargs[1] == y {
                             return replace(f, i, xargs[0]);
                         }
                     }
@@ -280,8 +307,8 @@ fn simplify(f: &mut Function, i: Inst) -> bool {
                 (c, int_const(f, b)),
                 (CmpCond::Ne | CmpCond::Gt, Some(0)) | (CmpCond::Eq | CmpCond::Ge, Some(1))
             );
-            let zext_of_bool = def_of(f, a)
-                .is_some_and(|(_, ad, aargs)| ad.op == Zext && f.ty(aargs[0]) == Type::I1);
+            let zext_of_bool = def_if(f, a, |ad| ad.op == Zext)
+                .is_some_and(|(_, _, aargs)| f.ty(aargs[0]) == Type::I1);
             if truth && !zext_of_bool && f.ty(a) != Type::I1 && f.is_zero_one(a) {
                 f.replace_inst(i, mk::unary(Trunc, Type::I1), &[a]);
                 return true;
@@ -335,11 +362,9 @@ fn simplify(f: &mut Function, i: Inst) -> bool {
                 return replace(f, i, args[0]);
             }
             // offset (offset p, a), b -> offset p, a + b
-            if let Some((_, ad, aargs)) = def_of(f, args[0]) {
-                if ad.op == Offset {
-                    f.replace_inst(i, mk::offset(ad.imm.wrapping_add(d.imm)), &[aargs[0]]);
-                    return true;
-                }
+            if let Some((_, ad, aargs)) = def_if(f, args[0], |ad| ad.op == Offset) {
+                f.replace_inst(i, mk::offset(ad.imm.wrapping_add(d.imm)), &[aargs[0]]);
+                return true;
             }
             false
         }
@@ -353,8 +378,8 @@ fn simplify(f: &mut Function, i: Inst) -> bool {
             }
             // |x % 2| is the low bit of x (negation keeps a number's parity).
             if let Some(r) = abs_of(f, c, x, y) {
-                if let Some((_, rd, rargs)) = def_of(f, r) {
-                    if rd.op == Srem && matches!(int_const(f, rargs[1]), Some(2 | -2)) {
+                if let Some((_, _, rargs)) = def_if(f, r, |rd| rd.op == Srem) {
+                    if matches!(int_const(f, rargs[1]), Some(2 | -2)) {
                         let one = make_int(f, i, ty, 1);
                         f.replace_inst(i, mk::binary(And, ty), &[rargs[0], one]);
                         return true;
@@ -378,10 +403,8 @@ fn simplify(f: &mut Function, i: Inst) -> bool {
             ty.is_int() && boolean_select(f, i, ty, c, x, y)
         }
         Fneg => {
-            if let Some((_, ad, aargs)) = def_of(f, args[0]) {
-                if ad.op == Fneg {
-                    return replace(f, i, aargs[0]);
-                }
+            if let Some((_, _, aargs)) = def_if(f, args[0], |ad| ad.op == Fneg) {
+                return replace(f, i, aargs[0]);
             }
             false
         }
@@ -399,8 +422,8 @@ fn simplify(f: &mut Function, i: Inst) -> bool {
             }
             // trunc (sext x) -> x ; trunc (zext x) -> x when widths match.
             if d.op == Trunc {
-                if let Some((_, ad, aargs)) = def_of(f, args[0]) {
-                    if matches!(ad.op, Sext | Zext) && f.ty(aargs[0]) == ty {
+                if let Some((_, _, aargs)) = def_if(f, args[0], |ad| matches!(ad.op, Sext | Zext)) {
+                    if f.ty(aargs[0]) == ty {
                         return replace(f, i, aargs[0]);
                     }
                 }
@@ -547,12 +570,11 @@ fn drop_if_dead(f: &mut Function, v: Value, depth: u32) {
 /// The value `r` of which `select c, x, y` is the absolute value: `r < 0 ? -r : r` (also
 /// `r <= -1`, or `r > 0 ? r : -r`, `r >= 0`, `r > -1`), `-r` being `0 - r`.
 fn abs_of(f: &Function, c: Value, x: Value, y: Value) -> Option<Value> {
-    let (_, cd, cargs) = def_of(f, c).filter(|(_, d, _)| d.op == Opcode::Icmp)?;
+    let (_, cd, cargs) = def_if(f, c, |d| d.op == Opcode::Icmp)?;
     let r = cargs[0];
     let neg_of = |n: Value, r: Value| {
-        def_of(f, n).is_some_and(|(_, d, a)| {
-            d.op == Opcode::Sub && a[1] == r && int_const(f, a[0]) == Some(0)
-        })
+        def_if(f, n, |d| d.op == Opcode::Sub)
+            .is_some_and(|(_, _, a)| a[1] == r && int_const(f, a[0]) == Some(0))
     };
     let k = int_const(f, cargs[1])?;
     let negative_first = match (cd.cond(), k) {
@@ -566,9 +588,7 @@ fn abs_of(f: &Function, c: Value, x: Value, y: Value) -> Option<Value> {
 
 /// `v` as `x * c` for a constant `c`: a multiplication or left shift by a constant, else `v * 1`.
 fn as_multiple(f: &Function, v: Value) -> (Value, i64) {
-    if let Some((_, d, args)) =
-        def_of(f, v).filter(|(_, d, _)| matches!(d.op, Opcode::Mul | Opcode::Shl))
-    {
+    if let Some((_, d, args)) = def_if(f, v, |d| matches!(d.op, Opcode::Mul | Opcode::Shl)) {
         if let Some(c) = int_const(f, args[1]) {
             match d.op {
                 Opcode::Mul => return (args[0], c),
@@ -595,12 +615,9 @@ fn combine_like_terms(f: &mut Function, i: Inst, ty: Type, a: Value, b: Value) -
         if int_const(f, x).is_some() || f.num_uses(s) != 1 {
             continue;
         }
-        let Some((_, sd, sargs)) = def_of(f, s) else {
+        let Some((_, _, sargs)) = def_if(f, s, |sd| sd.op == Opcode::Add && sd.ty == ty) else {
             continue;
         };
-        if sd.op != Opcode::Add || sd.ty != ty {
-            continue;
-        }
         for (y, m) in [(sargs[0], sargs[1]), (sargs[1], sargs[0])] {
             let (xm, cm) = as_multiple(f, m);
             if xm == x {
