@@ -245,20 +245,7 @@ fn run_block(f: &mut Function, b: Block) -> bool {
         }
         let mut sums: Vec<Value> = Vec::with_capacity(plan.len());
         for &(a, c) in &plan {
-            let mut args = [f.res(root); 2];
-            for (k, x) in [a, c].into_iter().enumerate() {
-                args[k] = match x {
-                    Err(k) => sums[k],
-                    Ok((v, 0)) => v,
-                    Ok((v, s)) => {
-                        let sv = f.insert_new_before(root, mk::iconst(Type::I32, s as i64), &[]);
-                        let sv = f.res(sv);
-                        let sh = mk::binary(Opcode::Shl, Type::I32);
-                        let r = f.insert_new_before(root, sh, &[v, sv]);
-                        f.res(r)
-                    }
-                };
-            }
+            let args = [term(f, root, &sums, a), term(f, root, &sums, c)];
             let i = f.insert_new_before(root, mk::binary(Opcode::Add, Type::I32), &args);
             sums.push(f.res(i));
         }
@@ -272,6 +259,21 @@ fn run_block(f: &mut Function, b: Block) -> bool {
         changed = true;
     }
     changed
+}
+
+/// The value of a rebuilt addition's operand: a sum already built, or a leaf, shifted by an
+/// instruction placed before `root` if it has a shift.
+fn term(f: &mut Function, root: Inst, sums: &[Value], x: Operand) -> Value {
+    match x {
+        Err(k) => sums[k],
+        Ok((v, 0)) => v,
+        Ok((v, s)) => {
+            let sv = f.insert_new_before(root, mk::iconst(Type::I32, s as i64), &[]);
+            let sv = f.res(sv);
+            let sh = f.insert_new_before(root, mk::binary(Opcode::Shl, Type::I32), &[v, sv]);
+            f.res(sh)
+        }
+    }
 }
 
 /// Parameters of `b` whose argument on `b`'s edge back to itself is `root` or computed from it

@@ -138,29 +138,15 @@ fn simplify(f: &mut Function, i: Inst) -> bool {
     let args = Ops::of(f, i);
     // Full constant folding.
     if d.op.is_pure() && d.op != Opcode::Alloca && !args.is_empty() {
+        // Pure operations have at most `Ops::INLINE` operands (only calls have more).
         let mut cs = [Const::F32(0); Ops::INLINE];
-        let consts: Option<&[Const]> = if args.len() <= Ops::INLINE {
-            let mut all = true;
-            for (c, &a) in cs.iter_mut().zip(args.iter()) {
-                match konst(f, a) {
-                    Some(k) => *c = k,
-                    None => {
-                        all = false;
-                        break;
-                    }
-                }
-            }
-            all.then_some(&cs[..args.len()])
-        } else {
-            None
-        };
-        let heap: Option<Vec<Const>> = if args.len() > Ops::INLINE {
-            args.iter().map(|&a| konst(f, a)).collect()
-        } else {
-            None
-        };
-        if let Some(cs) = consts.or(heap.as_deref()) {
-            if let Some(c) = fold(&d, cs) {
+        let all_const = args.len() <= Ops::INLINE
+            && cs
+                .iter_mut()
+                .zip(args.iter())
+                .all(|(c, &a)| konst(f, a).map(|k| *c = k).is_some());
+        if all_const {
+            if let Some(c) = fold(&d, &cs[..args.len()]) {
                 if c.to_inst().ty == d.ty {
                     f.replace_inst(i, c.to_inst(), &[]);
                     return true;
