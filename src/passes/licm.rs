@@ -3,11 +3,14 @@
 //! 1. Every loop has a preheader (loop-simplified form, established before the pass).
 //! 2. Loops are visited innermost first; in each, instructions in reverse post-order whose
 //!    operands are all defined outside the loop move to the end of the preheader:
-//!    - pure arithmetic freely (division only by a constant other than 0 and -1, or by a
-//!      value whose range at the preheader excludes 0, and -1 unless the dividend cannot be
-//!      the type's minimum, since a hoisted division must not trap where the program would
-//!      not have run it);
-//!    - loads, pure calls and other divisions only when their block runs on every iteration
+//!    - pure arithmetic freely; a division must not trap (or overflow) where the program would
+//!      not have run it, so one whose block may not run on every iteration moves as it is
+//!      only by a constant other than 0 and -1, or by a value whose range at the preheader
+//!      excludes 0, and -1 unless the dividend cannot be the type's minimum; otherwise its
+//!      divisor is guarded in the preheader (`d == 0 ? 1 : d`; for a remainder, whose -1
+//!      case equals its 1 case, `d` in {0, -1} becomes 1), which changes nothing where the
+//!      division ran before; a division that may overflow stays;
+//!    - loads, pure calls and divisions that may overflow only when their block runs on every iteration
 //!      (it dominates every latch and exit) or, for loads, when the address is a constant
 //!      offset inside a global or stack object (it cannot fault); loads also only when nothing
 //!      in the loop may write the loaded bytes (`alias`): a store through a different base,
@@ -29,7 +32,7 @@ use crate::analysis::alias::{
 use crate::analysis::loops::Loop;
 use crate::analysis::range::{Interval, Ranges};
 use crate::analysis::{Cfg, DomTree, FuncAnalyses, LoopForest, Preserved};
-use crate::ir::{mk, Block, Function, Inst, ModuleCx, Opcode, Type, Value};
+use crate::ir::{mk, Block, CmpCond, Function, Inst, ModuleCx, Opcode, Type, Value};
 use rustc_hash::FxHashMap;
 use std::collections::hash_map::Entry;
 
@@ -99,30 +102,58 @@ struct LazyRanges<'a> {
     cfg: &'a Cfg,
     dt: &'a DomTree,
     ranges: Option<Ranges>,
+    /// The values that existed when `ranges` was computed.
+    known: usize,
 }
 
 impl LazyRanges<'_> {
     fn get(&mut self, f: &Function, cx: &ModuleCx) -> &Ranges {
         let (cfg, dt) = (self.cfg, self.dt);
-        self.ranges
-            .get_or_insert_with(|| Ranges::compute(f, cx, cfg, dt))
+        let known = &mut self.known;
+        self.ranges.get_or_insert_with(|| {
+            *known = f.num_values();
+            Ranges::compute(f, cx, cfg, dt)
+        })
     }
 
-    /// Whether `i` is a division or remainder by a value that the ranges where block `at`
-    /// runs keep from 0 (and from -1 unless the dividend cannot be the type's minimum): it
-    /// cannot trap there, wherever it ran before.
-    fn division_safe(&mut self, f: &Function, cx: &ModuleCx, i: Inst, at: Block) -> bool {
-        if !matches!(f.op(i), Opcode::Sdiv | Opcode::Srem) {
-            return false;
+    /// The range of `v` where block `at` runs; the whole type for a value made after the
+    /// ranges were computed (a guard's).
+    fn range_at(&mut self, f: &Function, cx: &ModuleCx, v: Value, at: Block) -> Interval {
+        self.get(f, cx);
+        match &self.ranges {
+            Some(r) if v.index() < self.known => r.range_at(f, v, at),
+            _ => Interval::full(f.ty(v)),
         }
-        let r = self.get(f, cx);
+    }
+
+    /// What division or remainder `i` needs to run at the end of block `at` wherever it ran
+    /// before: `Some(Guard::None)` when the ranges there keep its divisor from 0 (and from -1
+    /// unless the dividend cannot be the type's minimum), or when the divisor is a guard's
+    /// result; a zero guard for a division whose -1 case is excluded that way; a guard of 0
+    /// and -1 for a remainder (`x % -1` is 0, as `x % 1`); `None` for anything else.
+    fn division_guard(&mut self, f: &Function, cx: &ModuleCx, i: Inst, at: Block) -> Option<Guard> {
+        let op = f.op(i);
+        if !matches!(op, Opcode::Sdiv | Opcode::Srem) {
+            return None;
+        }
         let (x, d) = (f.arg(i, 0), f.arg(i, 1));
-        let rd = r.range_at(f, d, at);
-        if rd.is_empty() || rd.contains(0) {
-            return false;
+        let guarded = guard_of(f, d);
+        if guarded == Some(Guard::ZeroOrMinusOne) {
+            return Some(Guard::None);
+        }
+        let rd = self.range_at(f, cx, d, at);
+        if rd.is_empty() {
+            return None;
         }
         let min = Interval::full(f.ty(x)).lo;
-        !rd.contains(-1) || !r.range_at(f, x, at).contains(min)
+        let overflow = rd.contains(-1) && self.range_at(f, cx, x, at).contains(min);
+        let zero = rd.contains(0) && guarded.is_none();
+        match (overflow, zero, op) {
+            (false, false, _) => Some(Guard::None),
+            (false, true, _) => Some(Guard::Zero),
+            (true, _, Opcode::Srem) => Some(Guard::ZeroOrMinusOne),
+            (true, _, _) => None,
+        }
     }
 
     /// The bytes a `bytes`-byte access at `ptr` in `block` may touch, as `(root, lo, end)`.
@@ -452,6 +483,7 @@ fn hoist_insts(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> bool {
         cfg,
         dt,
         ranges: None,
+        known: 0,
     };
     let loops: Vec<Loop> = forest.loops.keys().collect();
     for l in loops {
@@ -485,12 +517,12 @@ fn hoist_insts(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> bool {
                 if !invariant {
                     continue;
                 }
-                if !every_iteration
-                    && !speculatable(f, i)
-                    && !speculatable_load(f, cx, i)
-                    && !ranges.division_safe(f, cx, i, pre)
-                {
-                    continue;
+                let mut guard = Guard::None;
+                if !every_iteration && !speculatable(f, i) && !speculatable_load(f, cx, i) {
+                    match ranges.division_guard(f, cx, i, pre) {
+                        Some(g) => guard = g,
+                        None => continue,
+                    }
                 }
                 if f.op(i) == Opcode::Load {
                     let ptr = f.arg(i, 0);
@@ -521,11 +553,74 @@ fn hoist_insts(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> bool {
                         }
                     }
                 }
+                if guard != Guard::None {
+                    let d = insert_guard(f, pre_term, f.arg(i, 1), guard);
+                    f.set_arg(i, 1, d);
+                }
                 f.move_inst_before(i, pre_term);
             }
         }
     }
     changed
+}
+
+/// The divisor a division moved out of a block that may not run on every iteration needs
+/// instead of its own, so that it cannot trap (or overflow) where the program never divided:
+/// where the original division ran, the guarded divisor equals the original one.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Guard {
+    /// The divisor as it is.
+    None,
+    /// `d == 0 ? 1 : d`.
+    Zero,
+    /// `d == 0 || d == -1 ? 1 : d`, tested as `(d + 1) >> 1 == 0` (for remainders only).
+    ZeroOrMinusOne,
+}
+
+/// Inserts the guarded form of divisor `d` before `before`; returns it.
+fn insert_guard(f: &mut Function, before: Inst, d: Value, guard: Guard) -> Value {
+    let ty = f.ty(d);
+    let zero = f.insert_new_before(before, mk::iconst(ty, 0), &[]);
+    let zero = f.res(zero);
+    let one = f.insert_new_before(before, mk::iconst(ty, 1), &[]);
+    let one = f.res(one);
+    let tested = match guard {
+        Guard::None => return d,
+        Guard::Zero => d,
+        Guard::ZeroOrMinusOne => {
+            let up = f.insert_new_before(before, mk::binary(Opcode::Add, ty), &[d, one]);
+            let up = f.res(up);
+            let half = f.insert_new_before(before, mk::binary(Opcode::Ashr, ty), &[up, one]);
+            f.res(half)
+        }
+    };
+    let c = f.insert_new_before(before, mk::icmp(CmpCond::Eq), &[tested, zero]);
+    let c = f.res(c);
+    let s = f.insert_new_before(before, mk::unary(Opcode::Select, ty), &[c, one, d]);
+    f.res(s)
+}
+
+/// Which guard made `v` (`insert_guard`'s shape), if one did.
+fn guard_of(f: &Function, v: Value) -> Option<Guard> {
+    let s = f.def_inst(v).filter(|&s| f.op(s) == Opcode::Select)?;
+    let (c, one, d) = (f.arg(s, 0), f.arg(s, 1), f.arg(s, 2));
+    if f.as_iconst(one) != Some(1) {
+        return None;
+    }
+    let c = f.def_inst(c).filter(|&c| f.op(c) == Opcode::Icmp)?;
+    if f.data(c).cond() != CmpCond::Eq || f.as_iconst(f.arg(c, 1)) != Some(0) {
+        return None;
+    }
+    let tested = f.arg(c, 0);
+    if tested == d {
+        return Some(Guard::Zero);
+    }
+    let half = f.def_inst(tested).filter(|&h| f.op(h) == Opcode::Ashr)?;
+    let up = f
+        .def_inst(f.arg(half, 0))
+        .filter(|&u| f.op(u) == Opcode::Add)?;
+    let one_up = f.as_iconst(f.arg(up, 1)) == Some(1) && f.as_iconst(f.arg(half, 1)) == Some(1);
+    (one_up && f.arg(up, 0) == d).then_some(Guard::ZeroOrMinusOne)
 }
 
 /// An operand of a `HoistKey`: a value, or a constant by its value (copies of one loop body
