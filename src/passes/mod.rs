@@ -49,6 +49,7 @@ pub mod simplify_cfg;
 pub mod sink;
 pub mod tailrec;
 pub mod unroll;
+pub mod unswitch;
 
 /// Effect summaries are an analysis; the pipelines run them as a module pass.
 pub use crate::analysis::effects;

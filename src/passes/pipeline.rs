@@ -95,6 +95,8 @@ pub const O2: &[Step] = &[
     pass!(simplify_cfg),    // fold the branches ivrange and rangefold decided
     loop_pass!(early_exit), // counted loops whose remaining iterations would do nothing
     loop_pass!(licm),       // after gvn, so hoisted code is already deduplicated
+    loop_pass!(unswitch),   // after licm moved the conditions out; before the loops are reshaped
+    CFG_CLEANUP,            // the unswitched branches on constants
     loop_pass!(promote),    // after licm hoisted the invariant addresses it needs
     loop_pass!(indvars),    // after licm: step values and bounds must be defined outside the loop
     CLEANUP,
