@@ -621,6 +621,9 @@ impl Function {
 
     /// Appends `v` to the arguments of every edge of branch `i` into a block `into` accepts.
     pub fn push_branch_arg(&mut self, i: Inst, v: Value, into: impl Fn(Block) -> bool) {
+        if !self.branch_targets(i).iter().any(|c| into(c.block)) {
+            return;
+        }
         let targets: Vec<(Block, Vec<Value>)> = self
             .branch_targets(i)
             .iter()

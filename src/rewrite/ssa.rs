@@ -105,6 +105,13 @@ fn promote(f: &mut Function, dt: &DomTree, df: &IdVec<Block, Vec<Block>>, a: Ins
         f.res(zero)
     };
 
+    // The blocks holding a load or store of the slot: the walk reads only their instructions.
+    let mut accessed: IdSet<Block> = IdSet::with_capacity(f.num_blocks());
+    for &i in &users {
+        if let Some(b) = f.layout().inst_block(i) {
+            accessed.insert(b);
+        }
+    }
     // Walk the dominator tree: (block, value at entry).
     let mut stack: Vec<(Block, Value)> = vec![(entry, zero)];
     let mut visited: IdSet<Block> = IdSet::with_capacity(f.num_blocks());
@@ -112,7 +119,11 @@ fn promote(f: &mut Function, dt: &DomTree, df: &IdVec<Block, Vec<Block>>, a: Ins
         visited.insert(b);
         let mut cur = param[b].unwrap_or(incoming);
         // Walked through the layout (the next instruction read before `i` may go).
-        let mut at = f.layout().first_inst(b);
+        let mut at = if accessed.contains(b) {
+            f.layout().first_inst(b)
+        } else {
+            None
+        };
         while let Some(i) = at {
             at = f.layout().next_inst(i);
             match f.op(i) {
