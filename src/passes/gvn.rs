@@ -15,8 +15,9 @@ use crate::analysis::{Cfg, DomTree, FuncAnalyses, Preserved};
 use crate::ir::{Block, Function, Inst, ModuleCx, Opcode, Type, Value};
 use rustc_hash::FxHashMap;
 use std::collections::hash_map::Entry;
+use std::hash::{Hash, Hasher};
 
-#[derive(Clone, PartialEq, Eq, Hash)]
+#[derive(Clone, PartialEq, Eq)]
 struct Key {
     op: Opcode,
     ty: Type,
@@ -25,9 +26,30 @@ struct Key {
     args: KeyArgs,
 }
 
+/// Hashed as few words: opcode, type and aux in one, the immediate, operands two to a word.
+impl Hash for Key {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        h.write_u64((self.op as u64) | (self.ty as u64) << 8 | (self.aux as u64) << 32);
+        h.write_u64(self.imm as u64);
+        match &self.args {
+            KeyArgs::Inline(a) => {
+                let raw = |v: Option<Value>| v.map_or(0, |v| v.index() as u64 + 1);
+                h.write_u64(raw(a[0]) | raw(a[1]) << 32);
+                h.write_u64(raw(a[2]) | raw(a[3]) << 32);
+            }
+            KeyArgs::Heap(v) => {
+                h.write_usize(v.len());
+                for x in v.iter() {
+                    h.write_u32(x.index() as u32);
+                }
+            }
+        }
+    }
+}
+
 /// The operands of a `Key`: up to `INLINE` in place (the rest `None`), more on the heap. A
 /// given operand list always takes the same form, so equality is that of the lists.
-#[derive(Clone, PartialEq, Eq, Hash)]
+#[derive(Clone, PartialEq, Eq)]
 enum KeyArgs {
     Inline([Option<Value>; INLINE]),
     Heap(Box<[Value]>),
@@ -243,7 +265,9 @@ pub fn run(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved 
         changed = true;
     }
     let (cfg, dt) = am.cfg_domtree(f);
-    let mut table: FxHashMap<Key, (Value, Block)> = FxHashMap::default();
+    // Sized for every instruction up front: growing it rehashes every key so far.
+    let mut table: FxHashMap<Key, (Value, Block)> =
+        FxHashMap::with_capacity_and_hasher(f.num_insts(), Default::default());
     for &b in &dt.preorder {
         visit(f, cx, dt, b, &mut table, &mut changed);
     }
