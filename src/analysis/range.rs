@@ -100,6 +100,40 @@ impl Interval {
     }
 }
 
+/// A branch condition on the dominator walk up from a block: `cond` is `taken` on the edge
+/// into the block `step` blocks up.
+#[derive(Clone, Copy)]
+struct Fact {
+    step: u32,
+    cond: Value,
+    taken: bool,
+    /// The values the fact can narrow (`Ranges::refine`), when they are few: the condition
+    /// and a compare's operands. `None` for a conjunction known true or a disjunction known
+    /// false, whose operands' facts are read too.
+    subjects: Option<[Value; 3]>,
+}
+
+impl Fact {
+    /// Whether `refine` by this fact may narrow the range of `v` (otherwise it returns the
+    /// range unchanged, and `refine_inputs` adds nothing).
+    fn may_narrow(&self, v: Value) -> bool {
+        self.subjects.is_none_or(|s| s.contains(&v))
+    }
+}
+
+/// The `subjects` of the fact that `c` is `t` (see `Ranges::refine`).
+fn subjects(f: &Function, c: Value, t: bool) -> Option<[Value; 3]> {
+    let Some(i) = f.def_inst(c) else {
+        return Some([c; 3]);
+    };
+    match f.op(i) {
+        Opcode::Icmp => Some([c, f.arg(i, 0), f.arg(i, 1)]),
+        Opcode::And if t => None,
+        Opcode::Or if !t => None,
+        _ => Some([c; 3]),
+    }
+}
+
 /// Per-value intervals of one function and the branch facts that refine them per block.
 pub struct Ranges {
     range: IdVec<Value, Interval>,
@@ -107,7 +141,7 @@ pub struct Ranges {
     /// of its dominator-tree path up (itself first) from their single predecessors' `brif`s,
     /// each with its number of steps up: `facts[fact_start[b]..fact_start[b + 1]]`.
     fact_start: Vec<u32>,
-    facts: Vec<(u32, Value, bool)>,
+    facts: Vec<Fact>,
     dt: DomTree,
     /// Where widening stops first: the constants compares test against, and their
     /// neighbours, sorted.
@@ -131,8 +165,13 @@ impl Ranges {
             fact_start.push(facts.len() as u32);
             let mut blk = Block::new(b);
             for step in 0..WALK {
-                if let Some((c, t)) = edge_fact[blk] {
-                    facts.push((step, c, t));
+                if let Some((cond, taken)) = edge_fact[blk] {
+                    facts.push(Fact {
+                        step,
+                        cond,
+                        taken,
+                        subjects: subjects(f, cond, taken),
+                    });
                 }
                 match dt.idom.get(blk).copied().flatten() {
                     Some(d) => blk = d,
@@ -191,7 +230,7 @@ impl Ranges {
             }
         }
         // Narrowing computes every value afresh, from the widened state.
-        sites.dirty.fill(true);
+        sites.dirty.insert_all();
         for _ in 0..2 {
             r.sweep(f, cx, cfg, &mut sites, None);
         }
@@ -209,13 +248,15 @@ impl Ranges {
             return;
         }
         let limit = self.walk_limit(def, b);
-        for &(_, c, t) in self.facts_at(b).iter().take_while(|x| x.0 < limit) {
-            refine_inputs(f, c, t, v, 2, out);
+        for x in self.facts_at(b).iter().take_while(|x| x.step < limit) {
+            if x.may_narrow(v) {
+                refine_inputs(f, x.cond, x.taken, v, 2, out);
+            }
         }
     }
 
     /// The branch facts the dominator walk from `b` reads (see `facts`).
-    fn facts_at(&self, b: Block) -> &[(u32, Value, bool)] {
+    fn facts_at(&self, b: Block) -> &[Fact] {
         &self.facts[self.fact_start[b.index()] as usize..self.fact_start[b.index() + 1] as usize]
     }
 
@@ -276,8 +317,10 @@ impl Ranges {
             return r;
         }
         let limit = self.walk_limit(def, b);
-        for &(_, c, t) in self.facts_at(b).iter().take_while(|x| x.0 < limit) {
-            r = self.refine(f, c, t, v, r, 2);
+        for x in self.facts_at(b).iter().take_while(|x| x.step < limit) {
+            if x.may_narrow(v) {
+                r = self.refine(f, x.cond, x.taken, v, r, 2);
+            }
         }
         r
     }
@@ -364,10 +407,9 @@ impl Ranges {
         mut widen: Option<(&mut IdVec<Value, u32>, bool)>,
     ) -> bool {
         let mut changed = false;
-        for s in 0..sites.site.len() {
-            if !std::mem::replace(&mut sites.dirty[s], false) {
-                continue;
-            }
+        let mut next = 0;
+        while let Some(s) = sites.dirty.take_from(next) {
+            next = s + 1;
             let (v, new) = match sites.site[s] {
                 Site::Param {
                     block: b,
@@ -566,8 +608,8 @@ struct Sites {
     /// Per value `v`: the sites reading its range, `readers[reader_start[v]..reader_start[v + 1]]`.
     reader_start: Vec<u32>,
     readers: Vec<u32>,
-    /// Per site: an input changed since it was last computed (or it never was).
-    dirty: Vec<bool>,
+    /// The sites an input of which changed since they were last computed (or never were).
+    dirty: SiteSet,
 }
 
 impl Sites {
@@ -648,7 +690,8 @@ impl Sites {
             readers[fill[v.index()] as usize] = s;
             fill[v.index()] += 1;
         }
-        let dirty = vec![true; site.len()];
+        let mut dirty = SiteSet::new(site.len());
+        dirty.insert_all();
         Sites {
             site,
             reader_start,
@@ -664,8 +707,50 @@ impl Sites {
             self.reader_start[v.index() + 1],
         );
         for &s in &self.readers[lo as usize..hi as usize] {
-            self.dirty[s as usize] = true;
+            self.dirty.insert(s as usize);
         }
+    }
+}
+
+/// A set of site indices, a bit each: a sweep finds the next member in the order of the sites
+/// without reading the clean ones one by one.
+struct SiteSet {
+    words: Vec<u64>,
+    len: usize,
+}
+
+impl SiteSet {
+    fn new(len: usize) -> SiteSet {
+        SiteSet {
+            words: vec![0; len.div_ceil(64)],
+            len,
+        }
+    }
+
+    fn insert(&mut self, s: usize) {
+        self.words[s / 64] |= 1 << (s % 64);
+    }
+
+    fn insert_all(&mut self) {
+        self.words.fill(!0);
+        if !self.len.is_multiple_of(64) {
+            if let Some(last) = self.words.last_mut() {
+                *last = (1 << (self.len % 64)) - 1;
+            }
+        }
+    }
+
+    /// Removes and returns the least member not below `from`.
+    fn take_from(&mut self, from: usize) -> Option<usize> {
+        let mut w = from / 64;
+        let mut bits = *self.words.get(w)? & (!0u64 << (from % 64));
+        while bits == 0 {
+            w += 1;
+            bits = *self.words.get(w)?;
+        }
+        let b = bits.trailing_zeros() as usize;
+        self.words[w] &= !(1 << b);
+        Some(w * 64 + b)
     }
 }
 
