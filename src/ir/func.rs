@@ -297,6 +297,16 @@ impl Function {
         self.uses_of(v).count()
     }
 
+    /// Whether `v` has exactly one use (`num_uses(v) == 1` without walking a long list).
+    pub fn has_one_use(&self, v: Value) -> bool {
+        self.uses
+            .first
+            .get(v)
+            .copied()
+            .flatten()
+            .is_some_and(|u| self.uses.next[u].is_none())
+    }
+
     /// The terminator of `b`, if the block ends in one.
     pub fn terminator(&self, b: Block) -> Option<Inst> {
         let i = self.layout.last_inst(b)?;

@@ -82,7 +82,7 @@ fn only_user(f: &Function, v: Value) -> Inst {
 /// An inner node of a chain in block `b`: a node of `b` whose only use is another node.
 fn is_inner(f: &Function, b: Block, v: Value) -> bool {
     let Some(i) = f.def_inst(v) else { return false };
-    if !is_node(f, b, i) || f.num_uses(v) != 1 {
+    if !is_node(f, b, i) || !f.has_one_use(v) {
         return false;
     }
     is_node(f, b, only_user(f, v))

@@ -319,7 +319,7 @@ fn simplify(f: &mut Function, i: Inst) -> bool {
                         Some(false) => {
                             // Invert: a compare with one use is rewritten, otherwise xor with 1.
                             if let Some((xi, xd, xargs)) = def_of(f, x) {
-                                if xd.op == Icmp && f.num_uses(x) == 1 {
+                                if xd.op == Icmp && f.has_one_use(x) {
                                     f.replace_inst(i, mk::icmp(xd.cond().invert()), &xargs);
                                     let _ = xi;
                                     return true;
@@ -429,7 +429,7 @@ enum XorConst {
 
 impl XorConst {
     fn of(f: &Function, s: Value, ty: Type) -> Option<XorConst> {
-        if f.num_uses(s) != 1 || f.ty(s) != ty {
+        if !f.has_one_use(s) || f.ty(s) != ty {
             return None;
         }
         let (_, d, args) = def_of(f, s)?;
@@ -437,7 +437,7 @@ impl XorConst {
             Opcode::Xor => [(args[0], args[1]), (args[1], args[0])]
                 .into_iter()
                 .find_map(|(x, c)| Some(XorConst::Of(x, int_const(f, c)?))),
-            Opcode::Zext if f.ty(args[0]) == Type::I1 && f.num_uses(args[0]) == 1 => {
+            Opcode::Zext if f.ty(args[0]) == Type::I1 && f.has_one_use(args[0]) => {
                 let (_, xd, xargs) = def_of(f, args[0])?;
                 let one = |v| int_const(f, v).is_some_and(|k| k & 1 == 1);
                 let zero_one = |v| f.ty(v) == ty && f.known_zero(v) == width_mask(ty) & !1;
@@ -597,8 +597,11 @@ fn combine_like_terms(f: &mut Function, i: Inst, ty: Type, a: Value, b: Value) -
         return true;
     }
     for (s, t) in [(a, b), (b, a)] {
+        if !f.has_one_use(s) {
+            continue;
+        }
         let (x, c) = as_multiple(f, t);
-        if int_const(f, x).is_some() || f.num_uses(s) != 1 {
+        if int_const(f, x).is_some() {
             continue;
         }
         let Some((_, _, sargs)) = def_if(f, s, |sd| sd.op == Opcode::Add && sd.ty == ty) else {
