@@ -26,6 +26,22 @@ pub enum Base {
 /// every definition the pointer may come from shares, or `Unknown` when they differ. A pointer
 /// moved around a loop (`p' = p + k`) adds nothing of its own.
 pub fn base_of(f: &Function, cfg: &Cfg, ptr: Value) -> Base {
+    // Most pointers are a short chain of address arithmetic over one definition: follow it
+    // without the search's tables. A chain that reaches its end within the limit visits no
+    // value twice (a revisit would repeat forever), so the answer is the search's.
+    let mut v = ptr;
+    for _ in 0..16 {
+        match f.values.def[v] {
+            ValueDef::Result(i) => match f.op(i) {
+                Opcode::Alloca => return Base::Alloca(i),
+                Opcode::Gaddr => return Base::Global(f.global(i)),
+                Opcode::Gep | Opcode::Offset => v = f.arg(i, 0),
+                _ => return Base::Unknown,
+            },
+            ValueDef::Param(b, _) if b == f.entry() => return Base::Param(v),
+            ValueDef::Param(..) => break,
+        }
+    }
     let mut found: Option<Base> = None;
     let mut seen: Vec<Value> = Vec::new();
     let mut work = vec![ptr];

@@ -74,12 +74,22 @@ impl std::ops::Index<Block> for BlockLists {
 impl Cfg {
     pub fn compute(f: &Function) -> Cfg {
         let n = f.num_blocks();
+        // Every block's successors, read off its terminator once, in layout order.
+        let mut edges_of: Vec<(Block, [Block; 2], u8)> = Vec::with_capacity(n);
+        for b in f.layout().blocks() {
+            let mut e = (b, [Block::new(0); 2], 0u8);
+            for s in f.succs(b) {
+                e.1[e.2 as usize] = s;
+                e.2 += 1;
+            }
+            edges_of.push(e);
+        }
         // Count, then place: successors in terminator order, predecessors in layout order.
         let mut succ_off = vec![0u32; n + 1];
         let mut pred_off = vec![0u32; n + 1];
-        for b in f.layout().blocks() {
-            for s in f.succs(b) {
-                succ_off[b.index() + 1] += 1;
+        for &(b, ss, ns) in &edges_of {
+            succ_off[b.index() + 1] += ns as u32;
+            for s in &ss[..ns as usize] {
                 pred_off[s.index() + 1] += 1;
             }
         }
@@ -91,8 +101,8 @@ impl Cfg {
         let mut succ_data = vec![Block::new(0); edges];
         let mut pred_data = vec![Block::new(0); edges];
         let mut pred_fill: Vec<u32> = pred_off[..n].to_vec();
-        for b in f.layout().blocks() {
-            for (k, s) in (succ_off[b.index()] as usize..).zip(f.succs(b)) {
+        for &(b, ss, ns) in &edges_of {
+            for (k, &s) in (succ_off[b.index()] as usize..).zip(&ss[..ns as usize]) {
                 succ_data[k] = s;
                 let p = &mut pred_fill[s.index()];
                 pred_data[*p as usize] = b;
@@ -111,7 +121,8 @@ impl Cfg {
         let mut post = Vec::with_capacity(n);
         let mut seen: IdSet<Block> = IdSet::with_capacity(n);
         if let Some(entry) = f.layout().entry_block() {
-            let mut stack: Vec<(Block, usize)> = vec![(entry, 0)];
+            let mut stack: Vec<(Block, usize)> = Vec::with_capacity(n);
+            stack.push((entry, 0));
             seen.insert(entry);
             while let Some(&mut (b, ref mut k)) = stack.last_mut() {
                 if let Some(&s) = succs[b].get(*k) {

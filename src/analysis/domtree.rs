@@ -43,7 +43,8 @@ impl DomTree {
         let mut depth = IdVec::filled(n, 0);
         let mut preorder = Vec::with_capacity(rpo.len());
         let (mut tick_pre, mut tick_post) = (0u32, 0u32);
-        let mut stack: Vec<(Block, usize)> = vec![(entry, 0)];
+        let mut stack: Vec<(Block, usize)> = Vec::with_capacity(rpo.len());
+        stack.push((entry, 0));
         pre[entry] = 0;
         preorder.push(entry);
         tick_pre += 1;
@@ -110,9 +111,12 @@ impl DomTree {
         }
     }
 
-    /// Dominance frontier of every block.
-    pub fn frontiers(&self, cfg: &Cfg) -> IdVec<Block, Vec<Block>> {
-        let mut df: IdVec<Block, Vec<Block>> = IdVec::filled(self.idom.len(), Vec::new());
+    /// Dominance frontier of every block, each list in reverse post-order.
+    pub fn frontiers(&self, cfg: &Cfg) -> BlockLists {
+        // (block, block in its frontier) pairs; `last[r]` is the join last added to `r`'s
+        // frontier, so a join reached from several predecessors is listed once.
+        let mut pairs: Vec<(Block, Block)> = Vec::new();
+        let mut last: IdVec<Block, Option<Block>> = IdVec::filled(self.idom.len(), None);
         for &b in &cfg.rpo {
             let preds = &cfg.preds[b];
             if preds.len() < 2 {
@@ -125,8 +129,9 @@ impl DomTree {
                 }
                 let mut r = p;
                 while r != id {
-                    if !df[r].contains(&b) {
-                        df[r].push(b);
+                    if last[r] != Some(b) {
+                        last[r] = Some(b);
+                        pairs.push((r, b));
                     }
                     match self.idom[r] {
                         Some(x) => r = x,
@@ -135,7 +140,7 @@ impl DomTree {
                 }
             }
         }
-        df
+        BlockLists::from_pairs(self.idom.len(), pairs.iter().copied())
     }
 }
 
@@ -155,7 +160,8 @@ fn immediate_dominators(n: usize, entry: Block, cfg: &Cfg) -> IdVec<Block, Optio
     let mut num: IdVec<Block, u32> = IdVec::filled(n, NONE);
     let mut vertex: Vec<Block> = Vec::with_capacity(cfg.rpo.len());
     let mut parent: Vec<u32> = Vec::with_capacity(cfg.rpo.len());
-    let mut stack: Vec<(Block, usize)> = vec![(entry, 0)];
+    let mut stack: Vec<(Block, usize)> = Vec::with_capacity(cfg.rpo.len());
+    stack.push((entry, 0));
     num[entry] = 0;
     vertex.push(entry);
     parent.push(NONE);

@@ -174,13 +174,12 @@ impl LoopForest {
     /// successor is the header.
     pub fn preheader(&self, l: Loop, cfg: &Cfg) -> Option<Block> {
         let h = self.loops[l].header;
-        let outside: Vec<Block> = cfg.preds[h]
+        let mut outside = cfg.preds[h]
             .iter()
             .copied()
-            .filter(|&p| !self.contains(l, p))
-            .collect();
-        match outside.as_slice() {
-            [p] if cfg.succs[*p].len() == 1 => Some(*p),
+            .filter(|&p| !self.contains(l, p));
+        match (outside.next(), outside.next()) {
+            (Some(p), None) if cfg.succs[p].len() == 1 => Some(p),
             _ => None,
         }
     }

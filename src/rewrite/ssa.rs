@@ -9,6 +9,7 @@
 //! Needs: CFG, dominator tree and frontiers. Keeps the CFG (only block parameters and branch
 //! arguments are added). Cost: O(instructions + edges) per promoted alloca.
 
+use crate::analysis::cfg::BlockLists;
 use crate::analysis::{DomTree, FuncAnalyses};
 use crate::ir::{mk, Block, Function, IdSet, IdVec, Inst, Opcode, Type, Value};
 
@@ -66,7 +67,7 @@ fn promote_list(f: &mut Function, am: &mut FuncAnalyses, allocas: Vec<(Inst, Typ
     true
 }
 
-fn promote(f: &mut Function, dt: &DomTree, df: &IdVec<Block, Vec<Block>>, a: Inst, ty: Type) {
+fn promote(f: &mut Function, dt: &DomTree, df: &BlockLists, a: Inst, ty: Type) {
     let p = f.res(a);
     let users: Vec<Inst> = f.uses_of(p).map(|u| f.uses().user[u]).collect();
     // Iterated dominance frontier of the storing blocks.
