@@ -196,7 +196,47 @@ pub fn compute(mf: &MFunc) -> Intervals {
     SCRATCH.with(|s| compute_in(mf, &mut s.borrow_mut()))
 }
 
-fn compute_in(mf: &MFunc, s: &mut Scratch) -> Intervals {
+/// The virtual registers live out of each block: phases 1 and 2 of [`compute`] alone, without
+/// intervals.
+pub struct LiveOut {
+    /// `list[offset[b]..offset[b + 1]]`: the registers (by index) live out of block `b`.
+    offset: Vec<u32>,
+    list: Vec<u32>,
+}
+
+impl LiveOut {
+    /// The registers (by index) live out of block `b`.
+    pub fn of(&self, b: usize) -> &[u32] {
+        &self.list[self.offset[b] as usize..self.offset[b + 1] as usize]
+    }
+}
+
+/// The virtual registers live out of each block of `mf` (the live-out ranges [`compute`]
+/// would give).
+pub fn live_out(mf: &MFunc) -> LiveOut {
+    SCRATCH.with(|s| {
+        let s = &mut *s.borrow_mut();
+        solve(mf, s);
+        let nb = mf.blocks.len();
+        let mut offset = Vec::with_capacity(nb + 1);
+        let mut list = Vec::with_capacity(s.outs.len());
+        offset.push(0);
+        for b in 0..nb {
+            let mut e = s.out_head[b];
+            while e != NIL {
+                let (g, next) = s.outs[e as usize];
+                list.push(s.globals[g as usize]);
+                e = next;
+            }
+            offset.push(list.len() as u32);
+        }
+        LiveOut { offset, list }
+    })
+}
+
+/// Phases 1 and 2: fills `s.globals` (the global registers), and `s.out_head`/`s.outs` (per
+/// block, the globals live out of it, in decreasing order).
+fn solve(mf: &MFunc, s: &mut Scratch) {
     let nv = mf.num_vregs();
     let nb = mf.blocks.len();
     // Phase 1: global registers.
@@ -215,12 +255,8 @@ fn compute_in(mf: &MFunc, s: &mut Scratch) -> Intervals {
         live_in_at,
         live_out_at,
         work,
-        head,
-        recs,
-        live,
-        live_list,
-        fixed,
         dense,
+        ..
     } = s;
     reset(def_stamp, nv, u32::MAX);
     reset(gidx, nv, u32::MAX);
@@ -396,6 +432,22 @@ fn compute_in(mf: &MFunc, s: &mut Scratch) -> Intervals {
         }
     }
     drop(preds);
+}
+
+fn compute_in(mf: &MFunc, s: &mut Scratch) -> Intervals {
+    solve(mf, s);
+    let nv = mf.num_vregs();
+    let Scratch {
+        globals,
+        out_head,
+        outs,
+        head,
+        recs,
+        live,
+        live_list,
+        fixed,
+        ..
+    } = s;
     // Phase 3: ranges (backward over blocks and instructions, so each register's ranges come
     // in decreasing order and merge with their successor when they touch), then weights.
     // Ranges are linked lists of (start, end, next) entries, newest (lowest) first.

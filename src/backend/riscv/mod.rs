@@ -116,8 +116,7 @@ fn compile_function(
     layout::run(&mut mf);
     lap.done("block layout");
     if opts.opt_level > 0 {
-        let iv = liveness::compute(&mf);
-        sched::before_alloc(&mut mf, &iv);
+        sched::before_alloc(&mut mf);
         lap.done("scheduling");
     }
     let mut iv = liveness::compute(&mf);

@@ -33,7 +33,7 @@
 //! after the value's other reads, so both keep one register (see `before_alloc`).
 //! Cost: O(n^2) per region of n <= `WINDOW` instructions.
 
-use super::liveness::Intervals;
+use super::liveness::LiveOut;
 use super::minst::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -448,21 +448,18 @@ struct BlockRegs {
 }
 
 impl BlockRegs {
-    fn compute(
-        &mut self,
-        insts: &[MInst],
-        is_live_in: impl Fn(Reg) -> bool,
-        is_live_out: impl Fn(Reg) -> bool,
-    ) {
+    /// A register is live into the block when the block reads it before writing it (a write
+    /// in the block ends any value live in): when it is first seen as an operand.
+    fn compute(&mut self, insts: &[MInst], is_live_out: impl Fn(Reg) -> bool) {
         self.epoch += 1;
         self.list.clear();
         for mi in insts {
-            for r in [mi.rs1, mi.rs2, mi.rd] {
+            for (k, r) in [mi.rs1, mi.rs2, mi.rd].into_iter().enumerate() {
                 if r.is_virt() && self.stamp[r.vindex()] != self.epoch {
                     let v = r.vindex();
                     self.stamp[v] = self.epoch;
                     self.list.push(v as u32);
-                    self.init[v] = (0, is_live_out(r), is_live_in(r));
+                    self.init[v] = (0, is_live_out(r), k < 2);
                 }
             }
             for r in mi.uses().filter(|r| r.is_virt()) {
@@ -755,9 +752,10 @@ fn barrier_before_alloc(mi: &MInst) -> bool {
 }
 
 /// Schedules every block of `mf` (virtual registers), keeping each block's register pressure
-/// where it was. `iv`: liveness of `mf` as it is.
-pub fn before_alloc(mf: &mut MFunc, iv: &Intervals) {
-    SCRATCH.with(|s| before_alloc_in(mf, iv, &mut s.borrow_mut()));
+/// where it was.
+pub fn before_alloc(mf: &mut MFunc) {
+    let live_out = super::liveness::live_out(mf);
+    SCRATCH.with(|s| before_alloc_in(mf, &live_out, &mut s.borrow_mut()));
 }
 
 thread_local! {
@@ -765,25 +763,7 @@ thread_local! {
     static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
 }
 
-fn before_alloc_in(mf: &mut MFunc, iv: &Intervals, scratch: &mut Scratch) {
-    // Live virtual registers per position and class (as in `loops`), for block entries.
-    let npos = 2 * mf.insts.len() + 2;
-    let mut diff = [vec![0i32; npos], vec![0i32; npos]];
-    for v in 0..mf.num_vregs() {
-        let c = (mf.vclass[v] == RegClass::Float) as usize;
-        for &(s, e) in &iv.ranges[v] {
-            diff[c][s as usize] += 1;
-            diff[c][e as usize + 1] -= 1;
-        }
-    }
-    let mut live_at = [vec![0u32; npos], vec![0u32; npos]];
-    for c in 0..2 {
-        let mut acc = 0i32;
-        for p in 0..npos {
-            acc += diff[c][p];
-            live_at[c][p] = acc as u32;
-        }
-    }
+fn before_alloc_in(mf: &mut MFunc, live_out: &LiveOut, scratch: &mut Scratch) {
     // Pairs of virtual registers that should share a register: joined by a copy (block
     // arguments and their parameters), and, walking back from a copied value, each step of the
     // integer chain computing it (`p1 = p0 + a; p2 = p1 + b; p := p2`: the pointer walk of an
@@ -825,6 +805,8 @@ fn before_alloc_in(mf: &mut MFunc, iv: &Intervals, scratch: &mut Scratch) {
         ..BlockRegs::default()
     };
     let mut left = vec![(0, false, false); nv];
+    // By virtual register: the block (numbered from 1) it was last found live out of.
+    let mut out_stamp = vec![0u32; nv];
     // The block's new order; and per region of the latency-led order, by the position of its
     // first instruction in the block: whether it came near the pressure limit, and its order.
     let mut out: Vec<MInst> = Vec::new();
@@ -836,13 +818,15 @@ fn before_alloc_in(mf: &mut MFunc, iv: &Intervals, scratch: &mut Scratch) {
             continue;
         }
         let body = &mf.insts[s..e];
-        // Registers live in and out of the block; the count at its top excludes values whose
-        // last read is the first instruction only in position, not in set: positions `2s`.
-        let pos_in = 2 * s as u32;
-        let pos_out = 2 * e as u32 - 1;
-        let live_in = |r: Reg| iv.covers(r.vindex(), pos_in);
-        let live_out = |r: Reg| iv.covers(r.vindex(), pos_out);
-        let top = [live_at[0][pos_in as usize], live_at[1][pos_in as usize]];
+        // Registers live out of the block, and (as the allocator's intervals have it) one
+        // written by its last instruction, live at that instruction's write.
+        let mut out_count = [0u32; 2];
+        for &v in live_out.of(b as usize) {
+            out_stamp[v as usize] = b + 1;
+            out_count[(mf.vclass[v as usize] == RegClass::Float) as usize] += 1;
+        }
+        let last_def = body[body.len() - 1].rd;
+        let is_out = |r: Reg| out_stamp[r.vindex()] == b + 1 || r == last_def;
         let limit = if call_free[b as usize] {
             PRESSURE_LIMIT_CALL_FREE_LOOP
         } else if blk.depth > 0 {
@@ -850,7 +834,15 @@ fn before_alloc_in(mf: &mut MFunc, iv: &Intervals, scratch: &mut Scratch) {
         } else {
             PRESSURE_LIMIT
         };
-        block_regs.compute(body, live_in, live_out);
+        block_regs.compute(body, is_out);
+        // Registers live into the block, per class: those live out of it that it neither
+        // reads nor writes, and those it reads before writing.
+        let mut top = out_count;
+        for &v in &block_regs.list {
+            let c = (mf.vclass[v as usize] == RegClass::Float) as usize;
+            top[c] -= (out_stamp[v as usize] == b + 1) as u32;
+            top[c] += block_regs.init[v as usize].2 as u32;
+        }
         first_near.clear();
         first_near.resize(body.len(), false);
         first_order.clear();
