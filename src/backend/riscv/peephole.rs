@@ -104,41 +104,68 @@ fn merge_zero_stores(code: &mut Vec<MInst>) {
 }
 
 fn cleanup(code: &mut Vec<MInst>) {
+    // Per label number (labels are block numbers, so the table is dense): the target of the
+    // `j` right after it, and whether something branches to it. No rule adds a label.
+    let labels = code
+        .iter()
+        .filter(|mi| mi.op == MOp::Label || mi.op.is_branch() || mi.op == MOp::J)
+        .map(|mi| usize::try_from(mi.imm).map_or(0, |l| l + 1))
+        .max()
+        .unwrap_or(0);
+    let mut jump_after: Vec<i64> = vec![NO_LABEL; labels];
+    let mut used: Vec<bool> = vec![false; labels];
     loop {
         let before = code.len();
-        code.retain(|mi| !(mi.op.is_move() && mi.rd == mi.rs1));
         fold_scratch_moves(code);
-        thread_jumps(code);
-        remove_dead_blocks(code);
-        let mut keep = vec![true; code.len()];
-        for k in 0..code.len() {
-            let mi = code[k];
-            if mi.op == MOp::J {
-                if let Some(next) = code.get(k + 1) {
-                    if next.op == MOp::Label && next.imm == mi.imm {
-                        keep[k] = false;
-                        continue;
-                    }
-                }
-                // bcc L1; j L2; L1:  ->  b!cc L2; L1:
-                if k > 0 && keep[k - 1] && code[k - 1].op.is_branch() {
-                    if let Some(next) = code.get(k + 1) {
-                        if next.op == MOp::Label && next.imm == code[k - 1].imm {
-                            let b = &mut code[k - 1];
-                            b.op = invert(b.op);
-                            b.imm = mi.imm;
-                            keep[k] = false;
-                        }
-                    }
-                }
-            }
-        }
-        let mut it = keep.iter();
-        code.retain(|_| *it.next().unwrap());
+        thread_jumps(code, &mut jump_after);
+        remove_dead_blocks(code, &mut used);
+        drop_jumps_to_next(code);
         if code.len() == before {
             break;
         }
     }
+}
+
+/// No label (in the per-label tables of `cleanup`).
+const NO_LABEL: i64 = i64::MIN;
+
+/// The entry of label `l` in a per-label table, if it has one.
+fn label_entry<T>(table: &mut [T], l: i64) -> Option<&mut T> {
+    usize::try_from(l).ok().and_then(|l| table.get_mut(l))
+}
+
+/// A `j` to the label right after it goes; `bcc L1; j L2; L1:` becomes `b!cc L2; L1:`.
+fn drop_jumps_to_next(code: &mut Vec<MInst>) {
+    // Compacts in place: `code[..w]` are the instructions kept so far.
+    let mut w = 0;
+    let mut prev_kept = false;
+    for k in 0..code.len() {
+        let mi = code[k];
+        if mi.op == MOp::J {
+            if let Some(next) = code.get(k + 1) {
+                if next.op == MOp::Label && next.imm == mi.imm {
+                    prev_kept = false;
+                    continue;
+                }
+                // bcc L1; j L2; L1:  ->  b!cc L2; L1:
+                if prev_kept
+                    && code[w - 1].op.is_branch()
+                    && next.op == MOp::Label
+                    && next.imm == code[w - 1].imm
+                {
+                    let b = &mut code[w - 1];
+                    b.op = invert(b.op);
+                    b.imm = mi.imm;
+                    prev_kept = false;
+                    continue;
+                }
+            }
+        }
+        code[w] = mi;
+        w += 1;
+        prev_kept = true;
+    }
+    code.truncate(w);
 }
 
 /// Divisions and remainders by a register known (from a `li` since the last label or call) to
@@ -175,22 +202,27 @@ fn unit_divisors(code: &mut [MInst]) {
 }
 
 /// Branches to a label followed by `j X` go to `X` (edge blocks whose copies coalesced away).
-fn thread_jumps(code: &mut [MInst]) {
-    let mut jump_after: rustc_hash::FxHashMap<i64, i64> = Default::default();
+/// `jump_after`: a table per label.
+fn thread_jumps(code: &mut [MInst], jump_after: &mut [i64]) {
+    jump_after.fill(NO_LABEL);
+    let mut any = false;
     for k in 0..code.len().saturating_sub(1) {
         if code[k].op == MOp::Label && code[k + 1].op == MOp::J {
-            jump_after.insert(code[k].imm, code[k + 1].imm);
+            if let Some(e) = label_entry(jump_after, code[k].imm) {
+                *e = code[k + 1].imm;
+                any = true;
+            }
         }
     }
-    if jump_after.is_empty() {
+    if !any {
         return;
     }
     for mi in code.iter_mut() {
         if mi.op.is_branch() || mi.op == MOp::J {
             let mut t = mi.imm;
             for _ in 0..8 {
-                match jump_after.get(&t) {
-                    Some(&x) if x != t => t = x,
+                match label_entry(jump_after, t).map(|x| *x) {
+                    Some(x) if x != NO_LABEL && x != t => t = x,
                     _ => break,
                 }
             }
@@ -199,66 +231,83 @@ fn thread_jumps(code: &mut [MInst]) {
     }
 }
 
-/// Drops code after an unconditional transfer up to a label nothing branches to.
-fn remove_dead_blocks(code: &mut Vec<MInst>) {
-    let mut used = rustc_hash::FxHashSet::default();
+/// Drops code after an unconditional transfer up to a label nothing branches to. `used`: a
+/// table per label.
+fn remove_dead_blocks(code: &mut Vec<MInst>, used: &mut [bool]) {
+    used.fill(false);
     for mi in code.iter() {
         if mi.op.is_branch() || mi.op == MOp::J {
-            used.insert(mi.imm);
+            if let Some(u) = label_entry(used, mi.imm) {
+                *u = true;
+            }
         }
     }
-    let mut keep = vec![true; code.len()];
+    // Compacts in place: `code[..w]` are the instructions kept so far.
+    let mut w = 0;
     let mut dead = false;
     for k in 0..code.len() {
         let mi = code[k];
         if mi.op == MOp::Label {
             // The first label is the entry; a label reached by fallthrough or a branch lives.
-            dead = dead && k > 0 && !used.contains(&mi.imm);
+            dead = dead && k > 0 && !label_entry(used, mi.imm).is_some_and(|u| *u);
         }
-        keep[k] = !dead;
+        if !dead {
+            code[w] = mi;
+            w += 1;
+        }
         if matches!(mi.op, MOp::J | MOp::Ret | MOp::TailCall) {
             dead = true;
         }
     }
-    let mut it = keep.iter();
-    code.retain(|_| *it.next().unwrap());
+    code.truncate(w);
 }
 
 fn is_scratch(r: Reg) -> bool {
     matches!(r, Reg::T0 | Reg::T1 | Reg::FT0 | Reg::FT1)
 }
 
-/// Spill code goes through scratch registers that die right after their one reader:
-/// `X t0, ..; mv r, t0` becomes `X r, ..` and `mv t0, r; sd t0, m` becomes `sd r, m`.
+/// Moves to self go. Spill code goes through scratch registers that die right after their one
+/// reader: `X t0, ..; mv r, t0` becomes `X r, ..` and `mv t0, r; sd t0, m` becomes `sd r, m`.
 fn fold_scratch_moves(code: &mut Vec<MInst>) {
-    let mut keep = vec![true; code.len()];
-    for k in 1..code.len() {
-        let (a, b) = (code[k - 1], code[k]);
-        if !keep[k - 1] {
+    let same_class = |x: Reg, y: Reg| x.phys_class() == y.phys_class();
+    // Compacts in place: `code[..w]` are the instructions kept so far. `pair`: the last of them
+    // may fold with the next one (it did not just take in the move after it).
+    let mut w = 0;
+    let mut pair = false;
+    for k in 0..code.len() {
+        let b = code[k];
+        if b.op.is_move() && b.rd == b.rs1 {
             continue;
         }
-        let same_class = |x: Reg, y: Reg| x.phys_class() == y.phys_class();
-        if b.op.is_move()
-            && is_scratch(b.rs1)
-            && a.rd == b.rs1
-            && a.op != MOp::Label
-            && same_class(a.rd, b.rd)
-        {
-            // t0 is read only by the move (spill reloads feed one instruction).
-            code[k - 1].rd = b.rd;
-            keep[k] = false;
-        } else if a.op.is_move()
-            && is_scratch(a.rd)
-            && b.op.is_store()
-            && b.rs2 == a.rd
-            && b.rs1 != a.rd
-        {
-            code[k].rs2 = a.rs1;
-            keep[k - 1] = false;
+        if pair {
+            let a = code[w - 1];
+            if b.op.is_move()
+                && is_scratch(b.rs1)
+                && a.rd == b.rs1
+                && a.op != MOp::Label
+                && same_class(a.rd, b.rd)
+            {
+                // t0 is read only by the move (spill reloads feed one instruction).
+                code[w - 1].rd = b.rd;
+                pair = false;
+                continue;
+            } else if a.op.is_move()
+                && is_scratch(a.rd)
+                && b.op.is_store()
+                && b.rs2 == a.rd
+                && b.rs1 != a.rd
+            {
+                let mut b = b;
+                b.rs2 = a.rs1;
+                code[w - 1] = b;
+                continue;
+            }
         }
+        code[w] = b;
+        w += 1;
+        pair = true;
     }
-    let mut it = keep.iter();
-    code.retain(|_| *it.next().unwrap());
+    code.truncate(w);
 }
 
 fn invert(op: MOp) -> MOp {
@@ -292,11 +341,14 @@ fn spill_access(mi: &MInst, spill: &Range<i64>) -> Option<i64> {
 fn forward_spill_slots(code: &mut Vec<MInst>, spill: &Range<i64>) {
     const NONE: i64 = i64::MIN;
     let mut holds = [NONE; 64];
+    // Bit `r`: `holds[r]` is not `NONE`.
+    let mut held = 0u64;
     let mut keep = vec![true; code.len()];
     for k in 0..code.len() {
         let mi = code[k];
         if mi.op == MOp::Label {
             holds = [NONE; 64];
+            held = 0;
             continue;
         }
         if mi.op.is_load() && mi.rs1 == Reg::SP {
@@ -306,7 +358,7 @@ fn forward_spill_slots(code: &mut Vec<MInst>, spill: &Range<i64>) {
                     keep[k] = false;
                     continue;
                 }
-                let holder = (0..64u32)
+                let holder = bits(held)
                     .map(Reg)
                     .find(|&r| holds[r.0 as usize] == off && r.phys_class() == rd.phys_class());
                 if let Some(h) = holder {
@@ -325,33 +377,53 @@ fn forward_spill_slots(code: &mut Vec<MInst>, spill: &Range<i64>) {
                     );
                 }
                 holds[rd.0 as usize] = off;
+                held |= 1 << rd.0;
                 continue;
             }
         }
         if mi.op.is_store() && mi.rs1 == Reg::SP {
             // The slots it overlaps change; a full spill store leaves its value in the source.
             let (lo, hi) = (mi.imm, mi.imm + width(mi.op));
-            for h in holds.iter_mut() {
-                if *h != NONE && *h < hi && *h + 8 > lo {
+            for r in bits(held) {
+                let h = &mut holds[r as usize];
+                if *h < hi && *h + 8 > lo {
                     *h = NONE;
+                    held &= !(1 << r);
                 }
             }
             if let Some(off) = spill_access(&mi, spill) {
                 holds[mi.rs2.0 as usize] = off;
+                held |= 1 << mi.rs2.0;
             }
             continue;
         }
         if mi.op == MOp::Call {
             forget_caller_saved(&mut holds, NONE);
+            held = bits(held)
+                .filter(|&r| holds[r as usize] != NONE)
+                .fold(0, |m, r| m | 1 << r);
         }
         if mi.rd == Reg::SP {
             holds = [NONE; 64]; // the epilogue: slots move
+            held = 0;
         } else if mi.rd.is_some() {
             holds[mi.rd.0 as usize] = NONE;
+            held &= !(1 << mi.rd.0);
         }
     }
     let mut it = keep.iter();
     code.retain(|_| *it.next().unwrap());
+}
+
+/// The set bits of `m`, lowest first.
+fn bits(mut m: u64) -> impl Iterator<Item = u32> {
+    std::iter::from_fn(move || {
+        (m != 0).then(|| {
+            let r = m.trailing_zeros();
+            m &= m - 1;
+            r
+        })
+    })
 }
 
 /// Within a straight-line run (label to label), a `li` or `lla` into a register that still
