@@ -95,7 +95,7 @@ struct Isel<'a> {
     /// Conversions that share their operand's register (no instruction): see `share_registers`.
     shared: Vec<bool>,
     /// Edge blocks waiting to be emitted after the current block: (id, copies, target).
-    pending_edges: Vec<(u32, Block, Vec<Value>)>,
+    pending_edges: Vec<(u32, Block, &'a [Value])>,
     cur_depth: u32,
     /// Rematerialized values already computed in the current block.
     local: FxHashMap<Value, Reg>,
@@ -274,7 +274,7 @@ pub fn select(f: &Function, cx: &ModuleCx, isa: Isa) -> MFunc {
         s.in_edge = true;
         for (id, target, args) in edges {
             s.start_block(id);
-            s.copies(target, &args);
+            s.copies(target, args);
             s.push(MInst::jump(s.block_map[target.index()]));
             s.finish_block();
         }
@@ -1054,8 +1054,7 @@ impl<'a> Isel<'a> {
             Call => self.call(i, rd),
             Jump => {
                 let t = Block::new(d.imm as usize);
-                let args = args.to_vec();
-                self.copies(t, &args);
+                self.copies(t, args);
                 self.push(MInst::jump(self.block_map[t.index()]));
             }
             Brif => self.brif(i),
@@ -1590,18 +1589,13 @@ impl<'a> Isel<'a> {
 
     fn brif(&mut self, i: Inst) {
         let f = self.f;
-        let targets: Vec<(Block, Vec<Value>)> = f
-            .branch_targets(i)
-            .iter()
-            .map(|t| (t.block, t.args.to_vec()))
-            .collect();
         let mut labels = [0u32; 2];
-        for (k, (b, args)) in targets.iter().enumerate() {
-            labels[k] = if args.is_empty() {
-                self.block_map[b.index()]
+        for (k, t) in f.branch_targets(i).into_iter().enumerate() {
+            labels[k] = if t.args.is_empty() {
+                self.block_map[t.block.index()]
             } else {
                 let e = self.new_edge_block();
-                self.pending_edges.push((e, *b, args.clone()));
+                self.pending_edges.push((e, t.block, t.args));
                 e
             };
         }
@@ -1631,7 +1625,8 @@ impl<'a> Isel<'a> {
 
     /// Parallel copies of `args` into the parameters of `target`.
     fn copies(&mut self, target: Block, args: &[Value]) {
-        let params = self.f.blocks.params[target].clone();
+        let f = self.f;
+        let params = &f.blocks.params[target];
         let mut regs: Vec<(Reg, Reg)> = Vec::new();
         let mut remats: Vec<(Reg, Value)> = Vec::new();
         for (&p, &a) in params.iter().zip(args) {
