@@ -291,6 +291,10 @@ fn mnemonic(op: MOp) -> &'static str {
 
 /// Appends the decimal digits of `x` (as `{}` formats it).
 fn push_int(s: &mut String, x: i64) {
+    if (0..10).contains(&x) {
+        s.push(char::from(b'0' + x as u8));
+        return;
+    }
     let mut buf = [0u8; 20];
     let mut n = x.unsigned_abs();
     let mut k = buf.len();
