@@ -96,12 +96,19 @@ fn pass(mf: &mut MFunc) -> bool {
             && (!writes[h] || !body.iter().any(|mi| mi.op.is_branch())))
         .then_some(h)
     };
+    // Instructions the copies add (each replaces a `j`).
+    let added: usize = mf
+        .order
+        .iter()
+        .filter_map(|&b| dup_target(b))
+        .map(|h| (mf.blocks[h].end - mf.blocks[h].start) as usize - 1)
+        .sum();
     let changed = mf.order.iter().any(|&b| dup_target(b).is_some());
     if !changed && !threaded {
         return false;
     }
     // New code, and per block its new range in it (the old ranges stay readable meanwhile).
-    let mut insts = Vec::with_capacity(mf.insts.len());
+    let mut insts = Vec::with_capacity(mf.insts.len() + added);
     let mut range = vec![(0u32, 0u32); nb];
     for &b in &mf.order {
         let blk = &mf.blocks[b as usize];
