@@ -161,7 +161,9 @@ fn drop_jumps_to_next(code: &mut Vec<MInst>) {
                 }
             }
         }
-        code[w] = mi;
+        if w != k {
+            code[w] = mi;
+        }
         w += 1;
         prev_kept = true;
     }
@@ -252,7 +254,9 @@ fn remove_dead_blocks(code: &mut Vec<MInst>, used: &mut [bool]) {
             dead = dead && k > 0 && !label_entry(used, mi.imm).is_some_and(|u| *u);
         }
         if !dead {
-            code[w] = mi;
+            if w != k {
+                code[w] = mi;
+            }
             w += 1;
         }
         if matches!(mi.op, MOp::J | MOp::Ret | MOp::TailCall) {
@@ -303,7 +307,9 @@ fn fold_scratch_moves(code: &mut Vec<MInst>) {
                 continue;
             }
         }
-        code[w] = b;
+        if w != k {
+            code[w] = b;
+        }
         w += 1;
         pair = true;
     }
