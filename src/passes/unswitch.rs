@@ -17,10 +17,10 @@
 //! loop is left alone.
 //!
 //! Cost model: a loop is copied only when it is small (`MAX_SIZE` instructions, nested loops
-//! included) and holds no call (a call's cost dwarfs the branch saved), the condition is not
-//! the loop's own exit (a branch out of the loop on an invariant condition is taken at most
-//! once; both arms of the unswitched branch stay in the loop), and the function grows by at
-//! most `MAX_GROWTH` instructions in all.
+//! included), the condition is not the loop's own exit (a branch out of the loop on an
+//! invariant condition is taken at most once; both arms of the unswitched branch stay in the
+//! loop), and the function grows by at most `MAX_GROWTH` instructions in all. Calls in the
+//! loop do not stop it: a call in one arm often leaves the other arm's loop empty or pure.
 //! Needs: loop-simplified form, CFG, dominator tree, loop forest. Cost: O(loop size) per loop.
 
 use crate::analysis::loop_shape::copyable_size;
@@ -87,7 +87,6 @@ fn candidate(f: &Function, cfg: &Cfg, forest: &LoopForest, l: Loop, budget: usiz
     for &b in &data.blocks {
         for i in f.layout().block_insts(b) {
             match f.op(i) {
-                Opcode::Call => return None,
                 Opcode::Brif if cond.is_none() => {
                     let c = f.arg(i, 0);
                     let targets = f.branch_targets(i);
