@@ -36,7 +36,7 @@
 use super::alias::{base_of, Base};
 use super::{Cfg, DomTree};
 use crate::ir::module::{GlobalId, GlobalInit};
-use crate::ir::{Block, CmpCond, Function, IdVec, Inst, ModuleCx, Opcode, Type, Value};
+use crate::ir::{Block, CmpCond, Function, IdSet, IdVec, Inst, ModuleCx, Opcode, Type, Value};
 use rustc_hash::FxHashMap;
 
 /// Changes of a block parameter before its range is widened.
@@ -230,7 +230,7 @@ impl Ranges {
             }
         }
         // Narrowing computes every value afresh, from the widened state.
-        sites.dirty.insert_all();
+        sites.dirty.fill(sites.site.len());
         for _ in 0..2 {
             r.sweep(f, cx, cfg, &mut sites, None);
         }
@@ -408,7 +408,8 @@ impl Ranges {
     ) -> bool {
         let mut changed = false;
         let mut next = 0;
-        while let Some(s) = sites.dirty.take_from(next) {
+        while let Some(s) = sites.dirty.take_from(SiteId::new(next)) {
+            let s = s.index();
             next = s + 1;
             let (v, new) = match sites.site[s] {
                 Site::Param {
@@ -601,6 +602,12 @@ enum Site {
     },
 }
 
+crate::entity!(
+    /// A site's index in `Sites::site`.
+    SiteId,
+    "site"
+);
+
 /// The solver's schedule: the integer values (but the entry block's parameters) in sweep order,
 /// the readers of each value, and which values need recomputing.
 struct Sites {
@@ -609,7 +616,7 @@ struct Sites {
     reader_start: Vec<u32>,
     readers: Vec<u32>,
     /// The sites an input of which changed since they were last computed (or never were).
-    dirty: SiteSet,
+    dirty: IdSet<SiteId>,
 }
 
 impl Sites {
@@ -690,8 +697,8 @@ impl Sites {
             readers[fill[v.index()] as usize] = s;
             fill[v.index()] += 1;
         }
-        let mut dirty = SiteSet::new(site.len());
-        dirty.insert_all();
+        let mut dirty = IdSet::with_capacity(site.len());
+        dirty.fill(site.len());
         Sites {
             site,
             reader_start,
@@ -707,50 +714,8 @@ impl Sites {
             self.reader_start[v.index() + 1],
         );
         for &s in &self.readers[lo as usize..hi as usize] {
-            self.dirty.insert(s as usize);
+            self.dirty.insert(SiteId::new(s as usize));
         }
-    }
-}
-
-/// A set of site indices, a bit each: a sweep finds the next member in the order of the sites
-/// without reading the clean ones one by one.
-struct SiteSet {
-    words: Vec<u64>,
-    len: usize,
-}
-
-impl SiteSet {
-    fn new(len: usize) -> SiteSet {
-        SiteSet {
-            words: vec![0; len.div_ceil(64)],
-            len,
-        }
-    }
-
-    fn insert(&mut self, s: usize) {
-        self.words[s / 64] |= 1 << (s % 64);
-    }
-
-    fn insert_all(&mut self) {
-        self.words.fill(!0);
-        if !self.len.is_multiple_of(64) {
-            if let Some(last) = self.words.last_mut() {
-                *last = (1 << (self.len % 64)) - 1;
-            }
-        }
-    }
-
-    /// Removes and returns the least member not below `from`.
-    fn take_from(&mut self, from: usize) -> Option<usize> {
-        let mut w = from / 64;
-        let mut bits = *self.words.get(w)? & (!0u64 << (from % 64));
-        while bits == 0 {
-            w += 1;
-            bits = *self.words.get(w)?;
-        }
-        let b = bits.trailing_zeros() as usize;
-        self.words[w] &= !(1 << b);
-        Some(w * 64 + b)
     }
 }
 

@@ -272,6 +272,30 @@ impl<K: EntityRef> IdSet<K> {
         self.words.iter_mut().for_each(|w| *w = 0);
     }
 
+    /// Makes the set hold every id below `n` (and nothing else).
+    pub fn fill(&mut self, n: usize) {
+        self.words.clear();
+        self.words.resize(n / 64, !0);
+        if !n.is_multiple_of(64) {
+            self.words.push((1 << (n % 64)) - 1);
+        }
+    }
+
+    /// Removes and returns the least member not below `from`: a sweep in id order that finds
+    /// each member without reading the absent ones one by one.
+    pub fn take_from(&mut self, from: K) -> Option<K> {
+        let from = from.index();
+        let mut w = from / 64;
+        let mut bits = *self.words.get(w)? & (!0u64 << (from % 64));
+        while bits == 0 {
+            w += 1;
+            bits = *self.words.get(w)?;
+        }
+        let b = bits.trailing_zeros() as usize;
+        self.words[w] &= !(1 << b);
+        Some(K::new(w * 64 + b))
+    }
+
     pub fn is_empty(&self) -> bool {
         self.words.iter().all(|&w| w == 0)
     }
@@ -329,5 +353,19 @@ mod tests {
         assert!(s.remove(Thing::new(3)));
         assert!(!s.contains(Thing::new(3)));
         assert!(s.contains(Thing::new(130)));
+    }
+
+    #[test]
+    fn fill_then_take_in_order() {
+        let mut s: IdSet<Thing> = IdSet::with_capacity(0);
+        s.fill(130);
+        assert!(s.contains(Thing::new(129)) && !s.contains(Thing::new(130)));
+        s.remove(Thing::new(64));
+        assert_eq!(s.take_from(Thing::new(63)), Some(Thing::new(63)));
+        assert_eq!(s.take_from(Thing::new(63)), Some(Thing::new(65)));
+        assert_eq!(s.take_from(Thing::new(129)), Some(Thing::new(129)));
+        assert_eq!(s.take_from(Thing::new(129)), None);
+        assert_eq!(s.take_from(Thing::new(500)), None);
+        assert_eq!(s.iter().count(), 126);
     }
 }
