@@ -234,6 +234,102 @@ pub fn latch_fallthrough(code: &mut Vec<MInst>) -> bool {
     true
 }
 
+/// On allocated code: a block inside a loop whose branch stays in the loop while its fall-through
+/// leaves it (`bcc x, y, Y; X: ...; j T; Y: ...`, `X` straight-line code ending in a jump or
+/// return, `T` outside the loop, `Y` in it) takes a branch on every iteration. The branch is
+/// inverted to `X` and `X` moves out of line, so staying in the loop falls through to `Y` and
+/// only the exit, taken once per run of the loop, pays the taken branch. `X` goes right before
+/// `T` when nothing falls through into `T` (its jump then goes too), else after the last block.
+/// `depth` gives the loop depth of a label's block (`None` for labels it does not know: such
+/// blocks are left alone). Returns whether anything changed. Cost: O(instructions).
+pub fn exits_out_of_line(code: &mut Vec<MInst>, depth: impl Fn(i64) -> Option<u32>) -> bool {
+    if !code.last().is_some_and(|mi| mi.op.is_terminator()) {
+        return false;
+    }
+    let mut label_at: rustc_hash::FxHashMap<i64, usize> = Default::default();
+    for (k, mi) in code.iter().enumerate() {
+        if mi.op == MOp::Label {
+            label_at.insert(mi.imm, k);
+        }
+    }
+    // The exits to move: (position of the branch, end of X's terminator, where X goes: the
+    // position of T's label, or `None` for the end of the code).
+    let mut moves: Vec<(usize, usize, Option<usize>)> = Vec::new();
+    // Labels that already take an exit placed before them.
+    let mut taken: rustc_hash::FxHashSet<usize> = Default::default();
+    let mut here: Option<u32> = Some(0);
+    for k in 0..code.len() {
+        let b = code[k];
+        if b.op == MOp::Label {
+            here = depth(b.imm);
+            continue;
+        }
+        let Some(dp) = here.filter(|&d| d > 0) else {
+            continue;
+        };
+        if !b.op.is_branch() || code.get(k + 1).is_none_or(|mi| mi.op != MOp::Label) {
+            continue;
+        }
+        let mut m = k + 2;
+        while m < code.len()
+            && !(code[m].op == MOp::Label || code[m].op.is_branch() || code[m].op.is_terminator())
+        {
+            m += 1;
+        }
+        let stays = code
+            .get(m + 1)
+            .is_some_and(|mi| mi.op == MOp::Label && mi.imm == b.imm)
+            && depth(b.imm).is_some_and(|d| d >= dp);
+        let leaves = match code.get(m).map(|mi| mi.op) {
+            Some(MOp::J) => depth(code[m].imm).is_some_and(|d| d < dp),
+            Some(MOp::Ret | MOp::TailCall) => true,
+            _ => false,
+        };
+        if !(stays && leaves) {
+            continue;
+        }
+        // Right before T when the code before T's label does not fall through into it.
+        let before = (code[m].op == MOp::J)
+            .then(|| label_at[&code[m].imm])
+            .filter(|&t| t > m + 1 && code[t - 1].op.is_terminator() && !taken.contains(&t));
+        if let Some(t) = before {
+            taken.insert(t);
+        }
+        moves.push((k, m, before));
+    }
+    if moves.is_empty() {
+        return false;
+    }
+    let mut moved = vec![false; code.len()];
+    let mut placed_before: rustc_hash::FxHashMap<usize, std::ops::Range<usize>> =
+        Default::default();
+    let mut tail: Vec<MInst> = Vec::new();
+    for &(k, m, before) in &moves {
+        let b = code[k];
+        code[k] = MInst::branch(b.op.inverted(), b.rs1, b.rs2, code[k + 1].imm as u32);
+        moved[k + 1..=m].fill(true);
+        match before {
+            // Without its jump: X falls through into T.
+            Some(t) => {
+                placed_before.insert(t, k + 1..m);
+            }
+            None => tail.extend_from_slice(&code[k + 1..=m]),
+        }
+    }
+    let mut out: Vec<MInst> = Vec::with_capacity(code.len() + tail.len());
+    for (k, mi) in code.iter().enumerate() {
+        if let Some(x) = placed_before.get(&k) {
+            out.extend_from_slice(&code[x.clone()]);
+        }
+        if !moved[k] {
+            out.push(*mi);
+        }
+    }
+    out.extend(tail);
+    *code = out;
+    true
+}
+
 /// On allocated code: a latch that leaves the loop by a branch and falls into its back-edge
 /// copies (`bcc x, y, EXIT; C: mv d, s; ...; j H`, `H` an earlier label, nothing else reaching
 /// `C`) runs the copies
@@ -485,6 +581,90 @@ mod tests {
         let mut code = body(MInst::r(MOp::Add, a0, a2, a2));
         code[5] = MInst::unary(MOp::Mv, a1, a3);
         assert!(!copies_before_exit(&mut code));
+    }
+
+    #[test]
+    fn loop_exits_move_out_of_line() {
+        let (a0, a1, a2) = (Reg::a(0), Reg::a(1), Reg::a(2));
+        let ret = MInst::new(MOp::Ret, Reg::NONE, Reg::NONE, Reg::NONE, 0);
+        // Blocks 1..=4 form a loop (depth 1); 5 and 6 follow it. Block 2 leaves for 5 with a
+        // copy, block 4 returns from inside the loop.
+        let depth = |l: i64| match l {
+            1..=4 => Some(1),
+            0 | 5 | 6 => Some(0),
+            _ => None,
+        };
+        let code = vec![
+            label(0),
+            MInst::jump(1),
+            label(1),
+            MInst::i(MOp::Addi, a0, a0, 1),
+            MInst::branch(MOp::Blt, a0, a1, 3),
+            label(2),
+            MInst::unary(MOp::Mv, a2, a0),
+            MInst::jump(5),
+            label(3),
+            MInst::branch(MOp::Bne, a2, Reg::ZERO, 1),
+            label(4),
+            ret,
+            label(6),
+            ret,
+            label(5),
+            MInst::unary(MOp::Mv, a0, a2),
+            ret,
+        ];
+        let mut got = code.clone();
+        assert!(exits_out_of_line(&mut got, depth));
+        let want = vec![
+            label(0),
+            MInst::jump(1),
+            label(1),
+            MInst::i(MOp::Addi, a0, a0, 1),
+            MInst::branch(MOp::Bge, a0, a1, 2),
+            label(3),
+            MInst::branch(MOp::Bne, a2, Reg::ZERO, 1),
+            label(4),
+            ret,
+            label(6),
+            ret,
+            // Nothing fell through into 5: the exit goes before it, without its jump.
+            label(2),
+            MInst::unary(MOp::Mv, a2, a0),
+            label(5),
+            MInst::unary(MOp::Mv, a0, a2),
+            ret,
+        ];
+        assert_eq!(got, want);
+        // The return inside the loop (block 4) is the fall-through of a branch that stays (to
+        // 1): it moves to the end.
+        let mut code = vec![
+            label(1),
+            MInst::branch(MOp::Beq, a0, a1, 2),
+            label(4),
+            MInst::unary(MOp::Mv, a0, a2),
+            ret,
+            label(2),
+            MInst::jump(1),
+        ];
+        assert!(exits_out_of_line(&mut code, depth));
+        let want = vec![
+            label(1),
+            MInst::branch(MOp::Bne, a0, a1, 4),
+            label(2),
+            MInst::jump(1),
+            label(4),
+            MInst::unary(MOp::Mv, a0, a2),
+            ret,
+        ];
+        assert_eq!(code, want);
+        // Outside loops, or when the fall-through stays in the loop: unchanged.
+        let outside = |l: i64| (l >= 0).then_some(0);
+        let mut got = code.clone();
+        assert!(!exits_out_of_line(&mut got, outside));
+        let stays = |_: i64| Some(1);
+        let mut got = code.clone();
+        assert!(!exits_out_of_line(&mut got, stays));
+        assert_eq!(got, code);
     }
 
     #[test]

@@ -229,6 +229,13 @@ fn compile_function(
     if opts.opt_level > 0 {
         sched::after_alloc(&mut s.code, spill_hi);
         layout::latch_fallthrough(&mut s.code);
+        let blocks = &mf.blocks;
+        layout::exits_out_of_line(&mut s.code, |l| {
+            usize::try_from(l)
+                .ok()
+                .and_then(|b| blocks.get(b))
+                .map(|b| b.depth)
+        });
         lap.done("scheduling");
     }
     let mut text = String::new();
