@@ -1,8 +1,8 @@
 //! Per-function side-effect summaries (a module analysis stored in `FuncDecl::effects`).
 //!
 //! A function is **pure** when its result depends on its arguments only: every parameter is a
-//! scalar, it touches no memory but its own allocas, and it calls only pure functions (recursion
-//! allowed). Externals (the runtime: I/O) are impure and write memory. Otherwise a function
+//! scalar, it touches no memory but its own allocas and constant globals (which it can only
+//! read), and it calls only pure functions (recursion allowed). Externals (the runtime: I/O) are impure and write memory. Otherwise a function
 //! `reads_memory` if it loads from non-local memory or calls a reader, and `writes_memory` if it
 //! stores to non-local memory or calls a writer.
 //!
@@ -102,7 +102,11 @@ fn local_facts(m: &Module, id: FuncId) -> Local {
     for b in f.layout().blocks() {
         for i in f.layout().block_insts(b) {
             match f.op(i) {
-                Opcode::Load => l.read.add(super::alias::base_of(f, &cfg, f.arg(i, 0))),
+                // A constant global never changes: reading it is like reading a constant.
+                Opcode::Load => match super::alias::base_of(f, &cfg, f.arg(i, 0)) {
+                    Base::Global(g) if m.cx.globals[g].is_const => {}
+                    base => l.read.add(base),
+                },
                 Opcode::Store => l.written.add(super::alias::base_of(f, &cfg, f.arg(i, 1))),
                 Opcode::Call => {
                     let c = f.callee(i);

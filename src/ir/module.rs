@@ -60,7 +60,8 @@ pub struct Signature {
 /// What passes know about a function's effects.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Effects {
-    /// No memory access, no I/O, only pure callees: result depends on arguments only.
+    /// No memory access (but reads of constant globals), no I/O, only pure callees: result
+    /// depends on arguments only.
     pub pure: bool,
     /// Reads memory (globals or through pointer arguments).
     pub reads_memory: bool,
