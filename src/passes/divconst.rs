@@ -23,6 +23,8 @@
 //!   so, such as `x % m + m`) needs no sign fix-up; nor does one
 //!   known to be a multiple of `2^k` (reached through a branch on `x & (2^k - 1) == 0`) when
 //!   divided by `±2^k`.
+//! - A remainder whose dividend lies in `[0, 2|d|)` (`(v % m + m) % m`, by the bounds below)
+//!   subtracts `|d|` at most once: a compare or sign test, a mask and an addition.
 //! - `fdiv x, c` where `1/c` is exact (`c` a power of two whose reciprocal is a normal number)
 //!   becomes `fmul x, 1/c`: the same real quotient, so the same rounding.
 //!
@@ -89,11 +91,22 @@ pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved
         at: work[0],
     };
     // Dividends known non-negative, decided before any expansion hides the remainders they
-    // are built from (`x % m + m`).
+    // are built from (`x % m + m`); remainders whose dividend lies in [0, 2|d|).
+    let mut reduce = FxHashSet::default();
     for &i in &work {
         let x = f.arg(i, 0);
-        if f.op(i) != Opcode::Fdiv && e.bounds(f, x, 4).0 >= 0 {
+        if f.op(i) == Opcode::Fdiv {
+            continue;
+        }
+        let (lo, hi) = e.bounds(f, x, 4);
+        if lo >= 0 {
             e.nonneg.insert(x);
+        }
+        let ty = f.data(i).ty;
+        let d = f.as_iconst(f.arg(i, 1)).unwrap_or(0);
+        let mag = wrap_abs(ty, if ty == Type::I32 { d as i32 as i64 } else { d });
+        if f.op(i) == Opcode::Srem && lo >= 0 && hi < 2 * mag as i128 && !mag.is_power_of_two() {
+            reduce.insert(i);
         }
     }
     let mut changed = false;
@@ -120,6 +133,10 @@ pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved
             Opcode::Sdiv => {
                 let d = f.as_iconst(y).unwrap_or(0);
                 quotient(f, &mut e, ty, x, y, d)
+            }
+            _ if reduce.contains(&i) => {
+                let d = f.as_iconst(y).unwrap_or(0);
+                Some(reduce_once(f, &mut e, ty, x, y, d))
             }
             _ => {
                 let d = f.as_iconst(y).unwrap_or(0);
@@ -272,8 +289,8 @@ impl Emit<'_> {
         }
     }
 
-    /// Signed bounds of `v` from its definition (constants, remainders by constants, sums and
-    /// differences that cannot wrap, non-negative values), looking `depth` definitions deep;
+    /// Signed bounds of `v` from its definition (constants, remainders by constants, masks,
+    /// sums and differences that cannot wrap, non-negative values), looking `depth` definitions deep;
     /// the whole type when unknown.
     fn bounds(&self, f: &Function, v: Value, depth: u32) -> (i128, i128) {
         let ty = f.ty(v);
@@ -322,6 +339,11 @@ impl Emit<'_> {
                 );
                 fits((x.0 - y.1, x.1 - y.0))
             }
+            Opcode::And => match f.as_iconst(a[1]).filter(|&c| c >= 0) {
+                Some(c) => (0, c as i128),
+                None if self.is_nonneg(f, v, depth) => (0, full.1),
+                None => full,
+            },
             _ if self.is_nonneg(f, v, depth) => (0, full.1),
             _ => full,
         }
@@ -678,6 +700,25 @@ fn remainder(
     }
     let q = quotient(f, e, ty, x, y, d)?;
     Some(minus_product(f, e, ty, x, q, y, d))
+}
+
+/// `x % d` for `0 <= x < 2|d|`: `|d|` subtracted at most once, `x - (x >= |d| ? |d| : 0)`; for
+/// `x = r + |d|` (the idiom `(v % m + m) % m`) `r + (r < 0 ? |d| : 0)`, a sign test. A compare
+/// (or a sign shift), a mask and an addition: three cycles where the multiplications take six.
+fn reduce_once(f: &mut Function, e: &mut Emit, ty: Type, x: Value, y: Value, d: i64) -> Value {
+    let mag = wrap_abs(ty, if ty == Type::I32 { d as i32 as i64 } else { d }) as i64;
+    let m = e.iconst(f, y, ty, mag);
+    let zero = e.iconst(f, y, ty, 0);
+    let r = f
+        .def_inst(x)
+        .filter(|&xi| f.op(xi) == Opcode::Add && f.as_iconst(f.arg(xi, 1)) == Some(mag))
+        .map(|xi| f.arg(xi, 0));
+    let (c, op, base) = match r {
+        Some(r) => (e.op(f, mk::icmp(CmpCond::Lt), &[r, zero]), Opcode::Add, r),
+        None => (e.op(f, mk::icmp(CmpCond::Ge), &[x, m]), Opcode::Sub, x),
+    };
+    let s = e.op(f, mk::unary(Opcode::Select, ty), &[c, m, zero]);
+    e.bin(f, op, ty, base, s)
 }
 
 /// `x % d` for 32-bit `x` and `1 < |d| < 2^31` (`mag = |d|`, not a power of two) from the low
