@@ -5,6 +5,8 @@
 //! (`x+0`, `x-0`, `x*1`, `x*0`, `x/1`, `x%1`, `x-x`, `x^x`, shifts by 0, `select c, x, x`);
 //! `x*2^k` to a shift; `x - c` to `x + (-c)`; `(x % c) % c` to `x % c`; `|x % 2|` (a select)
 //! to `x & 1`; reassociation of constants (`(x+c1)+c2`, `(x*c1)*c2`, likewise `&`, `|`, `^`);
+//! masks that make an addend without low bits or a power-of-two remainder moot (`(y+c)&m` to
+//! `y&m`, `(x%2^k)&m` to `x&m`);
 //! cancellation (`(x+a)-a`, `(x-a)+a`, `(a+x)-a`); compares of a value with itself; compares
 //! of a zero-extended boolean with 0 or 1 back to the boolean; selects whose arms are 0/1
 //! (constants or widened booleans) to boolean operations on the condition (`select c, 1, 0`
@@ -231,6 +233,31 @@ fn simplify(f: &mut Function, i: Inst) -> bool {
                         let k = make_int(f, i, ty, c);
                         f.set_args(i, &[aargs[0], k]);
                         return true;
+                    }
+                }
+            }
+            // Low bits: (y + c) & m is y & m when c has no bit at or below m's highest one
+            // (carries only go up), and (x % 2^k) & m is x & m for m < 2^k (the remainder
+            // keeps x's low k bits).
+            if let (And, Some(m)) = (op, cb) {
+                if m > 0 {
+                    let low = u64::MAX >> m.leading_zeros();
+                    if let Some((_, ad, aargs)) =
+                        def_if(f, a, |ad| matches!(ad.op, Add | Srem) && ad.ty == ty)
+                    {
+                        let keeps = match (ad.op, int_const(f, aargs[1])) {
+                            (Add, Some(c)) => c as u64 & low == 0,
+                            (Srem, Some(c)) => {
+                                c.unsigned_abs().is_power_of_two()
+                                    && m.unsigned_abs() < c.unsigned_abs()
+                            }
+                            _ => false,
+                        };
+                        if keeps {
+                            f.set_args(i, &[aargs[0], b]);
+                            drop_if_dead(f, a, 0);
+                            return true;
+                        }
                     }
                 }
             }
