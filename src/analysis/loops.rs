@@ -40,31 +40,30 @@ impl LoopForest {
         let n = cfg.preds.len();
         let mut innermost: IdVec<Block, Option<Loop>> = IdVec::filled(n, None);
         let mut loops: IdVec<Loop, LoopData> = IdVec::new();
+        // The blocks whose predecessors are still to be claimed (empty between headers).
+        let mut stack: Vec<Block> = Vec::new();
         // Headers, innermost first: reverse dominator-tree pre-order visits a header after all
         // headers it dominates.
         for &h in dt.preorder.iter().rev() {
+            let is_latch = |p: Block| dt.dominates(h, p);
+            if !cfg.preds[h].iter().any(|&p| is_latch(p)) {
+                continue;
+            }
             let latches: Vec<Block> = cfg.preds[h]
                 .iter()
                 .copied()
-                .filter(|&p| dt.dominates(h, p))
+                .filter(|&p| is_latch(p))
                 .collect();
-            if latches.is_empty() {
-                continue;
-            }
             let l = loops.next_key();
-            let mut blocks = vec![h];
-            let mut stack: Vec<Block> = Vec::new();
             // Claim blocks; a block already in an inner loop stands for that loop: jump to the
             // inner loop's outermost ancestor and continue from its header.
             let claim = |b: Block,
-                         blocks: &mut Vec<Block>,
                          stack: &mut Vec<Block>,
                          loops: &mut IdVec<Loop, LoopData>,
                          innermost: &mut IdVec<Block, Option<Loop>>| {
                 match innermost[b] {
                     None if b != h => {
                         innermost[b] = Some(l);
-                        blocks.push(b);
                         stack.push(b);
                     }
                     Some(mut inner) if inner != l => {
@@ -83,14 +82,15 @@ impl LoopForest {
             innermost[h] = Some(l);
             loops.push(LoopData {
                 header: h,
-                latches: latches.clone(),
+                latches,
                 blocks: Vec::new(),
                 parent: None,
                 depth: 0,
             });
-            for &lt in &latches {
+            for k in 0..loops[l].latches.len() {
+                let lt = loops[l].latches[k];
                 if lt != h {
-                    claim(lt, &mut blocks, &mut stack, &mut loops, &mut innermost);
+                    claim(lt, &mut stack, &mut loops, &mut innermost);
                 }
             }
             while let Some(b) = stack.pop() {
@@ -98,29 +98,11 @@ impl LoopForest {
                     if !dt.is_reachable(p) || p == h {
                         continue;
                     }
-                    claim(p, &mut blocks, &mut stack, &mut loops, &mut innermost);
+                    claim(p, &mut stack, &mut loops, &mut innermost);
                 }
             }
-            loops[l].blocks = blocks;
         }
-        // Outer loops' block lists include nested loops' blocks: each loop's own blocks (those
-        // it claimed itself) go to every ancestor once, so the total stays O(blocks * depth).
-        // Lists only grow at their ends: a loop's own blocks stay the first `own[l]` of its list.
         let ids: Vec<Loop> = loops.keys().collect();
-        let own: Vec<usize> = ids.iter().map(|&l| loops[l].blocks.len()).collect();
-        for &l in &ids {
-            if loops[l].parent.is_none() {
-                continue;
-            }
-            let blocks = std::mem::take(&mut loops[l].blocks);
-            let mine = &blocks[..own[l.index()]];
-            let mut p = loops[l].parent;
-            while let Some(outer) = p {
-                loops[outer].blocks.extend_from_slice(mine);
-                p = loops[outer].parent;
-            }
-            loops[l].blocks = blocks;
-        }
         for &l in &ids {
             let mut d = 1;
             let mut p = loops[l].parent;
@@ -129,10 +111,28 @@ impl LoopForest {
                 p = loops[x].parent;
             }
             loops[l].depth = d;
-            let h = loops[l].header;
-            let blocks = &mut loops[l].blocks;
-            blocks.sort_by_key(|&b| (b != h, cfg.rpo_index[b]));
-            blocks.dedup();
+        }
+        // A loop's blocks are those whose innermost loop is it or a loop nested in it, in
+        // reverse post-order: the header, which dominates them all, comes first. They are
+        // counted, then listed in one walk over the reverse post-order; each block goes to its
+        // innermost loop and every ancestor, O(blocks * depth) in all.
+        let mut len: IdVec<Loop, u32> = IdVec::filled(loops.len(), 0);
+        for &b in &cfg.rpo {
+            let mut cur = innermost[b];
+            while let Some(x) = cur {
+                len[x] += 1;
+                cur = loops[x].parent;
+            }
+        }
+        for &l in &ids {
+            loops[l].blocks = Vec::with_capacity(len[l] as usize);
+        }
+        for &b in &cfg.rpo {
+            let mut cur = innermost[b];
+            while let Some(x) = cur {
+                loops[x].blocks.push(b);
+                cur = loops[x].parent;
+            }
         }
         LoopForest { loops, innermost }
     }
