@@ -26,7 +26,7 @@
 //! chain.
 
 use crate::analysis::{FuncAnalyses, Preserved};
-use crate::ir::{mk, Block, Function, Inst, ModuleCx, Opcode, Type, Value};
+use crate::ir::{mk, Block, Function, IdVec, Inst, ModuleCx, Opcode, Type, Value};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -91,10 +91,41 @@ fn is_inner(f: &Function, b: Block, v: Value) -> bool {
 pub fn run(f: &mut Function, _cx: &ModuleCx, _am: &mut FuncAnalyses) -> Preserved {
     let blocks: Vec<Block> = f.layout().blocks().collect();
     let mut changed = false;
+    let mut ready = Readiness::default();
     for b in blocks {
-        changed |= run_block(f, b);
+        changed |= run_block(f, b, &mut ready);
+        ready.clear();
     }
     Preserved::cfg_kept(changed)
+}
+
+/// When each value of the block being scanned is ready, in a table by value shared by the
+/// blocks of a function: values not written since the last `clear` (those of other blocks)
+/// read 0.
+#[derive(Default)]
+struct Readiness {
+    time: IdVec<Value, u32>,
+    /// The values written since the last `clear`.
+    written: Vec<Value>,
+}
+
+impl Readiness {
+    fn get(&self, v: Value) -> u32 {
+        self.time.get(v).copied().unwrap_or(0)
+    }
+
+    fn set(&mut self, v: Value, t: u32) {
+        self.time.ensure(v, 0);
+        self.time[v] = t;
+        self.written.push(v);
+    }
+
+    /// Forgets the values written: they read 0 again.
+    fn clear(&mut self) {
+        for v in self.written.drain(..) {
+            self.time[v] = 0;
+        }
+    }
 }
 
 /// The arguments `b` passes back to its own parameters, when it branches to itself once.
@@ -112,10 +143,8 @@ fn self_loop_args(f: &Function, b: Block) -> Option<Vec<Value>> {
     }
 }
 
-fn run_block(f: &mut Function, b: Block) -> bool {
-    let mut ready: FxHashMap<Value, u32> = FxHashMap::default();
-    let ready_of =
-        |ready: &FxHashMap<Value, u32>, v: Value| -> u32 { ready.get(&v).copied().unwrap_or(0) };
+/// `ready` holds no value of another block (it reads 0 for all).
+fn run_block(f: &mut Function, b: Block, ready: &mut Readiness) -> bool {
     let back = self_loop_args(f, b);
     let insts: Vec<Inst> = f.layout().block_insts(b).collect();
     let mut roots = Vec::new();
@@ -125,12 +154,7 @@ fn run_block(f: &mut Function, b: Block) -> bool {
             mem_free += 1;
         }
         let Some(r) = f.result(i) else { continue };
-        let mut t = f
-            .args(i)
-            .iter()
-            .map(|&a| ready_of(&ready, a))
-            .max()
-            .unwrap_or(0);
+        let mut t = f.args(i).iter().map(|&a| ready.get(a)).max().unwrap_or(0);
         // One memory access per cycle, one division at a time.
         match f.op(i) {
             Opcode::Load => {
@@ -143,7 +167,7 @@ fn run_block(f: &mut Function, b: Block) -> bool {
             }
             _ => {}
         }
-        ready.insert(r, t.saturating_add(latency(f.op(i))));
+        ready.set(r, t.saturating_add(latency(f.op(i))));
         // A sum shifted by its one user is a root too: if the larger chain through the shift
         // is not rebuilt, this one still is (and one that is sees the rebuilt sum).
         if is_add(f, i) && !(is_inner(f, b, r) && is_add(f, only_user(f, r))) {
@@ -205,7 +229,7 @@ fn run_block(f: &mut Function, b: Block) -> bool {
             if carried.contains(&v) {
                 LATE
             } else {
-                ready_of(&ready, v)
+                ready.get(v)
             }
         };
         // The tree's time, children before parents (reversed pre-order).
@@ -251,7 +275,7 @@ fn run_block(f: &mut Function, b: Block) -> bool {
         }
         let acc = *sums.last().unwrap();
         f.replace_all_uses(f.res(root), acc);
-        ready.insert(acc, ready[&f.res(root)]);
+        ready.set(acc, ready.get(f.res(root)));
         // Remove the old nodes in pre-order, root first: each one's only user goes before it.
         for i in nodes {
             f.remove_inst(i);
