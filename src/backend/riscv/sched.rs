@@ -20,18 +20,39 @@
 //!
 //! The scheduler walks cycles: in each it issues the ready instruction of greatest height (the
 //! longest latency-weighted path to the region's end, counting the branch that ends the region
-//! as a reader of the registers it compares; ties keep source order), then a second one
-//! the model lets pair with it that does not depend on it. An unpipelined unit (divider) stays
-//! busy for its occupancy. Before allocation it also tracks live virtual registers per class:
-//! at the class's limit (`PRESSURE_LIMIT`, higher inside loops, higher
-//! still in loops without calls) it issues in source order, and
-//! a block whose new order needs more registers at some point than the old one (beyond the
-//! limit), or spends more instructions beyond the limit, keeps its old order, so scheduling
-//! adds no spills. Each block is first scheduled by latency alone, ignoring the limit; that
-//! order is kept when no point of it needs more registers than the old order (beyond the
-//! limit), else the pressure-watching one is tried. A loop update joined to its value by a copy (`i' = i + 1; i := i'`) stays
-//! after the value's other reads, so both keep one register (see `before_alloc`).
-//! Cost: O(n^2) per region of n <= `WINDOW` instructions.
+//! as a reader of the registers it compares; ties go to the one that frees registers, then
+//! source order), then a second one the model lets pair with it that does not depend on it.
+//! An unpipelined unit (divider) stays busy for its occupancy.
+//!
+//! Before allocation it also tracks the live virtual registers per class (`Pressure`: the
+//! block's live-in registers, each value from its write to its last read, live-out values to
+//! the end) against a limit (`PRESSURE_LIMIT`, higher inside loops, higher still in loops
+//! without calls) and a cap: the limit, or the source order's peak where that is higher. Each
+//! region is first scheduled by latency alone; that order is kept when no point of it goes
+//! beyond the cap. Next, one that issues in source order whenever a class is at its limit
+//! (and takes no second slot within one of it) is kept if it passes the check below. Otherwise
+//! orders that watch the pressure are tried (`Mode::Pressure`), from
+//! ever farther below the limit: while every class has more than the margin left, by latency
+//! as above; closer, the register count leads, as in LLVM's GenericScheduler (RegExcess,
+//! then RegCritical, then latency) and GCC's pressure-aware scheduling: never beyond the cap
+//! while something else can issue; an instruction that adds no register to a class near its
+//! limit (the consumer that ends an operand's live range) before one that does, even if it
+//! must wait for its operands; then one that can issue now, the one that frees most, the
+//! greatest height. When every candidate adds a register, source order (whose pressure is
+//! known to fit) picks among them. The second slot of a cycle near the limit takes only an
+//! instruction that adds no register. An order that watched the pressure (either kind)
+//! counts only if it stays within the cap and spends no more instructions beyond the limit
+//! than the source order of the region; a `Mode::Pressure` one also only if it is faster
+//! than the source order by `estimate`, the fastest such one kept. Failing all, the region
+//! keeps its source order. So scheduling adds no spills: no point needs
+//! more registers than the old order (beyond the limit), and the pressure beyond the limit
+//! does not spread. Each region starts from the same live registers in any order of what
+//! came before, so the choice is made region by region. A loop update joined to its value
+//! by a copy (`i' = i + 1; i := i'`) stays after the value's other reads, so both keep one
+//! register (see `before_alloc`).
+//!
+//! Cost: O(n^2) per region of n <= `WINDOW` instructions, times the orders tried (at most
+//! `MODES`; one for a region whose latency-led order fits).
 
 use super::liveness::LiveOut;
 use super::minst::*;
@@ -89,6 +110,16 @@ mod machine {
         model::pipes_can_pair(a.pipes, b.pipes)
     }
 }
+
+/// The orders `before_alloc` tries for a block, in turn.
+const MODES: [Mode; 6] = [
+    Mode::Latency,
+    Mode::SourceAtLimit,
+    Mode::Pressure(0),
+    Mode::Pressure(2),
+    Mode::Pressure(4),
+    Mode::Pressure(u32::MAX),
+];
 
 /// Largest region scheduled at once (bounds the quadratic work on huge blocks).
 const WINDOW: usize = 256;
@@ -473,6 +504,9 @@ impl BlockRegs {
 struct Pressure<'a> {
     vclass: &'a [RegClass],
     limit: [u32; 2],
+    /// Per class: the most live registers a new order may reach (the limit, or the source
+    /// order's peak when that is higher).
+    cap: [u32; 2],
     /// Per virtual register (by index; meaningful for those the block reads or writes):
     /// reads left, live out, live now.
     left: &'a mut [(u32, bool, bool)],
@@ -480,6 +514,24 @@ struct Pressure<'a> {
     peak: [u32; 2],
     /// Live registers beyond the limit, summed over the instructions issued.
     excess: [u64; 2],
+}
+
+/// The counts of a `Pressure` at some point (see `Pressure::save`).
+#[derive(Clone, Copy)]
+struct PressureAt {
+    cur: [u32; 2],
+    peak: [u32; 2],
+    excess: [u64; 2],
+}
+
+/// What issuing one instruction does to the live registers, per class.
+#[derive(Clone, Copy, Default)]
+struct Effect {
+    /// The change once it has issued.
+    net: [i32; 2],
+    /// The change at its write, where the count peaks: operands it reads last are dead, its
+    /// result is live.
+    top: [i32; 2],
 }
 
 impl<'a> Pressure<'a> {
@@ -502,6 +554,7 @@ impl<'a> Pressure<'a> {
         Pressure {
             vclass,
             limit,
+            cap: limit,
             left,
             cur: live_in,
             peak: live_in,
@@ -509,35 +562,59 @@ impl<'a> Pressure<'a> {
         }
     }
 
-    /// How issuing `mi` changes the number of live registers (for choosing, not exact).
-    fn delta(&self, mi: &MInst) -> i32 {
-        let mut d = 0;
-        if mi.rd.is_virt() && !self.left[mi.rd.vindex()].2 {
-            d += 1;
-        }
-        let mut seen = Reg::NONE;
-        for r in mi.uses().filter(|r| r.is_virt()) {
-            let (n, out, _) = self.left[r.vindex()];
-            let reads = if mi.rs1 == mi.rs2 { 2 } else { 1 };
-            if r != seen && n == reads && !out {
-                d -= 1;
+    /// What issuing `mi` now does to the live registers (exactly what `issue` would do).
+    fn effect(&self, mi: &MInst) -> Effect {
+        let mut e = Effect::default();
+        let reads = 1 + (mi.rs1 == mi.rs2) as u32;
+        // The operand `mi` reads last, if any (both operands are one register when equal).
+        let mut dying = [Reg::NONE; 2];
+        for (i, r) in [mi.rs1, mi.rs2].into_iter().enumerate() {
+            if !r.is_virt() || (i == 1 && r == mi.rs1) {
+                continue;
             }
-            seen = r;
+            let (n, out, live) = self.left[r.vindex()];
+            if n == reads && !out && live {
+                let c = self.class(r);
+                e.net[c] -= 1;
+                e.top[c] -= 1;
+                dying[i] = r;
+            }
         }
-        d
+        if mi.rd.is_virt() {
+            let c = self.class(mi.rd);
+            let (n, out, live) = self.left[mi.rd.vindex()];
+            if !live || dying.contains(&mi.rd) {
+                e.top[c] += 1;
+                // Dead on arrival: live only at its write.
+                let reads_after = n - mi.uses().filter(|&r| r == mi.rd).count() as u32;
+                if reads_after > 0 || out {
+                    e.net[c] += 1;
+                }
+            }
+        }
+        e
+    }
+
+    /// How issuing `mi` changes the number of live registers, both classes together.
+    fn delta(&self, mi: &MInst) -> i32 {
+        let e = self.effect(mi);
+        e.net[0] + e.net[1]
+    }
+
+    /// Whether issuing `mi` now takes some class beyond its cap.
+    fn over_cap(&self, e: &Effect) -> bool {
+        (0..2).any(|c| self.cur[c] as i32 + e.top[c] > self.cap[c] as i32)
     }
 
     fn issue(&mut self, mi: &MInst) {
-        let mut prev = Reg::NONE;
         for r in mi.uses().filter(|r| r.is_virt()) {
             let c = self.class(r);
             let e = &mut self.left[r.vindex()];
             e.0 -= 1;
-            if e.0 == 0 && !e.1 && e.2 && r != prev {
+            if e.0 == 0 && !e.1 && e.2 {
                 e.2 = false;
                 self.cur[c] -= 1;
             }
-            prev = r;
         }
         if mi.rd.is_virt() {
             let c = self.class(mi.rd);
@@ -557,15 +634,75 @@ impl<'a> Pressure<'a> {
         }
     }
 
-    fn high(&self) -> bool {
-        (0..2).any(|c| self.cur[c] >= self.limit[c])
+    /// The state before `region` issues, to try orders of it from (`restore`): the counts
+    /// here, the rows of its registers into `rows`.
+    fn save(&self, region: &[MInst], rows: &mut Vec<(u32, (u32, bool, bool))>) -> PressureAt {
+        rows.clear();
+        for mi in region {
+            for r in [mi.rd, mi.rs1, mi.rs2] {
+                if r.is_virt() {
+                    rows.push((r.vindex() as u32, self.left[r.vindex()]));
+                }
+            }
+        }
+        PressureAt {
+            cur: self.cur,
+            peak: self.peak,
+            excess: self.excess,
+        }
+    }
+
+    /// The counts now (the rows are the caller's to keep).
+    fn at(&self) -> PressureAt {
+        PressureAt {
+            cur: self.cur,
+            peak: self.peak,
+            excess: self.excess,
+        }
+    }
+
+    /// Back to a state `save` kept.
+    fn restore(&mut self, at: PressureAt, rows: &[(u32, (u32, bool, bool))]) {
+        for &(v, row) in rows {
+            self.left[v as usize] = row;
+        }
+        self.cur = at.cur;
+        self.peak = at.peak;
+        self.excess = at.excess;
+    }
+
+    /// Registers left per class before the limit (negative: beyond it); the least of the two
+    /// classes.
+    fn room(&self) -> i64 {
+        (0..2)
+            .map(|c| self.limit[c] as i64 - self.cur[c] as i64)
+            .min()
+            .unwrap()
+    }
+
+    /// Whether class `c` is within `margin` of its limit.
+    fn tight(&self, c: usize, margin: u32) -> bool {
+        self.cur[c].saturating_add(margin) >= self.limit[c]
     }
 }
 
-/// Schedules one region: `order` gets the new order as indices into `insts`. Returns whether
-/// the live registers came within one of `pressure`'s limit at some choice: if not, `guard`
-/// changed nothing (it acts only there), and the other `guard` gives the same order from the
-/// same start.
+/// How `schedule` weighs the live registers before allocation.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Mode {
+    /// Greatest height first; the register count only breaks ties of height.
+    Latency,
+    /// As `Latency` while every class has more than `margin` registers left before its limit;
+    /// closer, the register count first (see [`best_tight`]).
+    Pressure(u32),
+    /// As `Latency` below the limit; at it, source order (and no second slot within one of
+    /// it).
+    SourceAtLimit,
+}
+
+/// Schedules one region: `order` gets the new order as indices into `insts`. Returns the
+/// fewest registers left before `pressure`'s limit (the least class) at any choice
+/// (`i64::MAX` without `pressure`): a `Mode::Pressure` whose margin is below it acts only as
+/// `Mode::Latency` and gives the same order from the same start.
 #[allow(clippy::too_many_arguments)]
 fn schedule(
     s: &mut Scratch,
@@ -573,15 +710,15 @@ fn schedule(
     private_below: i64,
     tied: &dyn Fn(Reg, Reg) -> bool,
     mut pressure: Option<&mut Pressure>,
-    guard: bool,
+    mode: Mode,
     exit_reads: &[Reg],
     order: &mut Vec<u32>,
-) -> bool {
+) -> i64 {
     let n = insts.len();
     order.clear();
     if n <= 1 {
         order.extend(0..n as u32);
-        return false;
+        return i64::MAX;
     }
     // Calls and returns (whose extra reads are not in the row) are never inside a region.
     let mut uses = std::mem::take(&mut s.uses);
@@ -612,16 +749,33 @@ fn schedule(
     let start_of = |k: u32, earliest: &[u32], unit_free: &[u32; 3]| {
         earliest[k as usize].max(unit_free[info[k as usize].unit as usize])
     };
-    let mut near = false;
+    let margin = match mode {
+        Mode::Latency | Mode::SourceAtLimit => None,
+        Mode::Pressure(m) => Some(m),
+    };
+    let source_at_limit = mode == Mode::SourceAtLimit;
+    // The classes within the margin of their limit now (none: schedule by latency).
+    let tight_classes = |p: Option<&Pressure>| -> [bool; 2] {
+        match (p, margin) {
+            (Some(p), Some(m)) => [p.tight(0, m), p.tight(1, m)],
+            _ => [false; 2],
+        }
+    };
+    let mut least_room = i64::MAX;
     while !ready.is_empty() {
-        near = near
-            || pressure
-                .as_ref()
-                .is_some_and(|p| (0..2).any(|c| p.cur[c] + 1 >= p.limit[c]));
+        if let Some(p) = pressure.as_deref() {
+            least_room = least_room.min(p.room());
+        }
         // First slot of the cycle.
-        let source_order = guard && pressure.as_ref().is_some_and(|p| p.high());
-        let pick = if source_order {
+        let tight = tight_classes(pressure.as_deref());
+        let pick = if source_at_limit && pressure.as_deref().is_some_and(|p| p.room() <= 0) {
             *ready.iter().min().unwrap()
+        } else if tight.contains(&true) {
+            let p = pressure.as_deref().unwrap();
+            let startable = |k: u32| start_of(k, earliest, &unit_free) <= cycle;
+            best_tight(ready, |_| true, startable, dag, insts, p, tight)
+                .unwrap()
+                .0
         } else {
             let startable = |k: u32| start_of(k, earliest, &unit_free) <= cycle;
             match best(ready, startable, dag, insts, pressure.as_deref()) {
@@ -637,37 +791,47 @@ fn schedule(
             }
         };
         cycle = cycle.max(start_of(pick, earliest, &unit_free));
+        let at = ready.iter().position(|&r| r == pick).unwrap();
+        ready.swap_remove(at);
+        if let Some(p) = pressure.as_deref_mut() {
+            p.issue(&insts[pick as usize]);
+            least_room = least_room.min(p.room());
+        }
+        // Second slot: independent of the first and allowed to pair with it. Near the limit,
+        // only an instruction that does not add to the tight classes' live registers.
+        let first = &info[pick as usize];
+        let pairs = |k: u32| {
+            // `k` is ready, so `pick` (not yet released) is none of its predecessors.
+            let second = &info[k as usize];
+            start_of(k, earliest, &unit_free) <= cycle
+                && machine::info_can_pair(first, second)
+                && (second.unit == machine::NO_UNIT || second.unit != first.unit)
+        };
+        let tight = tight_classes(pressure.as_deref());
+        let second = if source_at_limit && pressure.as_deref().is_some_and(|p| p.room() <= 1) {
+            None
+        } else if tight.contains(&true) {
+            let p = pressure.as_deref().unwrap();
+            best_tight(ready, pairs, |_| true, dag, insts, p, tight)
+                .filter(|&(_, key)| !key.over && !key.grows)
+                .map(|(k, _)| k)
+        } else {
+            best(ready, pairs, dag, insts, pressure.as_deref())
+        };
         let mut issued = [pick, u32::MAX];
         let mut num_issued = 1;
-        // Second slot: independent of the first and allowed to pair with it. Dual issue can
-        // only help if both get a slot; the pressure guard still applies.
-        let guarded = guard
-            && pressure
-                .as_deref()
-                .is_some_and(|p| (0..2).any(|c| p.cur[c] + 1 >= p.limit[c]));
-        if !source_order && !guarded {
-            let first = &info[pick as usize];
-            let pairs = |k: u32| {
-                // `k` is ready, so `pick` (not yet issued) is none of its predecessors.
-                let second = &info[k as usize];
-                k != pick
-                    && start_of(k, earliest, &unit_free) <= cycle
-                    && machine::info_can_pair(first, second)
-                    && (second.unit == machine::NO_UNIT || second.unit != first.unit)
-            };
-            if let Some(k) = best(ready, pairs, dag, insts, pressure.as_deref()) {
-                issued[1] = k;
-                num_issued = 2;
-            }
-        }
-        for &k in &issued[..num_issued] {
-            // The order of `ready` does not matter: every choice among it is by a distinct key.
+        if let Some(k) = second {
             let at = ready.iter().position(|&r| r == k).unwrap();
             ready.swap_remove(at);
-            order.push(k);
             if let Some(p) = pressure.as_deref_mut() {
                 p.issue(&insts[k as usize]);
             }
+            issued[1] = k;
+            num_issued = 2;
+        }
+        for &k in &issued[..num_issued] {
+            // The order of `ready` does not matter: every choice among it is by a distinct key.
+            order.push(k);
             let ik = &info[k as usize];
             if ik.unit != machine::NO_UNIT {
                 unit_free[ik.unit as usize] = cycle + ik.busy;
@@ -684,7 +848,7 @@ fn schedule(
         cycle += 1;
     }
     debug_assert_eq!(order.len(), n);
-    near
+    least_room
 }
 
 /// The candidate to issue among those of `ready` that `ok` accepts: greatest height, then the
@@ -731,6 +895,62 @@ fn best(
         }
     }
     pick.map(|(k, _)| k)
+}
+
+/// How a candidate ranks near the limit: smaller is better, field by field.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+struct TightKey {
+    /// It takes some class beyond its cap.
+    over: bool,
+    /// It adds to the live registers of the tight classes.
+    grows: bool,
+    /// Its source position if it grows (0 otherwise): among instructions that all add a
+    /// register, source order, whose pressure is known to fit.
+    grows_at: u32,
+    /// It cannot issue this cycle.
+    waits: bool,
+    /// Its change to the live registers of the tight classes.
+    change: i32,
+    /// Its height, negated.
+    depth: i64,
+    /// Its source position.
+    at: u32,
+}
+
+/// The candidate to issue near the limit among those of `ready` that `ok` accepts, with its
+/// key (`None`: `ok` accepts none): first never beyond the cap, then one that does not add to
+/// the live registers of the `tight` classes (waiting for it if need be), then one that can
+/// issue now, then the one that frees most, then greatest height, then source order.
+fn best_tight(
+    ready: &[u32],
+    ok: impl Fn(u32) -> bool,
+    startable: impl Fn(u32) -> bool,
+    dag: &Dag,
+    insts: &[MInst],
+    p: &Pressure,
+    tight: [bool; 2],
+) -> Option<(u32, TightKey)> {
+    let mut pick: Option<(u32, TightKey)> = None;
+    for &k in ready {
+        if !ok(k) {
+            continue;
+        }
+        let e = p.effect(&insts[k as usize]);
+        let change = (0..2).filter(|&c| tight[c]).map(|c| e.net[c]).sum::<i32>();
+        let key = TightKey {
+            over: p.over_cap(&e),
+            grows: change > 0,
+            grows_at: if change > 0 { k } else { 0 },
+            waits: !startable(k),
+            change,
+            depth: -(dag.height[k as usize] as i64),
+            at: k,
+        };
+        if pick.is_none_or(|(_, b)| key < b) {
+            pick = Some((k, key));
+        }
+    }
+    pick
 }
 
 /// The registers a conditional branch right after a region compares.
@@ -807,10 +1027,10 @@ fn before_alloc_in(mf: &mut MFunc, live_out: &LiveOut, scratch: &mut Scratch) {
     let mut left = vec![(0, false, false); nv];
     // By virtual register: the block (numbered from 1) it was last found live out of.
     let mut out_stamp = vec![0u32; nv];
-    // The block's new order; and per region of the latency-led order, by the position of its
-    // first instruction in the block: whether it came near the pressure limit, and its order.
+    // The block's new order, and the live-register rows a region's trial orders start from.
     let mut out: Vec<MInst> = Vec::new();
-    let (mut first_near, mut first_order) = (Vec::new(), Vec::new());
+    let mut saved = Vec::new();
+    let (mut trial, mut best_order, mut best_rows) = (Vec::new(), Vec::new(), Vec::new());
     for &b in &mf.order {
         let blk = &mf.blocks[b as usize];
         let (s, e) = (blk.start as usize, blk.end as usize);
@@ -843,88 +1063,122 @@ fn before_alloc_in(mf: &mut MFunc, live_out: &LiveOut, scratch: &mut Scratch) {
             top[c] -= (out_stamp[v as usize] == b + 1) as u32;
             top[c] += block_regs.init[v as usize].2 as u32;
         }
-        first_near.clear();
-        first_near.resize(body.len(), false);
-        first_order.clear();
-        first_order.resize(body.len(), 0u32);
-        // The source order's peak and excess, walked only when a check below needs them.
-        let mut before: Option<([u32; 2], [u64; 2])> = None;
-        // Two orders: one that falls back to source order at the pressure limit, and one led
-        // by latency alone (which may still need no more registers than the source order: a
-        // long-latency operation moved up past a chain whose temporaries it does not outlive).
-        // The first that passes the check below wins, the latency-led one first.
-        let mut chosen = false;
-        for guard in [false, true] {
-            let mut after = Pressure::new(&mf.vclass, limit, &block_regs, &mut left, top);
-            out.clear();
-            let mut k = 0;
-            while k < body.len() {
-                if barrier_before_alloc(&body[k]) {
-                    after.issue(&body[k]);
-                    out.push(body[k]);
-                    k += 1;
+        // The source order's peak: a new order may reach the limit or that peak, whichever
+        // is higher, and no more.
+        let before_peak = {
+            let mut p = Pressure::new(&mf.vclass, limit, &block_regs, &mut left, top);
+            body.iter().for_each(|mi| p.issue(mi));
+            p.peak
+        };
+        let mut after = Pressure::new(&mf.vclass, limit, &block_regs, &mut left, top);
+        after.cap = [0, 1].map(|c| before_peak[c].max(limit[c]));
+        out.clear();
+        let mut k = 0;
+        while k < body.len() {
+            if barrier_before_alloc(&body[k]) {
+                after.issue(&body[k]);
+                out.push(body[k]);
+                k += 1;
+                continue;
+            }
+            let mut j = k;
+            while j < body.len() && j - k < WINDOW && !barrier_before_alloc(&body[j]) {
+                j += 1;
+            }
+            let region = &body[k..j];
+            if region.len() == 1 {
+                after.issue(&region[0]);
+                out.push(region[0]);
+                k = j;
+                continue;
+            }
+            // Each region starts from the same live registers in every order (the same
+            // instructions came before), so orders are chosen region by region: the latency-led
+            // one if it passes the check below, else the fastest passing one that watched the
+            // pressure, else source order.
+            let start = after.save(region, &mut saved);
+            // The source order's pressure beyond the limit in this region.
+            region.iter().for_each(|mi| after.issue(mi));
+            let source_excess = after.excess;
+            after.restore(start, &saved);
+            let exit = branch_reads(body.get(j));
+            let mut latency_room = i64::MAX;
+            let mut chosen = None;
+            // The fastest passing order watching the pressure so far (source order to begin
+            // with), by `estimate`, and the state after it.
+            let mut best_cycles = u32::MAX;
+            let mut best_end = start;
+            for mode in MODES {
+                // A mode whose margin the latency-led order never came within acts only as
+                // `Mode::Latency`: the same order, which failed.
+                let acts_below = match mode {
+                    Mode::Latency => i64::MAX,
+                    Mode::SourceAtLimit => 1,
+                    Mode::Pressure(m) => m as i64,
+                };
+                if latency_room > acts_below {
                     continue;
                 }
-                let mut j = k;
-                while j < body.len() && j - k < WINDOW && !barrier_before_alloc(&body[j]) {
-                    j += 1;
-                }
-                let region = &body[k..j];
-                // Each region starts from the same live registers in both orders (the same
-                // instructions came before), so one whose latency-led order never came near
-                // the limit gets the same order when watching it.
-                if guard && !first_near[k] {
-                    for &idx in &first_order[k..j] {
-                        // As `schedule`, which leaves a region of one instruction unissued.
-                        if region.len() > 1 {
-                            after.issue(&region[idx as usize]);
-                        }
-                        out.push(region[idx as usize]);
-                    }
-                    k = j;
-                    continue;
-                }
-                let exit = branch_reads(body.get(j));
-                let near = schedule(
+                let room = schedule(
                     scratch,
                     region,
                     0,
                     &tied,
                     Some(&mut after),
-                    guard,
+                    mode,
                     &exit,
                     &mut order,
                 );
-                if !guard {
-                    first_near[k] = near;
-                    first_order[k..j].copy_from_slice(&order);
-                }
-                out.extend(order.iter().map(|&idx| region[idx as usize]));
-                k = j;
-            }
-            // No point needs more registers than before (beyond the limit), and, for the
-            // order that watched the pressure, the pressure beyond the limit does not spread
-            // to more of the block.
-            let (peak, excess) = (after.peak, after.excess);
-            if guard || (0..2).any(|c| peak[c] > limit[c]) {
-                before.get_or_insert_with(|| {
-                    let mut p = Pressure::new(&mf.vclass, limit, &block_regs, &mut left, top);
-                    body.iter().for_each(|mi| p.issue(mi));
-                    (p.peak, p.excess)
+                // No point needs more registers than the cap, and, for an order that watched
+                // the pressure, the pressure beyond the limit does not spread to more of the
+                // region than in source order. The latency-led order, else the one issuing in
+                // source order at the limit, wins if it passes; else the fastest passing
+                // `Mode::Pressure` order.
+                let ok = (0..2).all(|c| {
+                    after.peak[c] <= after.cap[c]
+                        && (mode == Mode::Latency || after.excess[c] <= source_excess[c])
                 });
+                if ok && matches!(mode, Mode::Latency | Mode::SourceAtLimit) {
+                    chosen = Some(mode);
+                    break;
+                }
+                if ok {
+                    if best_cycles == u32::MAX {
+                        best_cycles = estimate(region);
+                    }
+                    trial.clear();
+                    trial.extend(order.iter().map(|&idx| region[idx as usize]));
+                    let cycles = estimate(&trial);
+                    if cycles < best_cycles {
+                        best_cycles = cycles;
+                        best_end = after.at();
+                        chosen = Some(mode);
+                        best_order.clear();
+                        best_order.extend_from_slice(&order);
+                        best_rows.clear();
+                        best_rows.extend(saved.iter().map(|&(v, _)| (v, after.left[v as usize])));
+                    }
+                }
+                if mode == Mode::Latency {
+                    latency_room = room;
+                }
+                after.restore(start, &saved);
             }
-            let limit_ok = (0..2).all(|c| {
-                let (before_peak, before_excess) = before.map_or(([0; 2], [0; 2]), |b| b);
-                peak[c] <= before_peak[c].max(limit[c]) && (!guard || excess[c] <= before_excess[c])
-            });
-            if limit_ok {
-                chosen = true;
-                break;
+            if chosen.is_some_and(|m| matches!(m, Mode::Pressure(_))) {
+                after.restore(best_end, &best_rows);
+                order.clear();
+                order.extend_from_slice(&best_order);
             }
+            match chosen {
+                Some(_) => out.extend(order.iter().map(|&idx| region[idx as usize])),
+                None => {
+                    region.iter().for_each(|mi| after.issue(mi));
+                    out.extend_from_slice(region);
+                }
+            }
+            k = j;
         }
-        if chosen {
-            new_insts[s..e].copy_from_slice(&out);
-        }
+        new_insts[s..e].copy_from_slice(&out);
     }
     mf.insts = new_insts;
 }
@@ -962,7 +1216,7 @@ fn after_alloc_in(code: &mut [MInst], private_below: i64, scratch: &mut Scratch)
             private_below,
             &|_, _| false,
             None,
-            false,
+            Mode::Latency,
             &exit,
             &mut order,
         );
@@ -1146,6 +1400,104 @@ mod tests {
             MemClass::Stack(u32::MAX).pack(),
             0,
             "too large to pack: unknown"
+        );
+    }
+
+    /// The most virtual registers live at once in straight-line `insts` (each from its write
+    /// to its last read).
+    fn max_live(insts: &[MInst]) -> usize {
+        let last = |r: Reg| insts.iter().rposition(|mi| mi.uses().any(|u| u == r));
+        let mut live: Vec<Reg> = Vec::new();
+        let mut peak = 0;
+        for (k, mi) in insts.iter().enumerate() {
+            live.retain(|&r| last(r).is_some_and(|l| l > k));
+            if mi.rd.is_virt() {
+                live.push(mi.rd);
+            }
+            peak = peak.max(live.len());
+        }
+        peak
+    }
+
+    /// Twenty chains, each a load squared into a product chain (three-cycle multiplies) and a
+    /// second load summed. By latency alone the first loads all run ahead of the product
+    /// chain and need more registers than the limit; at the limit the scheduler issues the
+    /// multiplies and adds that end live ranges (the second load of the oldest chain, first
+    /// in source order, would open one), so the block is still scheduled, faster than source
+    /// order and within the limit.
+    #[test]
+    fn near_the_limit_ends_live_ranges_first() {
+        let chains = 20;
+        let mut vregs = 0;
+        let mut fresh = || {
+            vregs += 1;
+            Reg::vreg(vregs - 1)
+        };
+        let base = fresh();
+        let (mut prod, mut sum) = (fresh(), fresh());
+        let mut insts = vec![
+            MInst::unary(MOp::Mv, base, Reg::A0),
+            MInst::li(prod, 1),
+            MInst::li(sum, 0),
+        ];
+        for i in 0..chains {
+            let (z, x, y, p, q) = (fresh(), fresh(), fresh(), fresh(), fresh());
+            insts.extend([
+                MInst::load(MOp::Lw, z, base, 4000 + 4 * i),
+                MInst::load(MOp::Lw, x, base, 4 * i),
+                MInst::r(MOp::Mulw, y, x, x),
+                MInst::r(MOp::Mulw, p, prod, y),
+                MInst::r(MOp::Addw, q, sum, z),
+            ]);
+            (prod, sum) = (p, q);
+        }
+        let result = fresh();
+        insts.push(MInst::r(MOp::Addw, result, prod, sum));
+        insts.push(MInst::unary(MOp::Mv, Reg::A0, result));
+        insts.push(MInst::new(MOp::Ret, Reg::NONE, Reg::NONE, Reg::NONE, 0));
+        let n = insts.len() as u32;
+        let mut mf = MFunc {
+            sym: "f".into(),
+            label: "f".into(),
+            insts,
+            blocks: vec![MBlock {
+                start: 0,
+                end: n,
+                succs: vec![],
+                depth: 0,
+            }],
+            order: vec![0],
+            vclass: vec![RegClass::Int; vregs],
+            remat: vec![None; vregs],
+            ..Default::default()
+        };
+        let source = mf.insts.clone();
+        // The premise: by latency alone the region needs more than the limit.
+        let region = &source[1..source.len() - 2];
+        let mut order = Vec::new();
+        let mut scratch = Scratch::default();
+        schedule(
+            &mut scratch,
+            region,
+            0,
+            &|_, _| false,
+            None,
+            Mode::Latency,
+            &[],
+            &mut order,
+        );
+        let latency: Vec<MInst> = order.iter().map(|&k| region[k as usize]).collect();
+        let limit = PRESSURE_LIMIT[0] as usize;
+        assert!(max_live(&latency) > limit + 1, "{}", max_live(&latency));
+        assert!(max_live(&source) <= limit);
+        before_alloc(&mut mf);
+        // `base` lives throughout; the rest within the limit.
+        assert!(max_live(&mf.insts) <= limit, "{}", max_live(&mf.insts));
+        assert!(
+            estimate(&mf.insts) < estimate(&source),
+            "{} vs {}",
+            estimate(&mf.insts),
+            estimate(&source)
         );
     }
 
