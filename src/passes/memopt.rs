@@ -8,7 +8,9 @@
 //!
 //! Forwarding walks blocks in reverse post-order carrying a table of known memory contents
 //! (`(root, offset, type) -> value`). A block with one predecessor starts from that
-//! predecessor's final table (extended basic blocks); others start empty. A load with a known
+//! predecessor's final table (extended basic blocks); a join starts from the entries all its
+//! predecessors' tables share (a word loaded before an `if` whose arms do not write it is known
+//! after it), a loop header from nothing. A load with a known
 //! value is replaced; a store records its value after invalidating what it may overwrite; a call
 //! that may write memory forgets all but non-escaping allocas. A store of the value the table
 //! already holds for its word is removed.
@@ -20,8 +22,9 @@
 use crate::analysis::alias::{base_of, call_writes, escapes, may_alias, Base};
 use crate::analysis::{Cfg, FuncAnalyses, Preserved};
 use crate::ir::{Block, Function, IdVec, Inst, ModuleCx, Opcode, Type, Value, ValueDef};
+use rustc_hash::FxHashSet;
 
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 struct Addr {
     root: Value,
     off: i64,
@@ -93,7 +96,7 @@ fn forward(f: &mut Function, cx: &ModuleCx, cfg: &Cfg) -> bool {
     for &b in &cfg.rpo {
         let mut table: Vec<Entry> = match &cfg.preds[b] {
             [p] => out[*p].clone().unwrap_or_default(),
-            _ => Vec::new(),
+            ps => common_entries(ps, &out),
         };
         let insts: Vec<Inst> = f.layout().block_insts(b).collect();
         for i in insts {
@@ -152,6 +155,34 @@ fn forward(f: &mut Function, cx: &ModuleCx, cfg: &Cfg) -> bool {
         out[b] = Some(table);
     }
     changed
+}
+
+/// What a join knows on entry: the words every predecessor's table holds with the same value
+/// (a value known on every incoming path dominates the join). Nothing when a predecessor has
+/// not been visited yet (a loop's back edge).
+fn common_entries(preds: &[Block], out: &IdVec<Block, Option<Vec<Entry>>>) -> Vec<Entry> {
+    let mut tables = Vec::with_capacity(preds.len());
+    for &p in preds {
+        match &out[p] {
+            Some(t) => tables.push(t),
+            None => return Vec::new(),
+        }
+    }
+    let Some((&first, rest)) = tables.split_first() else {
+        return Vec::new();
+    };
+    if first.is_empty() || rest.iter().any(|t| t.is_empty()) {
+        return Vec::new();
+    }
+    let sets: Vec<FxHashSet<(Addr, Type, Value)>> = rest
+        .iter()
+        .map(|t| t.iter().map(|e| (e.addr, e.ty, e.value)).collect())
+        .collect();
+    first
+        .iter()
+        .filter(|e| sets.iter().all(|s| s.contains(&(e.addr, e.ty, e.value))))
+        .cloned()
+        .collect()
 }
 
 /// Whether a known word at `a` survives a call that may write any memory: only in an alloca
