@@ -154,7 +154,10 @@ impl Solver<'_> {
                         }
                     }
                     let cell = if any_bottom {
-                        Cell::Bottom
+                        match absorbed(&d, f.args(i), &self.cells) {
+                            Some(c) => Cell::Const(c),
+                            None => Cell::Bottom,
+                        }
                     } else if any_top {
                         Cell::Top
                     } else {
@@ -169,6 +172,30 @@ impl Solver<'_> {
                 self.lower(r, cell);
             }
         }
+    }
+}
+
+/// The result of an integer operation one constant operand decides whatever the other is:
+/// `x * 0`, `x & 0`, `x | -1`, and `0 / x`, `0 % x`, `x % 1`, `x % -1`, `0 << x`, `0 >> x`
+/// (a division by zero is undefined). So a loop value that starts at 0 and only ever gets
+/// `s + s % n` stays the constant 0.
+fn absorbed(d: &crate::ir::InstData, args: &[Value], cells: &IdVec<Value, Cell>) -> Option<Const> {
+    if !d.ty.is_int() || args.len() != 2 {
+        return None;
+    }
+    let k = |v: Value| match cells[v] {
+        Cell::Const(c) => c.as_int(),
+        _ => None,
+    };
+    let (a, b) = (k(args[0]), k(args[1]));
+    let zero = Const::int(d.ty, 0);
+    let is = |x: Option<i64>, v: i64| x.is_some_and(|x| Const::int(d.ty, x) == Const::int(d.ty, v));
+    match d.op {
+        Opcode::Mul | Opcode::And if is(a, 0) || is(b, 0) => Some(zero),
+        Opcode::Or if is(a, -1) || is(b, -1) => Some(Const::int(d.ty, -1)),
+        Opcode::Sdiv | Opcode::Shl | Opcode::Ashr | Opcode::Lshr if is(a, 0) => Some(zero),
+        Opcode::Srem if is(a, 0) || is(b, 1) || is(b, -1) => Some(zero),
+        _ => None,
     }
 }
 
