@@ -148,6 +148,40 @@ fn linear(
     form.or_else(opaque)
 }
 
+/// `scale * init + sum(c * atom)`, built where `bld` inserts (the preheader): the first
+/// iteration's index of a linear form without its constant.
+fn initial_index(
+    bld: &mut crate::ir::Builder,
+    iv: Option<(Value, Scale)>,
+    atoms: &[(Value, i64)],
+) -> Value {
+    let mut idx0 = match iv {
+        None => None,
+        Some((init, Scale::Const(1))) => Some(init),
+        Some((init, Scale::Const(a))) => {
+            let c = bld.iconst(a as i32);
+            Some(bld.binary(Opcode::Mul, init, c))
+        }
+        Some((init, Scale::Var(m))) => Some(bld.binary(Opcode::Mul, init, m)),
+    };
+    for &(atom, c) in atoms {
+        idx0 = Some(match (idx0, c) {
+            (None, 1) => atom,
+            (Some(x), 1) => bld.binary(Opcode::Add, x, atom),
+            (Some(x), -1) => bld.binary(Opcode::Sub, x, atom),
+            (x, _) => {
+                let k = bld.iconst(c as i32);
+                let t = bld.binary(Opcode::Mul, atom, k);
+                match x {
+                    Some(x) => bld.binary(Opcode::Add, x, t),
+                    None => t,
+                }
+            }
+        });
+    }
+    idx0.unwrap_or_else(|| bld.iconst(0))
+}
+
 pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved {
     let mut changed = false;
     let info = LoopInfo::new(am, f);
@@ -233,25 +267,7 @@ pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved
             let (step, init) = (ivs[n].1, inits[n]);
             // idx0 = scale * init + sum(c * atom), p0 = base + idx0 * stride, in the preheader.
             let mut bld = crate::ir::Builder::before(f, pre_t);
-            let mut idx0 = match key.scale {
-                Scale::Const(1) => init,
-                Scale::Const(a) => {
-                    let c = bld.iconst(a as i32);
-                    bld.binary(Opcode::Mul, init, c)
-                }
-                Scale::Var(m) => bld.binary(Opcode::Mul, init, m),
-            };
-            for &(atom, c) in &key.atoms {
-                idx0 = match c {
-                    1 => bld.binary(Opcode::Add, idx0, atom),
-                    -1 => bld.binary(Opcode::Sub, idx0, atom),
-                    _ => {
-                        let c = bld.iconst(c as i32);
-                        let t = bld.binary(Opcode::Mul, atom, c);
-                        bld.binary(Opcode::Add, idx0, t)
-                    }
-                };
-            }
+            let idx0 = initial_index(&mut bld, Some((init, key.scale)), &key.atoms);
             let p0 = bld.gep(key.base, idx0, key.stride);
             // The step: a constant offset, or `gep p, scale * step, stride` for a variable scale.
             let (const_step, var_step) = match key.scale {
@@ -289,10 +305,14 @@ pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved
         }
         changed |= derive_pointer_ivs(
             f,
-            h,
-            pre,
-            latch,
-            back,
+            LoopEdges {
+                h,
+                pre,
+                latch,
+                back,
+            },
+            &ivs,
+            &inits,
             &|f: &Function, v: Value| f.def_block(v).is_some_and(|db| !forest.contains(l, db)),
             &data.blocks,
         );
@@ -300,22 +320,46 @@ pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved
     Preserved::cfg_kept(changed)
 }
 
-/// A group of geps with one base pointer variable, index and stride.
-type GepKey = (Value, Value, i64);
-
-/// `gep p, x, stride` (or `gep (offset p, k), x, stride`) with `p` a pointer induction variable
-/// of the loop (`p_next = offset p, c`) and `x` invariant is itself a pointer induction variable with the same step: a column walk
-/// `a[k][j]` over `k` (inner `gep` made a pointer by the groups above) then needs no add per
-/// iteration. Repeats for chains of such geps.
-fn derive_pointer_ivs(
-    f: &mut Function,
+/// The blocks and edge a pointer induction variable is threaded through.
+struct LoopEdges {
     h: crate::ir::Block,
     pre: crate::ir::Block,
     latch: crate::ir::Block,
+    /// The latch's edge into the header.
     back: usize,
+}
+
+/// A group of geps from one pointer variable with one stride whose indices differ by
+/// constants: the pointer, the stride, and the index's linear form without its constant
+/// (an integer induction variable with a constant scale, and invariant atoms).
+#[derive(Clone, PartialEq, Eq, Debug)]
+struct GepKey {
+    base: Value,
+    stride: i64,
+    iv: Option<(Value, i64)>,
+    atoms: Vec<(Value, i64)>,
+}
+
+/// `gep p, x, stride` (or `gep (offset p, k), x, stride`) with `p` a pointer induction variable
+/// of the loop (`p_next = offset p, c`) and `x` invariant, or linear in an integer induction
+/// variable `i` with a constant scale `a` (`x = a * i + invariant + k`), is itself a pointer
+/// induction variable: it steps by `c + a * step(i) * stride`. A column walk `a[k][j]` over `k`
+/// (inner `gep` made a pointer by the groups above) then needs no add per iteration, and a
+/// diagonal `a[i + 2][i]` one pointer step. Repeats for chains of such geps.
+fn derive_pointer_ivs(
+    f: &mut Function,
+    e: LoopEdges,
+    ivs: &[(Value, i64)],
+    inits: &[Value],
     invariant: &dyn Fn(&Function, Value) -> bool,
     blocks: &[crate::ir::Block],
 ) -> bool {
+    let LoopEdges {
+        h,
+        pre,
+        latch,
+        back,
+    } = e;
     let mut changed = false;
     for _round in 0..4 {
         let pre_t = f.terminator(pre).unwrap();
@@ -335,7 +379,7 @@ fn derive_pointer_ivs(
                 ptr_ivs.push((p, init_args[n], f.data(i).imm));
             }
         }
-        // Uses: (gep, constant offset of its base from the pointer variable).
+        // Uses: (gep, constant byte offset from the group's pointer).
         let mut groups: Vec<(GepKey, Vec<(Inst, i64)>)> = Vec::new();
         for &b in blocks {
             for i in f.layout().block_insts(b) {
@@ -350,10 +394,35 @@ fn derive_pointer_ivs(
                         base = f.arg(bi, 0);
                     }
                 }
-                if !ptr_ivs.iter().any(|&(p, _, _)| p == base) || !invariant(f, idx) {
+                if !ptr_ivs.iter().any(|&(p, _, _)| p == base) {
                     continue;
                 }
-                let key = (base, idx, f.data(i).imm);
+                let stride = f.data(i).imm;
+                let (iv, atoms, k) = if invariant(f, idx) {
+                    (None, vec![(idx, 1)], 0)
+                } else {
+                    let Some(lin) = linear(f, idx, ivs, invariant, 0) else {
+                        continue;
+                    };
+                    let Some((iv, Scale::Const(a))) = lin.iv else {
+                        continue;
+                    };
+                    // Keep every product within the i32 arithmetic it replaces.
+                    let small = |c: i64| c.unsigned_abs() <= 1 << 20;
+                    if !small(a) || !small(stride) || !lin.atoms.iter().all(|&(_, c)| small(c)) {
+                        continue;
+                    }
+                    (Some((iv, a)), lin.atoms, lin.k)
+                };
+                let Some(off) = k.checked_mul(stride).and_then(|x| x.checked_add(off)) else {
+                    continue;
+                };
+                let key = GepKey {
+                    base,
+                    stride,
+                    iv,
+                    atoms,
+                };
                 match groups.iter_mut().find(|g| g.0 == key) {
                     Some(g) => g.1.push((i, off)),
                     None => groups.push((key, vec![(i, off)])),
@@ -363,11 +432,21 @@ fn derive_pointer_ivs(
         if groups.is_empty() {
             break;
         }
-        for ((base, idx, stride), uses) in groups {
-            let &(_, init, step) = ptr_ivs.iter().find(|&&(p, _, _)| p == base).unwrap();
+        for (key, uses) in groups {
+            let &(_, init, pstep) = ptr_ivs.iter().find(|&&(p, _, _)| p == key.base).unwrap();
             let pre_t = f.terminator(pre).unwrap();
-            let q0 = f.insert_new_before(pre_t, mk::gep(stride), &[init, idx]);
-            let q0 = f.res(q0);
+            // The index's first value and the pointer's step.
+            let (iv0, step) = match key.iv {
+                None => (None, pstep),
+                Some((iv, a)) => {
+                    let n = ivs.iter().position(|&(p, _)| p == iv).unwrap();
+                    let s = a.wrapping_mul(ivs[n].1).wrapping_mul(key.stride);
+                    (Some((inits[n], Scale::Const(a))), pstep.wrapping_add(s))
+                }
+            };
+            let mut bld = crate::ir::Builder::before(f, pre_t);
+            let idx0 = initial_index(&mut bld, iv0, &key.atoms);
+            let q0 = bld.gep(init, idx0, key.stride);
             let q = f.append_block_param(h, Type::Ptr);
             let mut args = f.args(pre_t).to_vec();
             args.push(q0);
