@@ -208,8 +208,8 @@ pub fn run_module(m: &mut Module) -> bool {
             break;
         }
     }
-    let reads = touched_memory(m, &ids, &locals, |l| &l.read);
-    let writes = touched_memory(m, &ids, &locals, |l| &l.written);
+    let reads = touched_memory(m, &ids, &locals, |l| &l.read, &[]);
+    let writes = touched_memory(m, &ids, &locals, |l| &l.written, PRINTS_ARRAYS);
     let mut changed = direct_changed;
     for (k, &id) in ids.iter().enumerate() {
         if m.cx.decls[id].effects != eff[k] {
@@ -225,23 +225,29 @@ pub fn run_module(m: &mut Module) -> bool {
     changed
 }
 
+/// Runtime functions that only read the array they are given (they print it).
+const PRINTS_ARRAYS: &[&str] = &["putarray", "putfarray"];
+
 /// The memory every function may read (or write, by `own`): its own loads (stores) and its
 /// callees' reads (writes), with accesses through a callee's pointer parameters mapped to the
 /// bases of the arguments at each call. Runtime functions touch only what their pointer
-/// arguments point to (`getarray`, `putarray`; `memset` and the like that passes add): their
-/// I/O touches no memory of the program. Grows from nothing to a fixpoint over the call
-/// graph. Cost: O(iterations * (calls * arguments + globals)).
+/// arguments point to (`getarray`, `putarray`; `memset` and the like that passes add), except
+/// those named in `untouched_by_runtime`: their I/O touches no memory of the program. Grows
+/// from nothing to a fixpoint over the call graph. Cost: O(iterations * (calls * arguments +
+/// globals)).
 fn touched_memory(
     m: &Module,
     ids: &[FuncId],
     locals: &[Option<Local>],
     own: impl Fn(&Local) -> &Touched,
+    untouched_by_runtime: &[&str],
 ) -> Vec<Touches> {
     let mut sets: Vec<Touched> = ids
         .iter()
         .map(|&id| Touched {
             through_params: !m.cx.decls[id].defined
-                && m.cx.decls[id].sig.params.contains(&Type::Ptr),
+                && m.cx.decls[id].sig.params.contains(&Type::Ptr)
+                && !untouched_by_runtime.contains(&m.cx.decls[id].name.as_str()),
             ..Touched::default()
         })
         .collect();

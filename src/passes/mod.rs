@@ -50,6 +50,7 @@ pub mod sink;
 pub mod tailrec;
 pub mod unroll;
 pub mod unswitch;
+pub mod zeroload;
 
 /// Effect summaries are an analysis; the pipelines run them as a module pass.
 pub use crate::analysis::effects;

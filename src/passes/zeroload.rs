@@ -1,0 +1,210 @@
+//! Loads from cleared local memory that no store reaches become constant zeros.
+//!
+//! A local array cleared by `memset(a, 0, size)` (how `int a[n] = {}` and short initialiser
+//! lists are lowered) and afterwards written only by stores still holds zero in every byte
+//! outside the stores' reach. The reach of an access is an interval of byte offsets from the
+//! array's start: constant offsets add a point, a `gep` index adds its value range from
+//! `analysis::range` (narrowed by the branch conditions where the `gep` is computed) times the
+//! element size. A load that the clearing call dominates and whose bytes lie outside every
+//! store's interval reads zero (stores of zero do not count: they keep the bytes cleared).
+//! Accessing bytes outside the array is undefined, so only the part of an interval inside the
+//! array counts (an index known only to lie in `[-5, 9]` reads bytes 0 to 39 of its array).
+//!
+//! The array must not escape: every use of an address derived from it is address arithmetic
+//! (`offset`, `gep` on it as the base), a load, a store into it, a clearing call, or a call that
+//! does not write it (by its callee's effect summary); an address passed to any other call, to a
+//! block parameter or stored as a value keeps the array as it is.
+//!
+//! Needs: CFG and dominator tree from the analysis manager; ranges, computed only for
+//! functions with a cleared array that is loaded. Keeps the CFG (loads become constants).
+//! Cost: that of the ranges plus O(uses of the arrays' addresses * stores).
+
+use crate::analysis::alias::{call_writes, Base};
+use crate::analysis::{Cfg, DomTree, FuncAnalyses, Preserved, Ranges};
+use crate::ir::{mk, Function, Inst, ModuleCx, Opcode, Type, Value};
+
+pub fn run(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved {
+    let arrays: Vec<Inst> = f
+        .layout()
+        .block_insts(f.entry())
+        .filter(|&i| f.op(i) == Opcode::Alloca && is_cleared_and_loaded(f, cx, f.res(i)))
+        .collect();
+    if arrays.is_empty() {
+        return Preserved::all();
+    }
+    let (cfg, dt) = am.cfg_domtree(f);
+    let ranges = Ranges::compute(f, cx, cfg, dt);
+    let mut zeros = Vec::new();
+    for a in arrays {
+        zero_loads(f, cx, cfg, dt, &ranges, a, &mut zeros);
+    }
+    for &l in &zeros {
+        let data = match f.data(l).ty {
+            Type::F32 => mk::fconst(0.0),
+            ty => mk::iconst(ty, 0),
+        };
+        f.replace_inst(l, data, &[]);
+    }
+    Preserved::cfg_kept(!zeros.is_empty())
+}
+
+/// `call memset(root, 0, size)` clearing the whole of alloca `a` (result unused).
+fn is_clearing(f: &Function, cx: &ModuleCx, root: Value, size: i64, user: Inst) -> bool {
+    if f.op(user) != Opcode::Call {
+        return false;
+    }
+    let d = cx.decl(f.callee(user));
+    let args = f.args(user);
+    !d.defined
+        && d.name == "memset"
+        && args.len() == 3
+        && args[0] == root
+        && f.as_iconst(args[1]) == Some(0)
+        && f.as_iconst(args[2]).is_some_and(|n| n >= size)
+}
+
+/// A quick filter before the ranges are computed: the alloca is cleared directly and some
+/// address derived from it is loaded.
+fn is_cleared_and_loaded(f: &Function, cx: &ModuleCx, root: Value) -> bool {
+    let Some(a) = f.def_inst(root) else {
+        return false;
+    };
+    let size = f.data(a).imm;
+    let cleared = f
+        .uses_of(root)
+        .any(|u| is_clearing(f, cx, root, size, f.uses().user[u]));
+    cleared
+        && crate::analysis::alias::derived_users_via(f, root, false)
+            .iter()
+            .any(|&(u, _)| f.op(u) == Opcode::Load)
+}
+
+/// Offsets (bytes) beyond this bound are clamped to it: no array is that large.
+const FAR: i128 = 1 << 62;
+
+/// The bytes `[lo, hi]` an access may touch, as offsets from the array's start.
+#[derive(Clone, Copy)]
+struct Reach {
+    lo: i64,
+    hi: i64,
+}
+
+impl Reach {
+    fn meet(self, o: Reach) -> Reach {
+        Reach {
+            lo: self.lo.max(o.lo),
+            hi: self.hi.min(o.hi),
+        }
+    }
+
+    fn overlaps(self, o: Reach) -> bool {
+        self.lo <= o.hi && o.lo <= self.hi
+    }
+}
+
+/// Pushes onto `out` the loads of alloca `a` that read zero; nothing when the array escapes or
+/// is not cleared.
+fn zero_loads(
+    f: &Function,
+    cx: &ModuleCx,
+    cfg: &Cfg,
+    dt: &DomTree,
+    ranges: &Ranges,
+    a: Inst,
+    out: &mut Vec<Inst>,
+) {
+    let root = f.res(a);
+    let size = f.data(a).imm;
+    // Offsets of every derived address, from the root outwards.
+    let mut offs: Vec<(Value, i128, i128)> = vec![(root, 0, 0)];
+    let mut clears: Vec<Inst> = Vec::new();
+    let mut loads: Vec<(Inst, Reach)> = Vec::new();
+    let mut stores: Vec<Reach> = Vec::new();
+    let mut k = 0;
+    while k < offs.len() {
+        let (v, lo, hi) = offs[k];
+        k += 1;
+        // Beyond any array: kept finite so that sums of offsets cannot overflow.
+        let (lo, hi) = (lo.max(-FAR), hi.min(FAR));
+        for u in f.uses_of(v) {
+            let user = f.uses().user[u];
+            match f.op(user) {
+                Opcode::Offset if f.arg(user, 0) == v => {
+                    let c = f.data(user).imm as i128;
+                    offs.push((f.res(user), lo + c, hi + c));
+                }
+                Opcode::Gep if f.arg(user, 0) == v && f.arg(user, 1) != v => {
+                    let scale = f.data(user).imm as i128;
+                    let idx = f.arg(user, 1);
+                    let Some(b) = f.layout().inst_block(user) else {
+                        return;
+                    };
+                    let r = ranges.range_at(f, idx, b);
+                    let (x, y) = (r.lo as i128 * scale, r.hi as i128 * scale);
+                    offs.push((f.res(user), lo + x.min(y), hi + x.max(y)));
+                }
+                Opcode::Load if f.arg(user, 0) == v => {
+                    let bytes = f.data(user).ty.bytes() as i128;
+                    loads.push((user, reach(lo, hi + bytes - 1)));
+                }
+                Opcode::Store if f.arg(user, 1) == v && f.arg(user, 0) != v => {
+                    let val = f.arg(user, 0);
+                    let bytes = f.ty(val).bytes() as i128;
+                    let zero = f.as_iconst(val) == Some(0)
+                        || f.as_fconst(val).is_some_and(|x| x.to_bits() == 0);
+                    if !zero {
+                        stores.push(reach(lo, hi + bytes - 1));
+                    }
+                }
+                Opcode::Call if v == root && is_clearing(f, cx, root, size, user) => {
+                    clears.push(user)
+                }
+                // A call that only reads the array (printing it).
+                Opcode::Call
+                    if call_writes(f, cx, cfg, user)
+                        .is_some_and(|w| !w.contains(&Base::Alloca(a))) => {}
+                _ => return,
+            }
+        }
+    }
+    // An access outside the array is undefined: only the bytes inside count.
+    let inside = Reach {
+        lo: 0,
+        hi: size - 1,
+    };
+    for (l, r) in loads {
+        let r = r.meet(inside);
+        if r.lo > r.hi
+            || stores.iter().any(|s| s.overlaps(r))
+            || !clears.iter().any(|&c| inst_dominates(f, dt, c, l))
+        {
+            continue;
+        }
+        out.push(l);
+    }
+}
+
+fn reach(lo: i128, hi: i128) -> Reach {
+    Reach {
+        lo: lo.clamp(-FAR, FAR) as i64,
+        hi: hi.clamp(-FAR, FAR) as i64,
+    }
+}
+
+/// Whether instruction `d` runs before `at` on every path to `at`.
+fn inst_dominates(f: &Function, dt: &DomTree, d: Inst, at: Inst) -> bool {
+    let (Some(db), Some(ub)) = (f.layout().inst_block(d), f.layout().inst_block(at)) else {
+        return false;
+    };
+    if db != ub {
+        return dt.dominates(db, ub);
+    }
+    let mut cur = f.layout().prev_inst(at);
+    while let Some(i) = cur {
+        if i == d {
+            return true;
+        }
+        cur = f.layout().prev_inst(i);
+    }
+    false
+}
