@@ -1,8 +1,9 @@
 //! Control-flow graph: predecessors and successors of every block, and a reverse post-order of
 //! the blocks reachable from the entry. O(blocks + edges).
 
-use crate::ir::entity::{IdSet, IdVec};
-use crate::ir::{Block, Function};
+use crate::ir::entity::IdVec;
+use crate::ir::func::brif_targets;
+use crate::ir::{Block, Function, Opcode};
 
 /// Predecessor and successor lists. An edge appears once per branch target, so a `brif` with
 /// both targets equal gives two entries.
@@ -53,6 +54,32 @@ impl BlockLists {
         BlockLists { offset, data }
     }
 
+    /// Keeps, in order, the entries `keep_entry` accepts of the lists `keep_list` accepts, and
+    /// empties the other lists.
+    pub fn retain_lists(
+        &mut self,
+        keep_list: impl Fn(Block) -> bool + Copy,
+        keep_entry: impl Fn(Block) -> bool,
+    ) {
+        let mut at = 0usize;
+        let mut start = 0usize;
+        for k in 0..self.len() {
+            let end = self.offset[k + 1] as usize;
+            if keep_list(Block::new(k)) {
+                for j in start..end {
+                    let x = self.data[j];
+                    if keep_entry(x) {
+                        self.data[at] = x;
+                        at += 1;
+                    }
+                }
+            }
+            start = end;
+            self.offset[k + 1] = at as u32;
+        }
+        self.data.truncate(at);
+    }
+
     /// The lists as a table of vectors, to edit.
     pub fn to_vecs(&self) -> IdVec<Block, Vec<Block>> {
         let mut v = IdVec::with_capacity(self.len());
@@ -76,39 +103,51 @@ impl Cfg {
         let n = f.num_blocks();
         // Every block's successors, read off its terminator once, in layout order.
         let mut edges_of: Vec<(Block, [Block; 2], u8)> = Vec::with_capacity(n);
-        for b in f.layout().blocks() {
-            let mut e = (b, [Block::new(0); 2], 0u8);
-            for s in f.succs(b) {
-                e.1[e.2 as usize] = s;
-                e.2 += 1;
-            }
-            edges_of.push(e);
-        }
-        // Count, then place: successors in terminator order, predecessors in layout order.
+        // Counted per block first, then turned into the ends of the lists (see below).
         let mut succ_off = vec![0u32; n + 1];
         let mut pred_off = vec![0u32; n + 1];
-        for &(b, ss, ns) in &edges_of {
-            succ_off[b.index() + 1] += ns as u32;
+        let mut edges = 0usize;
+        for b in f.layout().blocks() {
+            let (ss, ns) = match f.terminator(b).map(|t| f.data(t)) {
+                Some(d) if d.op == Opcode::Jump => ([Block::new(d.imm as usize), b], 1u8),
+                Some(d) if d.op == Opcode::Brif => {
+                    let (t, e) = brif_targets(d);
+                    ([t, e], 2u8)
+                }
+                _ => ([b, b], 0u8),
+            };
+            succ_off[b.index()] = ns as u32;
             for s in &ss[..ns as usize] {
-                pred_off[s.index() + 1] += 1;
+                pred_off[s.index()] += 1;
             }
+            edges += ns as usize;
+            edges_of.push((b, ss, ns));
         }
+        // Running sums: `off[b]` becomes the end of the list of `b`; placing the entries from
+        // the last edge to the first, each one step down, leaves `off[b]` at its start and the
+        // entries in order (successors in terminator order, predecessors in layout order).
+        let (mut ts, mut tp) = (0u32, 0u32);
         for k in 0..n {
-            succ_off[k + 1] += succ_off[k];
-            pred_off[k + 1] += pred_off[k];
+            ts += succ_off[k];
+            succ_off[k] = ts;
+            tp += pred_off[k];
+            pred_off[k] = tp;
         }
-        let edges = succ_off[n] as usize;
+        succ_off[n] = ts;
+        pred_off[n] = tp;
         let mut succ_data = vec![Block::new(0); edges];
         let mut pred_data = vec![Block::new(0); edges];
-        let mut pred_fill: Vec<u32> = pred_off[..n].to_vec();
-        for &(b, ss, ns) in &edges_of {
-            for (k, &s) in (succ_off[b.index()] as usize..).zip(&ss[..ns as usize]) {
-                succ_data[k] = s;
-                let p = &mut pred_fill[s.index()];
-                pred_data[*p as usize] = b;
-                *p += 1;
+        for &(b, ss, ns) in edges_of.iter().rev() {
+            for &s in ss[..ns as usize].iter().rev() {
+                let at = &mut succ_off[b.index()];
+                *at -= 1;
+                succ_data[*at as usize] = s;
+                let at = &mut pred_off[s.index()];
+                *at -= 1;
+                pred_data[*at as usize] = b;
             }
         }
+        drop(edges_of);
         let succs = BlockLists {
             offset: succ_off,
             data: succ_data,
@@ -117,27 +156,30 @@ impl Cfg {
             offset: pred_off,
             data: pred_data,
         };
-        // Iterative DFS for post-order.
+        // Iterative DFS for post-order; `rpo_index` marks the blocks seen until it is filled.
+        const UNSEEN: u32 = u32::MAX;
+        let mut rpo_index = IdVec::filled(n, UNSEEN);
         let mut post = Vec::with_capacity(n);
-        let mut seen: IdSet<Block> = IdSet::with_capacity(n);
         if let Some(entry) = f.layout().entry_block() {
-            let mut stack: Vec<(Block, usize)> = Vec::with_capacity(n);
-            stack.push((entry, 0));
-            seen.insert(entry);
-            while let Some(&mut (b, ref mut k)) = stack.last_mut() {
-                if let Some(&s) = succs[b].get(*k) {
-                    *k += 1;
-                    if seen.insert(s) {
-                        stack.push((s, 0));
+            let mut stack: Vec<(Block, u32, u32)> = Vec::with_capacity(n);
+            let off = &succs.offset;
+            stack.push((entry, off[entry.index()], off[entry.index() + 1]));
+            rpo_index[entry] = 0;
+            while let Some(top) = stack.last_mut() {
+                if top.1 < top.2 {
+                    let s = succs.data[top.1 as usize];
+                    top.1 += 1;
+                    if rpo_index[s] == UNSEEN {
+                        rpo_index[s] = 0;
+                        stack.push((s, off[s.index()], off[s.index() + 1]));
                     }
                 } else {
-                    post.push(b);
+                    post.push(top.0);
                     stack.pop();
                 }
             }
         }
         post.reverse();
-        let mut rpo_index = IdVec::filled(n, u32::MAX);
         for (i, &b) in post.iter().enumerate() {
             rpo_index[b] = i as u32;
         }
@@ -151,5 +193,15 @@ impl Cfg {
 
     pub fn is_reachable(&self, b: Block) -> bool {
         self.rpo_index[b] != u32::MAX
+    }
+
+    /// The CFG after the unreachable blocks left the layout: their edges go (a reachable
+    /// block's predecessors keep their order), the reverse post-order stays. Equal to a fresh
+    /// computation.
+    pub fn drop_unreachable(&mut self) {
+        let rpo_index = &self.rpo_index;
+        let reachable = |b: Block| rpo_index[b] != u32::MAX;
+        self.preds.retain_lists(reachable, reachable);
+        self.succs.retain_lists(reachable, |_| true);
     }
 }

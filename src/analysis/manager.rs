@@ -169,6 +169,16 @@ impl FuncAnalyses {
         self.loop_simplified = true;
     }
 
+    /// Records that the blocks unreachable from the entry left the layout: the cached CFG loses
+    /// their edges; the dominator tree and the loops, which only describe reachable blocks,
+    /// stay as they are, and so does loop-simplified form (no header had an unreachable
+    /// predecessor where it held).
+    pub fn unreachable_removed(&mut self) {
+        if let Some(cfg) = &mut self.cfg {
+            cfg.drop_unreachable();
+        }
+    }
+
     /// Drops every cached analysis not in `keep`, and those computed from a dropped one.
     pub fn invalidate(&mut self, keep: Preserved) {
         if !keep.contains(Preserved::LOOP_SIMPLIFIED) {

@@ -1,11 +1,11 @@
 //! Block-level edits shared by several passes: deleting unreachable blocks, merging straight-line
 //! chains, dropping block parameters together with the matching arguments on every incoming edge.
 
-use crate::analysis::{Cfg, FuncAnalyses, Preserved};
+use crate::analysis::{Cfg, FuncAnalyses};
 use crate::ir::{Block, Function, Inst, Opcode, Value};
 
-/// Deletes the blocks unreachable from the entry (they may use each other's values). Invalidates
-/// the analyses when it deletes anything.
+/// Deletes the blocks unreachable from the entry (they may use each other's values). The cached
+/// analyses stay valid (`FuncAnalyses::unreachable_removed`).
 pub fn remove_unreachable(f: &mut Function, am: &mut FuncAnalyses) -> bool {
     let cfg = am.cfg(f);
     let dead: Vec<Block> = f
@@ -26,7 +26,7 @@ pub fn remove_unreachable(f: &mut Function, am: &mut FuncAnalyses) -> bool {
     for &b in &dead {
         f.remove_block(b);
     }
-    am.invalidate(Preserved::none());
+    am.unreachable_removed();
     true
 }
 
