@@ -1,9 +1,11 @@
-//! Dominator tree (Lengauer and Tarjan's algorithm, the simple version with path compression),
-//! with pre/post numbers for O(1) dominance queries and dominance frontiers on demand.
+//! Dominator tree (the Semi-NCA algorithm: Lengauer and Tarjan's semidominators with path
+//! compression, then nearest common ancestors), with pre/post numbers for O(1) dominance
+//! queries and dominance frontiers on demand.
 //!
-//! Cost: O(edges * log blocks) for the tree, whatever its shape (the iterative algorithm of
-//! Cooper, Harvey and Kennedy used before was quadratic on a block with thousands of
-//! predecessors deep in the tree, such as the join of a long else-if chain); frontiers
+//! Cost: O(edges * log blocks) for the semidominators, whatever the shape (the iterative
+//! algorithm of Cooper, Harvey and Kennedy was quadratic on a block with thousands of
+//! predecessors deep in the tree, such as the join of a long else-if chain), plus the climbs
+//! of the last phase, each bounded by the tree depth and short in practice; frontiers
 //! O(edges * depth).
 
 use super::cfg::{BlockLists, Cfg};
@@ -145,15 +147,16 @@ impl DomTree {
 }
 
 /// Immediate dominators of the blocks reachable from `entry` (`None` for the entry and
-/// unreachable blocks), by Lengauer-Tarjan.
+/// unreachable blocks), by the Semi-NCA algorithm (semidominators as in Lengauer and Tarjan's,
+/// then each idom as the nearest common ancestor of the block's DFS parent and semidominator).
 ///
 /// Phases: (1) an iterative DFS numbers the reachable blocks in pre-order and records each
 /// one's DFS-tree parent; (2) in reverse pre-order, each block's semidominator is the least
-/// `semi` that `eval` finds over its predecessors, it is linked into the forest under its parent,
-/// and the blocks whose semidominator is that parent get a tentative idom; (3) in pre-order, a
-/// tentative idom that differs from the semidominator is replaced by its own idom. `eval`
-/// compresses paths with an explicit stack, so deep trees cannot overflow the call stack.
-/// Everything below works on pre-order numbers (`u32`), `NONE` meaning absent.
+/// `semi` that `eval` finds over its predecessors, and it is linked into the forest under its
+/// parent; (3) in pre-order, each block's idom starts at its parent and climbs the (final)
+/// idoms above it while they lie below its semidominator. `eval` compresses paths with an
+/// explicit stack, so deep trees cannot overflow the call stack. Everything below works on
+/// pre-order numbers (`u32`), `NONE` meaning absent.
 fn immediate_dominators(n: usize, entry: Block, cfg: &Cfg) -> IdVec<Block, Option<Block>> {
     const NONE: u32 = u32::MAX;
     // (1) DFS pre-order.
@@ -178,70 +181,59 @@ fn immediate_dominators(n: usize, entry: Block, cfg: &Cfg) -> IdVec<Block, Optio
             stack.pop();
         }
     }
+    drop(stack);
     let count = vertex.len();
+    // `label[v]`: the least semidominator on the compressed forest path above `v`.
     let mut semi: Vec<u32> = (0..count as u32).collect();
     let mut label: Vec<u32> = (0..count as u32).collect();
     let mut ancestor: Vec<u32> = vec![NONE; count];
-    let mut idom: Vec<u32> = vec![NONE; count];
-    // bucket[v]: the blocks whose semidominator is v, as a linked list through `next_in_bucket`.
-    let mut bucket: Vec<u32> = vec![NONE; count];
-    let mut next_in_bucket: Vec<u32> = vec![NONE; count];
     let mut path: Vec<u32> = Vec::new();
 
-    // The vertex of least semidominator on the forest path above `v` (excluding the root).
-    let mut eval =
-        |v: u32, ancestor: &mut Vec<u32>, label: &mut Vec<u32>, semi: &Vec<u32>| -> u32 {
-            if ancestor[v as usize] == NONE {
-                return v;
+    // The least semidominator on the forest path above `v` (excluding the root).
+    let mut eval = |v: u32, ancestor: &mut Vec<u32>, label: &mut Vec<u32>| -> u32 {
+        if ancestor[v as usize] == NONE {
+            return label[v as usize];
+        }
+        let mut x = v;
+        while ancestor[ancestor[x as usize] as usize] != NONE {
+            path.push(x);
+            x = ancestor[x as usize];
+        }
+        while let Some(y) = path.pop() {
+            let a = ancestor[y as usize] as usize;
+            if label[a] < label[y as usize] {
+                label[y as usize] = label[a];
             }
-            let mut x = v;
-            while ancestor[ancestor[x as usize] as usize] != NONE {
-                path.push(x);
-                x = ancestor[x as usize];
-            }
-            while let Some(y) = path.pop() {
-                let a = ancestor[y as usize] as usize;
-                if semi[label[a] as usize] < semi[label[y as usize] as usize] {
-                    label[y as usize] = label[a];
-                }
-                ancestor[y as usize] = ancestor[a];
-            }
-            label[v as usize]
-        };
+            ancestor[y as usize] = ancestor[a];
+        }
+        label[v as usize]
+    };
 
-    // (2) Semidominators and tentative idoms.
+    // (2) Semidominators.
     for w in (1..count).rev() {
+        let mut sw = semi[w];
         for &p in &cfg.preds[vertex[w]] {
             let v = num[p];
             if v == NONE {
                 continue; // an unreachable predecessor
             }
-            let u = eval(v, &mut ancestor, &mut label, &semi);
-            if semi[u as usize] < semi[w] {
-                semi[w] = semi[u as usize];
+            let s = eval(v, &mut ancestor, &mut label);
+            if s < sw {
+                sw = s;
             }
         }
-        let s = semi[w] as usize;
-        next_in_bucket[w] = bucket[s];
-        bucket[s] = w as u32;
-        let pw = parent[w];
-        ancestor[w] = pw;
-        let mut v = std::mem::replace(&mut bucket[pw as usize], NONE);
-        while v != NONE {
-            let u = eval(v, &mut ancestor, &mut label, &semi);
-            idom[v as usize] = if semi[u as usize] < semi[v as usize] {
-                u
-            } else {
-                pw
-            };
-            v = next_in_bucket[v as usize];
-        }
+        semi[w] = sw;
+        label[w] = sw;
+        ancestor[w] = parent[w];
     }
-    // (3) Final idoms, in pre-order so each block's idom is final before its descendants'.
+    // (3) Idoms, in pre-order so each block's idom is final before its descendants'.
+    let mut idom = parent;
     for w in 1..count {
-        if idom[w] != semi[w] {
-            idom[w] = idom[idom[w] as usize];
+        let mut d = idom[w];
+        while d > semi[w] {
+            d = idom[d as usize];
         }
+        idom[w] = d;
     }
     let mut out: IdVec<Block, Option<Block>> = IdVec::filled(n, None);
     for w in 1..count {
