@@ -98,6 +98,14 @@ impl<K: EntityRef, V> IdVec<K, V> {
         }
     }
 
+    /// The table whose entry `K::new(i)` is `raw[i]`.
+    pub fn from_vec(raw: Vec<V>) -> Self {
+        IdVec {
+            raw,
+            _key: PhantomData,
+        }
+    }
+
     /// Gives back the capacity beyond the length.
     pub fn shrink_to_fit(&mut self) {
         self.raw.shrink_to_fit();

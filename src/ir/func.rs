@@ -795,137 +795,160 @@ impl Function {
         let nu = self.uses.value.len();
         // Instructions that stay, with their new ids; the values they define and the operand
         // slots they read stay with them.
-        let mut new_inst: Vec<Option<Inst>> = vec![None; ni];
+        let mut new_inst: Vec<Option<Inst>> = Vec::with_capacity(ni);
         let mut keep_value = vec![false; nv];
         let mut keep_use = vec![false; nu];
-        let mut n = 0;
-        let mut kept_uses = 0;
-        for (i, slot) in new_inst.iter_mut().enumerate() {
-            let i = Inst::new(i);
-            let (args, result) = (self.insts.args[i], self.insts.result[i]);
-            let keep = self.layout.inst_block(i).is_some()
-                || args.iter().any(|u| self.uses.linked[u])
-                || result.is_some_and(|v| self.uses.first[v].is_some());
-            if !keep {
-                continue;
+        let mut kept_insts = 0usize;
+        let mut kept_uses = 0usize;
+        {
+            let linked = self.uses.linked.as_slice();
+            let first = self.uses.first.as_slice();
+            let results = self.insts.result.as_slice();
+            for (k, (&args, &result)) in self.insts.args.as_slice().iter().zip(results).enumerate()
+            {
+                let slots = args.start as usize..(args.start + args.len) as usize;
+                let keep = self.layout.inst_block(Inst::new(k)).is_some()
+                    || linked[slots.clone()].contains(&true)
+                    || result.is_some_and(|v| first[v.index()].is_some());
+                if !keep {
+                    new_inst.push(None);
+                    continue;
+                }
+                new_inst.push(Some(Inst::new(kept_insts)));
+                kept_insts += 1;
+                if let Some(v) = result {
+                    keep_value[v.index()] = true;
+                }
+                kept_uses += slots.len();
+                keep_use[slots].fill(true);
             }
-            *slot = Some(Inst::new(n));
-            n += 1;
-            if let Some(v) = result {
-                keep_value[v.index()] = true;
-            }
-            for u in args.iter() {
-                keep_use[u.index()] = true;
-            }
-            kept_uses += args.len as usize;
         }
-        let kept_insts = n;
         // Values that stay: current block parameters and results of remaining instructions.
         for params in self.blocks.params.values() {
             for &p in params {
                 keep_value[p.index()] = true;
             }
         }
-        let mut new_value: Vec<Option<Value>> = vec![None; nv];
-        let mut n = 0;
-        for (v, &k) in keep_value.iter().enumerate() {
+        let mut new_value: Vec<Option<Value>> = Vec::with_capacity(nv);
+        let mut kept_values = 0usize;
+        for &k in &keep_value {
             if k {
-                new_value[v] = Some(Value::new(n));
-                n += 1;
+                new_value.push(Some(Value::new(kept_values)));
+                kept_values += 1;
+            } else {
+                new_value.push(None);
             }
         }
-        let kept_values = n;
         let value_of = |v: Value| new_value[v.index()].expect("a value read or defined is kept");
         // Operand slots of remaining instructions, in their old order (ranges stay contiguous),
         // with the value and the instruction of each.
         let old_uses = std::mem::take(&mut self.uses);
-        let mut new_use: Vec<Option<Use>> = vec![None; nu];
-        let mut value = IdVec::with_capacity(kept_uses);
-        let mut user = IdVec::with_capacity(kept_uses);
-        for (u, slot) in new_use.iter_mut().enumerate() {
-            if keep_use[u] {
-                let u = Use::new(u);
-                *slot = Some(value.push(value_of(old_uses.value[u])));
-                user.push(new_inst[old_uses.user[u].index()].expect("user kept"));
+        let mut new_use: Vec<Option<Use>> = Vec::with_capacity(nu);
+        let mut value: Vec<Value> = Vec::with_capacity(kept_uses);
+        let mut user: Vec<Inst> = Vec::with_capacity(kept_uses);
+        for ((&k, &v), &i) in keep_use
+            .iter()
+            .zip(old_uses.value.as_slice())
+            .zip(old_uses.user.as_slice())
+        {
+            if k {
+                new_use.push(Some(Use::new(value.len())));
+                value.push(value_of(v));
+                user.push(new_inst[i.index()].expect("user kept"));
+            } else {
+                new_use.push(None);
             }
         }
+        drop(keep_use);
         let n = value.len();
-        let mut uses = Uses {
-            value,
-            user,
-            prev: IdVec::filled(n, None),
-            next: IdVec::filled(n, None),
-            linked: IdVec::filled(n, false),
-            first: IdVec::filled(kept_values, None),
-        };
+        let mut prev: Vec<Option<Use>> = vec![None; n];
+        let mut next: Vec<Option<Use>> = vec![None; n];
+        let mut linked = vec![false; n];
+        let mut first: Vec<Option<Use>> = vec![None; kept_values];
         // Use lists in their old order, through kept slots only.
-        for (v, nv) in new_value.iter().enumerate() {
-            let Some(nv) = *nv else { continue };
+        let (old_first, old_next) = (old_uses.first.as_slice(), old_uses.next.as_slice());
+        for (&head, &nv) in old_first.iter().zip(&new_value) {
+            let Some(nv) = nv else { continue };
             let mut last: Option<Use> = None;
-            let mut cur = old_uses.first[Value::new(v)];
+            let mut cur = head;
             while let Some(u) = cur {
-                cur = old_uses.next[u];
+                cur = old_next[u.index()];
                 let Some(nu) = new_use[u.index()] else {
                     continue;
                 };
-                uses.linked[nu] = true;
-                uses.prev[nu] = last;
+                linked[nu.index()] = true;
+                prev[nu.index()] = last;
                 match last {
-                    Some(l) => uses.next[l] = Some(nu),
-                    None => uses.first[nv] = Some(nu),
+                    Some(l) => next[l.index()] = Some(nu),
+                    None => first[nv.index()] = Some(nu),
                 }
                 last = Some(nu);
             }
         }
-        self.uses = uses;
+        drop(old_uses);
+        self.uses = Uses {
+            value: IdVec::from_vec(value),
+            user: IdVec::from_vec(user),
+            prev: IdVec::from_vec(prev),
+            next: IdVec::from_vec(next),
+            linked: IdVec::from_vec(linked),
+            first: IdVec::from_vec(first),
+        };
         // Instruction and value columns.
-        let old = std::mem::replace(
-            &mut self.insts,
-            Insts {
-                data: IdVec::with_capacity(kept_insts),
-                args: IdVec::with_capacity(kept_insts),
-                result: IdVec::with_capacity(kept_insts),
-            },
-        );
-        for (i, k) in new_inst.iter().enumerate() {
+        let old = std::mem::take(&mut self.insts);
+        let mut data = Vec::with_capacity(kept_insts);
+        let mut args = Vec::with_capacity(kept_insts);
+        let mut result = Vec::with_capacity(kept_insts);
+        for (((k, &d), &r), &res) in new_inst
+            .iter()
+            .zip(old.data.as_slice())
+            .zip(old.args.as_slice())
+            .zip(old.result.as_slice())
+        {
             if k.is_none() {
                 continue;
             }
-            let i = Inst::new(i);
-            let r = old.args[i];
             let start = match r.len {
-                0 => self.uses.value.len() as u32,
+                0 => n as u32,
                 _ => new_use[r.start as usize].expect("operand kept").index() as u32,
             };
-            self.insts.data.push(old.data[i]);
-            self.insts.args.push(UseRange { start, len: r.len });
-            self.insts.result.push(old.result[i].map(value_of));
+            data.push(d);
+            args.push(UseRange { start, len: r.len });
+            result.push(res.map(value_of));
         }
-        let old = std::mem::replace(
-            &mut self.values,
-            Values {
-                ty: IdVec::with_capacity(kept_values),
-                def: IdVec::with_capacity(kept_values),
-            },
-        );
-        for (v, &k) in keep_value.iter().enumerate() {
+        drop(old);
+        self.insts = Insts {
+            data: IdVec::from_vec(data),
+            args: IdVec::from_vec(args),
+            result: IdVec::from_vec(result),
+        };
+        let old = std::mem::take(&mut self.values);
+        let mut ty = Vec::with_capacity(kept_values);
+        let mut def = Vec::with_capacity(kept_values);
+        for ((&k, &t), &d) in keep_value
+            .iter()
+            .zip(old.ty.as_slice())
+            .zip(old.def.as_slice())
+        {
             if !k {
                 continue;
             }
-            let v = Value::new(v);
-            self.values.ty.push(old.ty[v]);
-            self.values.def.push(match old.def[v] {
+            ty.push(t);
+            def.push(match d {
                 ValueDef::Result(i) => ValueDef::Result(new_inst[i.index()].expect("def kept")),
                 d @ ValueDef::Param(..) => d,
             });
         }
+        self.values = Values {
+            ty: IdVec::from_vec(ty),
+            def: IdVec::from_vec(def),
+        };
         for (_, params) in self.blocks.params.iter_mut() {
             for p in params.iter_mut() {
                 *p = value_of(*p);
             }
         }
-        let kept = self.insts.data.len();
-        self.layout.renumber_insts(&new_inst, kept);
+        self.layout.renumber_insts(&new_inst, kept_insts);
     }
 
     /// Compacts the use table: drops unlinked slots and renumbers operand ranges. Values,

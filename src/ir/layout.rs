@@ -48,20 +48,21 @@ impl Layout {
     /// for one that leaves (it must not be in the layout); `n` instructions remain.
     pub fn renumber_insts(&mut self, new: &[Option<Inst>], n: usize) {
         let map = |i: Option<Inst>| i.map(|i| new[i.index()].expect("laid-out instruction kept"));
-        let mut insts = IdVec::filled(n, InstNode::default());
-        for (i, node) in self.insts.iter() {
-            match new[i.index()] {
-                Some(ni) => {
-                    insts[ni] = InstNode {
-                        block: node.block,
-                        prev: map(node.prev),
-                        next: map(node.next),
-                    }
-                }
-                None => assert!(node.block.is_none(), "{i} is in the layout"),
+        // The kept rows, in their old order, are the new ids in order.
+        let mut insts = Vec::with_capacity(n);
+        for (k, (node, ni)) in self.insts.values().zip(new).enumerate() {
+            match ni {
+                Some(_) => insts.push(InstNode {
+                    block: node.block,
+                    prev: map(node.prev),
+                    next: map(node.next),
+                }),
+                None => assert!(node.block.is_none(), "{} is in the layout", Inst::new(k)),
             }
         }
-        self.insts = insts;
+        // Kept instructions past the end of the table were never laid out.
+        insts.resize(n, InstNode::default());
+        self.insts = IdVec::from_vec(insts);
         for (_, node) in self.blocks.iter_mut() {
             node.first = map(node.first);
             node.last = map(node.last);
