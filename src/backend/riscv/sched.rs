@@ -51,12 +51,14 @@
 //! by a copy (`i' = i + 1; i := i'`) stays after the value's other reads, so both keep one
 //! register (see `before_alloc`).
 //!
-//! Cost: O(n^2) per region of n <= `WINDOW` instructions, times the orders tried (at most
-//! `MODES`; one for a region whose latency-led order fits).
+//! Cost: per region of n <= `WINDOW` instructions, the dependence graph is built once
+//! (O(n^2) at worst: memory accesses against each other), then each order tried (at most
+//! `MODES`; one for a region whose latency-led order fits) walks it in O(n^2) at worst (the
+//! ready list, kept by height, is scanned per issue).
 
 use super::liveness::LiveOut;
 use super::minst::*;
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashSet;
 
 /// The machine as the scheduler sees it: everything comes from `model`.
 mod machine {
@@ -231,6 +233,7 @@ struct Scratch {
     earliest: Vec<u32>,
     npreds: Vec<u32>,
     info: Vec<machine::Info>,
+    ready_at: ReadyAt,
 }
 
 /// Per register seen in a region: the last writer (`u32::MAX`: none) and the readers since,
@@ -709,7 +712,7 @@ fn schedule(
     insts: &[MInst],
     private_below: i64,
     tied: &dyn Fn(Reg, Reg) -> bool,
-    mut pressure: Option<&mut Pressure>,
+    pressure: Option<&mut Pressure>,
     mode: Mode,
     exit_reads: &[Reg],
     order: &mut Vec<u32>,
@@ -720,12 +723,40 @@ fn schedule(
         order.extend(0..n as u32);
         return i64::MAX;
     }
+    prepare(s, insts, private_below, tied, exit_reads);
+    schedule_prepared(s, insts, pressure, mode, order)
+}
+
+/// Builds the dependence graph of a region of at least two instructions and looks up its
+/// instructions in the model, into `s`: what every order of the region is scheduled from
+/// (`schedule_prepared`).
+fn prepare(
+    s: &mut Scratch,
+    insts: &[MInst],
+    private_below: i64,
+    tied: &dyn Fn(Reg, Reg) -> bool,
+    exit_reads: &[Reg],
+) {
     // Calls and returns (whose extra reads are not in the row) are never inside a region.
     let mut uses = std::mem::take(&mut s.uses);
     uses.clear();
     uses.extend(insts.iter().map(|mi| [mi.rs1, mi.rs2]));
     build_dag_into(s, insts, &uses, private_below, tied, exit_reads);
     s.uses = uses;
+    s.info.clear();
+    s.info.extend(insts.iter().map(|mi| machine::info(mi.op)));
+}
+
+/// [`schedule`] of a region `prepare` has put into `s`.
+fn schedule_prepared(
+    s: &mut Scratch,
+    insts: &[MInst],
+    mut pressure: Option<&mut Pressure>,
+    mode: Mode,
+    order: &mut Vec<u32>,
+) -> i64 {
+    let n = insts.len();
+    order.clear();
     let Scratch {
         dag,
         ready,
@@ -739,10 +770,12 @@ fn schedule(
     npreds.extend_from_slice(&dag.npreds);
     earliest.clear();
     earliest.resize(n, 0);
-    info.clear();
-    info.extend(insts.iter().map(|mi| machine::info(mi.op)));
+    // `ready` is kept by height, greatest first, then by source order: the order `best`
+    // ranks candidates in.
+    let rank = |k: u32| (std::cmp::Reverse(dag.height[k as usize]), k);
     ready.clear();
     ready.extend((0..n as u32).filter(|&k| npreds[k as usize] == 0));
+    ready.sort_unstable_by_key(|&k| rank(k));
     // When each unit is free again; the last entry stands for no unit and stays 0.
     let mut unit_free = [0u32; machine::NO_UNIT as usize + 1];
     let mut cycle = 0u32;
@@ -792,7 +825,7 @@ fn schedule(
         };
         cycle = cycle.max(start_of(pick, earliest, &unit_free));
         let at = ready.iter().position(|&r| r == pick).unwrap();
-        ready.swap_remove(at);
+        ready.remove(at);
         if let Some(p) = pressure.as_deref_mut() {
             p.issue(&insts[pick as usize]);
             least_room = least_room.min(p.room());
@@ -822,7 +855,7 @@ fn schedule(
         let mut num_issued = 1;
         if let Some(k) = second {
             let at = ready.iter().position(|&r| r == k).unwrap();
-            ready.swap_remove(at);
+            ready.remove(at);
             if let Some(p) = pressure.as_deref_mut() {
                 p.issue(&insts[k as usize]);
             }
@@ -830,7 +863,6 @@ fn schedule(
             num_issued = 2;
         }
         for &k in &issued[..num_issued] {
-            // The order of `ready` does not matter: every choice among it is by a distinct key.
             order.push(k);
             let ik = &info[k as usize];
             if ik.unit != machine::NO_UNIT {
@@ -841,7 +873,8 @@ fn schedule(
                 *e = (*e).max(cycle + lat);
                 npreds[s as usize] -= 1;
                 if npreds[s as usize] == 0 {
-                    ready.push(s);
+                    let at = ready.partition_point(|&r| rank(r) < rank(s));
+                    ready.insert(at, s);
                 }
             }
         }
@@ -853,7 +886,8 @@ fn schedule(
 
 /// The candidate to issue among those of `ready` that `ok` accepts: greatest height, then the
 /// one that frees registers, then source order (`None`: `ok` accepts none). The register count
-/// is looked at only between candidates of equal height.
+/// is looked at only between candidates of equal height. `ready` is by height, greatest
+/// first, then by source order.
 fn best(
     ready: &[u32],
     ok: impl Fn(u32) -> bool,
@@ -861,40 +895,30 @@ fn best(
     insts: &[MInst],
     p: Option<&Pressure>,
 ) -> Option<u32> {
-    let mut pick: Option<(u32, u32)> = None;
+    let mut rest = ready.iter().copied();
+    let b = rest.by_ref().find(|&k| ok(k))?;
+    let Some(p) = p else {
+        return Some(b);
+    };
+    let h = dag.height[b as usize];
+    let mut pick = b;
     // The register count of `pick`, once asked.
     let mut pick_delta: Option<i32> = None;
-    for &k in ready {
+    for k in rest {
+        if dag.height[k as usize] != h {
+            break;
+        }
         if !ok(k) {
             continue;
         }
-        let h = dag.height[k as usize];
-        let Some((b, bh)) = pick else {
-            pick = Some((k, h));
-            continue;
-        };
-        if h > bh {
-            pick = Some((k, h));
-            pick_delta = None;
-        } else if h == bh {
-            match p {
-                None => {
-                    if k < b {
-                        pick = Some((k, h));
-                    }
-                }
-                Some(p) => {
-                    let db = *pick_delta.get_or_insert_with(|| p.delta(&insts[b as usize]));
-                    let dk = p.delta(&insts[k as usize]);
-                    if (dk, k) < (db, b) {
-                        pick = Some((k, h));
-                        pick_delta = Some(dk);
-                    }
-                }
-            }
+        let db = *pick_delta.get_or_insert_with(|| p.delta(&insts[pick as usize]));
+        let dk = p.delta(&insts[k as usize]);
+        if (dk, k) < (db, pick) {
+            pick = k;
+            pick_delta = Some(dk);
         }
     }
-    pick.map(|(k, _)| k)
+    Some(pick)
 }
 
 /// How a candidate ranks near the limit: smaller is better, field by field.
@@ -1108,6 +1132,7 @@ fn before_alloc_in(mf: &mut MFunc, live_out: &LiveOut, scratch: &mut Scratch) {
             // with), by `estimate`, and the state after it.
             let mut best_cycles = u32::MAX;
             let mut best_end = start;
+            prepare(scratch, region, 0, &tied, &exit);
             for mode in MODES {
                 // A mode whose margin the latency-led order never came within acts only as
                 // `Mode::Latency`: the same order, which failed.
@@ -1119,16 +1144,7 @@ fn before_alloc_in(mf: &mut MFunc, live_out: &LiveOut, scratch: &mut Scratch) {
                 if latency_room > acts_below {
                     continue;
                 }
-                let room = schedule(
-                    scratch,
-                    region,
-                    0,
-                    &tied,
-                    Some(&mut after),
-                    mode,
-                    &exit,
-                    &mut order,
-                );
+                let room = schedule_prepared(scratch, region, Some(&mut after), mode, &mut order);
                 // No point needs more registers than the cap, and, for an order that watched
                 // the pressure, the pressure beyond the limit does not spread to more of the
                 // region than in source order. The latency-led order, else the one issuing in
@@ -1144,11 +1160,11 @@ fn before_alloc_in(mf: &mut MFunc, live_out: &LiveOut, scratch: &mut Scratch) {
                 }
                 if ok {
                     if best_cycles == u32::MAX {
-                        best_cycles = estimate(region);
+                        best_cycles = estimate_with(region, &mut scratch.ready_at);
                     }
                     trial.clear();
                     trial.extend(order.iter().map(|&idx| region[idx as usize]));
-                    let cycles = estimate(&trial);
+                    let cycles = estimate_with(&trial, &mut scratch.ready_at);
                     if cycles < best_cycles {
                         best_cycles = cycles;
                         best_end = after.at();
@@ -1230,17 +1246,59 @@ fn after_alloc_in(code: &mut [MInst], private_below: i64, scratch: &mut Scratch)
 /// Estimated cycles of straight-line `insts` issued in order on the model (no branch costs):
 /// for tests and for comparing schedules.
 pub fn estimate(insts: &[MInst]) -> u32 {
-    let mut ready_at: FxHashMap<Reg, u32> = FxHashMap::default();
+    estimate_with(insts, &mut ReadyAt::default())
+}
+
+/// Per register number: the cycle its value is ready (0 for a register not yet written), for
+/// one `estimate` at a time.
+#[derive(Default)]
+struct ReadyAt {
+    /// `stamp[r] == epoch`: `at[r]` is from this estimate.
+    stamp: Vec<u32>,
+    at: Vec<u32>,
+    epoch: u32,
+}
+
+impl ReadyAt {
+    /// Starts an estimate: every register ready at 0.
+    fn clear(&mut self) {
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            self.stamp.iter_mut().for_each(|s| *s = 0);
+            self.epoch = 1;
+        }
+    }
+
+    fn get(&self, r: Reg) -> u32 {
+        let i = r.0 as usize;
+        if i < self.stamp.len() && self.stamp[i] == self.epoch {
+            self.at[i]
+        } else {
+            0
+        }
+    }
+
+    fn set(&mut self, r: Reg, cycle: u32) {
+        let i = r.0 as usize;
+        if i >= self.stamp.len() {
+            self.stamp.resize(i + 1, 0);
+            self.at.resize(i + 1, 0);
+        }
+        self.stamp[i] = self.epoch;
+        self.at[i] = cycle;
+    }
+}
+
+/// [`estimate`] with its table of ready cycles from the caller.
+fn estimate_with(insts: &[MInst], ready_at: &mut ReadyAt) -> u32 {
+    ready_at.clear();
     let mut unit_free = [0u32; 2];
     let (mut cycle, mut slot_used, mut prev) = (0u32, 0u32, None::<(MOp, Reg)>);
     for mi in insts {
         if mi.op == MOp::Label {
             continue;
         }
-        let mut t = mi
-            .uses()
-            .map(|r| ready_at.get(&r).copied().unwrap_or(0))
-            .fold(0, u32::max);
+        let mut t = mi.uses().map(|r| ready_at.get(r)).fold(0, u32::max);
         if let Some((u, _)) = machine::unit(mi.op) {
             t = t.max(unit_free[u]);
         }
@@ -1267,7 +1325,7 @@ pub fn estimate(insts: &[MInst]) -> u32 {
             unit_free[u] = cycle + busy;
         }
         if mi.rd.is_some() {
-            ready_at.insert(mi.rd, cycle + machine::latency(mi.op));
+            ready_at.set(mi.rd, cycle + machine::latency(mi.op));
         }
         prev = Some((mi.op, mi.rd));
     }
