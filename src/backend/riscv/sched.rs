@@ -40,7 +40,8 @@
 //! must wait for its operands; then one that can issue now, the one that frees most, the
 //! greatest height. When every candidate adds a register, source order (whose pressure is
 //! known to fit) picks among them. The second slot of a cycle near the limit takes only an
-//! instruction that adds no register. An order that watched the pressure (either kind)
+//! instruction that adds no register. A margin that would find the same classes near the
+//! limit at every choice as the last margin tried gives the same order, and is not tried. An order that watched the pressure (either kind)
 //! counts only if it stays within the cap and spends no more instructions beyond the limit
 //! than the source order of the region; a `Mode::Pressure` one also only if it is faster
 //! than the source order by `estimate`, the fastest such one kept. Failing all, the region
@@ -703,9 +704,11 @@ enum Mode {
 }
 
 /// Schedules one region: `order` gets the new order as indices into `insts`. Returns the
-/// fewest registers left before `pressure`'s limit (the least class) at any choice
-/// (`i64::MAX` without `pressure`): a `Mode::Pressure` whose margin is below it acts only as
-/// `Mode::Latency` and gives the same order from the same start.
+/// fewest registers left before `pressure`'s limit in a class at any choice that class was not
+/// within the margin at (`i64::MAX` without `pressure` or without such a choice; every class
+/// at every choice for `Mode::Latency`): a `Mode::Pressure` whose margin is below it and not
+/// below `mode`'s finds the same classes near the limit at every choice, makes every choice
+/// as `mode` did, and gives the same order from the same start.
 #[allow(clippy::too_many_arguments)]
 fn schedule(
     s: &mut Scratch,
@@ -795,12 +798,19 @@ fn schedule_prepared(
         }
     };
     let mut least_room = i64::MAX;
+    // The fewest registers left in a class not within the margin now, if less than `least`.
+    let loose_room = |p: Option<&Pressure>, tight: [bool; 2], least: i64| {
+        p.map_or(least, |p| {
+            (0..2)
+                .filter(|&c| !tight[c])
+                .map(|c| p.limit[c] as i64 - p.cur[c] as i64)
+                .fold(least, i64::min)
+        })
+    };
     while !ready.is_empty() {
-        if let Some(p) = pressure.as_deref() {
-            least_room = least_room.min(p.room());
-        }
         // First slot of the cycle.
         let tight = tight_classes(pressure.as_deref());
+        least_room = loose_room(pressure.as_deref(), tight, least_room);
         let pick = if source_at_limit && pressure.as_deref().is_some_and(|p| p.room() <= 0) {
             *ready.iter().min().unwrap()
         } else if tight.contains(&true) {
@@ -828,7 +838,6 @@ fn schedule_prepared(
         ready.remove(at);
         if let Some(p) = pressure.as_deref_mut() {
             p.issue(&insts[pick as usize]);
-            least_room = least_room.min(p.room());
         }
         // Second slot: independent of the first and allowed to pair with it. Near the limit,
         // only an instruction that does not add to the tight classes' live registers.
@@ -841,6 +850,7 @@ fn schedule_prepared(
                 && (second.unit == machine::NO_UNIT || second.unit != first.unit)
         };
         let tight = tight_classes(pressure.as_deref());
+        least_room = loose_room(pressure.as_deref(), tight, least_room);
         let second = if source_at_limit && pressure.as_deref().is_some_and(|p| p.room() <= 1) {
             None
         } else if tight.contains(&true) {
@@ -1127,6 +1137,8 @@ fn before_alloc_in(mf: &mut MFunc, live_out: &LiveOut, scratch: &mut Scratch) {
             after.restore(start, &saved);
             let exit = branch_reads(body.get(j));
             let mut latency_room = i64::MAX;
+            // What the last `Mode::Pressure` order tried returned (`i64::MIN`: none tried).
+            let mut pressure_room = i64::MIN;
             let mut chosen = None;
             // The fastest passing order watching the pressure so far (source order to begin
             // with), by `estimate`, and the state after it.
@@ -1142,6 +1154,11 @@ fn before_alloc_in(mf: &mut MFunc, live_out: &LiveOut, scratch: &mut Scratch) {
                     Mode::Pressure(m) => m as i64,
                 };
                 if latency_room > acts_below {
+                    continue;
+                }
+                // A greater margin that the last `Mode::Pressure` order never came within at a
+                // choice it made by latency gives that same order, which did not win.
+                if matches!(mode, Mode::Pressure(_)) && pressure_room > acts_below {
                     continue;
                 }
                 let room = schedule_prepared(scratch, region, Some(&mut after), mode, &mut order);
@@ -1175,8 +1192,10 @@ fn before_alloc_in(mf: &mut MFunc, live_out: &LiveOut, scratch: &mut Scratch) {
                         best_rows.extend(saved.iter().map(|&(v, _)| (v, after.left[v as usize])));
                     }
                 }
-                if mode == Mode::Latency {
-                    latency_room = room;
+                match mode {
+                    Mode::Latency => latency_room = room,
+                    Mode::Pressure(_) => pressure_room = room,
+                    Mode::SourceAtLimit => {}
                 }
                 after.restore(start, &saved);
             }
