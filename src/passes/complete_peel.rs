@@ -10,10 +10,12 @@
 //! control values (`e % 2 == 1`) constant. No loop overhead remains, and each copy is
 //! specialised by its trip's constants (the first `r * b` is `b`).
 //!
-//! The trip count is found by running the control values: each trip evaluates, in dominance
-//! order, the exit tests of the exiting blocks (all of which must dominate the latch, so every
-//! trip reaches each of them until one exits), then the header parameters' next values; a
-//! value that is not a constant or a foldable operation of such values stops the search. The
+//! The trip count is found by running the control values from the constants the preheader
+//! passes (directly, or through parameters of blocks before it that always receive the same
+//! constant): each trip evaluates, in dominance order, the exit tests of the exiting blocks
+//! (all of which must dominate the latch, so every trip reaches each of them until one exits),
+//! then the header parameters' next values; a value that is not a constant or a foldable
+//! operation of such values stops the search. The
 //! copies are correct for any trip count (the original loop still follows them); the count
 //! only decides whether copying pays: at most `MAX_TRIPS` trips and `MAX_COPIED` instructions
 //! in all, for innermost loops without allocas whose values used after the loop are below an
@@ -24,7 +26,7 @@ use crate::analysis::loop_shape::copyable_size;
 use crate::analysis::loops::Loop;
 use crate::analysis::{Cfg, DomTree, FuncAnalyses, LoopForest, Preserved};
 use crate::ir::fold::{constant_value, fold, Const};
-use crate::ir::{Block, Function, Opcode, Value};
+use crate::ir::{Block, Function, Opcode, Value, ValueDef};
 use crate::rewrite::loops::{copy_loop, escaping_values, route_escapes, LoopCopy};
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -144,7 +146,7 @@ fn trip_count(
         cur: f.branch_targets(pt)[0]
             .args
             .iter()
-            .map(|&a| constant_value(f, a))
+            .map(|&a| incoming_constant(f, cfg, a, 4))
             .collect(),
         memo: FxHashMap::default(),
     };
@@ -162,6 +164,33 @@ fn trip_count(
         env.cur = next;
     }
     None
+}
+
+/// The constant `v` always is: a constant, or a block parameter to which every incoming edge
+/// passes the same constant (the copy of a loop's starting values in the guard block rotation
+/// leaves before it), followed `depth` levels up.
+fn incoming_constant(f: &Function, cfg: &Cfg, v: Value, depth: u32) -> Option<Const> {
+    if let Some(c) = constant_value(f, v) {
+        return Some(c);
+    }
+    let ValueDef::Param(b, k) = f.values.def[v] else {
+        return None;
+    };
+    if depth == 0 {
+        return None;
+    }
+    let mut out = None;
+    for &p in &cfg.preds[b] {
+        let t = f.terminator(p)?;
+        for c in f.branch_targets(t).iter().filter(|c| c.block == b) {
+            let x = incoming_constant(f, cfg, c.args[k as usize], depth - 1)?;
+            if out.is_some_and(|o| o != x) {
+                return None;
+            }
+            out = Some(x);
+        }
+    }
+    out
 }
 
 /// The control values of one trip.
