@@ -88,29 +88,32 @@ impl DomTree {
 
     /// Whether the definition of `v` dominates instruction `at` in `f`.
     pub fn value_dominates(&self, f: &Function, v: Value, at: Inst) -> bool {
-        let Some(ub) = f.layout().inst_block(at) else {
+        match f.values.def[v] {
+            ValueDef::Param(b, _) => f
+                .layout()
+                .inst_block(at)
+                .is_some_and(|ub| self.dominates(b, ub)),
+            ValueDef::Result(d) => self.inst_dominates(f, d, at),
+        }
+    }
+
+    /// Whether instruction `d` runs before `at` on every path to `at` (in one block: `d`
+    /// comes first).
+    pub fn inst_dominates(&self, f: &Function, d: Inst, at: Inst) -> bool {
+        let (Some(db), Some(ub)) = (f.layout().inst_block(d), f.layout().inst_block(at)) else {
             return false;
         };
-        match f.values.def[v] {
-            ValueDef::Param(b, _) => self.dominates(b, ub),
-            ValueDef::Result(d) => {
-                let Some(db) = f.layout().inst_block(d) else {
-                    return false;
-                };
-                if db != ub {
-                    return self.dominates(db, ub);
-                }
-                // Same block: `d` must come before `at`.
-                let mut cur = f.layout().prev_inst(at);
-                while let Some(i) = cur {
-                    if i == d {
-                        return true;
-                    }
-                    cur = f.layout().prev_inst(i);
-                }
-                false
-            }
+        if db != ub {
+            return self.dominates(db, ub);
         }
+        let mut cur = f.layout().prev_inst(at);
+        while let Some(i) = cur {
+            if i == d {
+                return true;
+            }
+            cur = f.layout().prev_inst(i);
+        }
+        false
     }
 
     /// Dominance frontier of every block, each list in reverse post-order.

@@ -48,7 +48,7 @@ pub fn run(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved 
     Preserved::cfg_kept(!zeros.is_empty())
 }
 
-/// `call memset(root, 0, size)` clearing the whole of alloca `a` (result unused).
+/// `call memset(root, 0, n)` with `n >= size`: clears the whole alloca at `root`.
 fn is_clearing(f: &Function, cx: &ModuleCx, root: Value, size: i64, user: Inst) -> bool {
     if f.op(user) != Opcode::Call {
         return false;
@@ -176,7 +176,7 @@ fn zero_loads(
         let r = r.meet(inside);
         if r.lo > r.hi
             || stores.iter().any(|s| s.overlaps(r))
-            || !clears.iter().any(|&c| inst_dominates(f, dt, c, l))
+            || !clears.iter().any(|&c| dt.inst_dominates(f, c, l))
         {
             continue;
         }
@@ -184,27 +184,10 @@ fn zero_loads(
     }
 }
 
+/// The bytes `[lo, hi]`, clamped to `FAR`.
 fn reach(lo: i128, hi: i128) -> Reach {
     Reach {
         lo: lo.clamp(-FAR, FAR) as i64,
         hi: hi.clamp(-FAR, FAR) as i64,
     }
-}
-
-/// Whether instruction `d` runs before `at` on every path to `at`.
-fn inst_dominates(f: &Function, dt: &DomTree, d: Inst, at: Inst) -> bool {
-    let (Some(db), Some(ub)) = (f.layout().inst_block(d), f.layout().inst_block(at)) else {
-        return false;
-    };
-    if db != ub {
-        return dt.dominates(db, ub);
-    }
-    let mut cur = f.layout().prev_inst(at);
-    while let Some(i) = cur {
-        if i == d {
-            return true;
-        }
-        cur = f.layout().prev_inst(i);
-    }
-    false
 }
