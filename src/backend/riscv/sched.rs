@@ -237,15 +237,48 @@ struct Scratch {
     ready_at: ReadyAt,
 }
 
+/// Per register number, a value that holds for the current run only (one region, one
+/// estimate): `clear` forgets every value in O(1) by advancing an epoch.
+#[derive(Default)]
+struct ByReg<T> {
+    /// `stamp[r] == epoch` (counted from 1): `val[r]` is from this run.
+    stamp: Vec<u32>,
+    val: Vec<T>,
+    epoch: u32,
+}
+
+impl<T: Copy + Default> ByReg<T> {
+    fn clear(&mut self) {
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            self.stamp.iter_mut().for_each(|s| *s = 0);
+            self.epoch = 1;
+        }
+    }
+
+    #[inline]
+    fn get(&self, r: Reg) -> Option<T> {
+        let i = r.0 as usize;
+        (i < self.stamp.len() && self.stamp[i] == self.epoch).then(|| self.val[i])
+    }
+
+    #[inline]
+    fn set(&mut self, r: Reg, v: T) {
+        let i = r.0 as usize;
+        if i >= self.stamp.len() {
+            self.stamp.resize(i + 1, 0);
+            self.val.resize(i + 1, T::default());
+        }
+        self.stamp[i] = self.epoch;
+        self.val[i] = v;
+    }
+}
+
 /// Per register seen in a region: the last writer (`u32::MAX`: none) and the readers since,
 /// in a row found by the register's number.
 #[derive(Default)]
 struct RegRows {
-    /// By register number: the region (`epoch`, counted from 1) that last gave it a row, and
-    /// that row.
-    stamp: Vec<u32>,
-    row: Vec<u32>,
-    epoch: u32,
+    row: ByReg<u32>,
     rows: Vec<(u32, Vec<u32>)>,
     used: usize,
 }
@@ -253,30 +286,20 @@ struct RegRows {
 impl RegRows {
     /// Starts a region: no register has a row.
     fn clear(&mut self) {
-        self.epoch = self.epoch.wrapping_add(1);
-        if self.epoch == 0 {
-            self.stamp.iter_mut().for_each(|s| *s = 0);
-            self.epoch = 1;
-        }
+        self.row.clear();
         self.used = 0;
     }
 
     /// The row of `r` if the region has seen it.
     fn get(&self, r: Reg) -> Option<usize> {
-        let i = r.0 as usize;
-        (i < self.stamp.len() && self.stamp[i] == self.epoch).then(|| self.row[i] as usize)
+        self.row.get(r).map(|k| k as usize)
     }
 
     /// The row of `r`, a fresh one (no writer, no readers) on its first sight.
     #[inline]
     fn row_of(&mut self, r: Reg) -> usize {
-        let i = r.0 as usize;
-        if i >= self.stamp.len() {
-            self.stamp.resize(i + 1, 0);
-            self.row.resize(i + 1, 0);
-        }
-        if self.stamp[i] == self.epoch {
-            return self.row[i] as usize;
+        if let Some(k) = self.row.get(r) {
+            return k as usize;
         }
         if self.used == self.rows.len() {
             self.rows.push((u32::MAX, Vec::new()));
@@ -284,8 +307,7 @@ impl RegRows {
         let row = &mut self.rows[self.used];
         row.0 = u32::MAX;
         row.1.clear();
-        self.stamp[i] = self.epoch;
-        self.row[i] = self.used as u32;
+        self.row.set(r, self.used as u32);
         self.used += 1;
         self.used - 1
     }
@@ -1268,45 +1290,9 @@ pub fn estimate(insts: &[MInst]) -> u32 {
     estimate_with(insts, &mut ReadyAt::default())
 }
 
-/// Per register number: the cycle its value is ready (0 for a register not yet written), for
-/// one `estimate` at a time.
-#[derive(Default)]
-struct ReadyAt {
-    /// `stamp[r] == epoch`: `at[r]` is from this estimate.
-    stamp: Vec<u32>,
-    at: Vec<u32>,
-    epoch: u32,
-}
-
-impl ReadyAt {
-    /// Starts an estimate: every register ready at 0.
-    fn clear(&mut self) {
-        self.epoch = self.epoch.wrapping_add(1);
-        if self.epoch == 0 {
-            self.stamp.iter_mut().for_each(|s| *s = 0);
-            self.epoch = 1;
-        }
-    }
-
-    fn get(&self, r: Reg) -> u32 {
-        let i = r.0 as usize;
-        if i < self.stamp.len() && self.stamp[i] == self.epoch {
-            self.at[i]
-        } else {
-            0
-        }
-    }
-
-    fn set(&mut self, r: Reg, cycle: u32) {
-        let i = r.0 as usize;
-        if i >= self.stamp.len() {
-            self.stamp.resize(i + 1, 0);
-            self.at.resize(i + 1, 0);
-        }
-        self.stamp[i] = self.epoch;
-        self.at[i] = cycle;
-    }
-}
+/// Per register number: the cycle its value is ready (none: 0, not yet written), for one
+/// `estimate` at a time.
+type ReadyAt = ByReg<u32>;
 
 /// [`estimate`] with its table of ready cycles from the caller.
 fn estimate_with(insts: &[MInst], ready_at: &mut ReadyAt) -> u32 {
@@ -1317,7 +1303,10 @@ fn estimate_with(insts: &[MInst], ready_at: &mut ReadyAt) -> u32 {
         if mi.op == MOp::Label {
             continue;
         }
-        let mut t = mi.uses().map(|r| ready_at.get(r)).fold(0, u32::max);
+        let mut t = mi
+            .uses()
+            .map(|r| ready_at.get(r).unwrap_or(0))
+            .fold(0, u32::max);
         if let Some((u, _)) = machine::unit(mi.op) {
             t = t.max(unit_free[u]);
         }
