@@ -82,6 +82,15 @@ impl Function {
                 }
                 None => 0,
             },
+            Opcode::Mul => {
+                // A product has at least as many low zero bits as its factors together.
+                let low = kz(args[0]).trailing_ones() + kz(args[1]).trailing_ones();
+                if low >= w {
+                    m
+                } else {
+                    (1u64 << low) - 1
+                }
+            }
             Opcode::Zext => kz(args[0]) | (m & !width_mask(self.ty(args[0]))),
             Opcode::Trunc => kz(args[0]),
             Opcode::Add => {

@@ -314,6 +314,14 @@ fn simplify(f: &mut Function, i: Inst) -> bool {
                 let k = make_int(f, i, Type::I1, v);
                 return replace(f, i, k);
             }
+            // A value with a known-zero bit that the constant sets never equals it: a multiple
+            // of 6 is never 7.
+            if let (CmpCond::Eq | CmpCond::Ne, Some(k)) = (c, int_const(f, b)) {
+                if f.known_zero(a) & k as u64 & width_mask(f.ty(a)) != 0 {
+                    let k = make_int(f, i, Type::I1, (c == CmpCond::Ne) as i64);
+                    return replace(f, i, k);
+                }
+            }
             // A 0/1 integer compared for truth is its low bit: one `trunc` (free in the
             // backend) instead of a compare.
             let truth = matches!(
