@@ -90,9 +90,9 @@ pub const O2: &[Step] = &[
     pass!(memopt),      // after gvn: equal addresses are one value
     pass!(dce),
     module_pass!(retrange), // bounds of what callees return, for the ranges below
+    pass!(zeroload),        // loads of cleared local arrays outside every store's reach
     loop_pass!(ivrange),    // inlined bounds checks of loop counters
     pass!(rangefold),       // compares decided by intervals; divisions of non-negative values
-    pass!(zeroload),        // loads of cleared local arrays outside every store's reach
     pass!(simplify_cfg),    // fold the branches ivrange and rangefold decided
     loop_pass!(early_exit), // counted loops whose remaining iterations would do nothing
     loop_pass!(licm),       // after gvn, so hoisted code is already deduplicated
