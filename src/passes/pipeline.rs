@@ -129,6 +129,7 @@ pub const O2: &[Step] = &[
         run: super::postinc::run_late,
         needs_loop_simplified: true,
     }),
+    pass!(jump_thread), // loop exits that re-test a condition their own branch decided
     CFG_CLEANUP,
     pass!(divconst),  // late: loop passes and constant folding see plain divisions
     pass!(gvn),       // a quotient and remainder of the same operands share the quotient
