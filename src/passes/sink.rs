@@ -7,18 +7,103 @@
 //!   trip, the one that leaves through `X`, computed it, from the same operands, which are still
 //!   those values in `E` (their definitions dominate `X` too);
 //! - every use is in a block `E` dominates (instructions sunk before it included);
-//! - it is pure, a pure call, or a load in a loop that writes no memory (so memory in `E` is as
-//!   the last trip left it). A division that could trap trapped in the last trip already.
+//! - it is pure, a pure call, or a load whose base object nothing in the loop may write (stores
+//!   and calls by their callees' effect summaries), so those bytes in `E` are as the last trip
+//!   read them. A division that could trap trapped in the last trip already.
 //!
 //! Instructions are visited from the last to the first of each block, blocks in reverse, so a
 //! chain whose end is read only after the loop moves as a whole. Inner loops first: what moved to
 //! an inner loop's exit may then leave the loop around it. Needs: CFG, dominator tree, loop
 //! forest. Keeps the block graph. Cost: O(loop sizes * uses).
 
-use crate::analysis::{FuncAnalyses, Preserved};
-use crate::ir::{Block, Function, Inst, ModuleCx, Opcode};
+use crate::analysis::alias::{base_of, call_writes, may_alias, Base};
+use crate::analysis::{Cfg, FuncAnalyses, Preserved};
+use crate::ir::{mk, Block, Function, Inst, ModuleCx, Opcode};
+
+/// The bases the stores and calls of `blocks` may write; `None` when a call may write anything.
+fn written_bases(f: &Function, cx: &ModuleCx, cfg: &Cfg, blocks: &[Block]) -> Option<Vec<Base>> {
+    let mut bases = Vec::new();
+    for &b in blocks {
+        for i in f.layout().block_insts(b) {
+            let written = match f.op(i) {
+                Opcode::Store => vec![base_of(f, cfg, f.arg(i, 1))],
+                Opcode::Call => call_writes(f, cx, cfg, i)?,
+                _ => continue,
+            };
+            for w in written {
+                if !bases.contains(&w) {
+                    bases.push(w);
+                }
+            }
+        }
+    }
+    Some(bases)
+}
+
+/// Splits each loop exit edge that passes on a value only that edge reads, computed in the loop
+/// by an instruction that could move (pure, a load, a pure call) in a block dominating the
+/// exiting block: the value's one reader moves into the new block, which has the exiting block
+/// as its only predecessor, so the sinking below can take the value there.
+fn split_exit_edges(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> bool {
+    let (cfg, dt, forest) = am.all(f);
+    let mut edges: Vec<(Inst, usize)> = Vec::new();
+    for (l, data) in forest.loops.iter() {
+        for &x in &data.blocks {
+            let Some(t) = f.terminator(x) else { continue };
+            for (k, target) in f.branch_targets(t).iter().enumerate() {
+                if forest.contains(l, target.block) || f.edges_to(t, target.block).len() != 1 {
+                    continue;
+                }
+                let sinkable = target.args.iter().any(|&v| {
+                    let Some(i) = f.def_inst(v) else { return false };
+                    let movable = match f.op(i) {
+                        Opcode::Load => true,
+                        Opcode::Call => cx.decls[f.callee(i)].effects.pure,
+                        Opcode::Alloca => false,
+                        op => op.is_pure(),
+                    };
+                    let b = f.layout().inst_block(i);
+                    movable
+                        && b.is_some_and(|b| forest.contains(l, b) && dt.dominates(b, x))
+                        && f.uses_of(v).all(|u| f.uses().user[u] == t)
+                        && f.branch_targets(t)
+                            .iter()
+                            .enumerate()
+                            .all(|(j, c)| j == k || !c.args.contains(&v))
+                });
+                if sinkable {
+                    edges.push((t, k));
+                }
+            }
+        }
+    }
+    let _ = cfg;
+    // An edge out of nested loops is found once per loop it leaves.
+    edges.sort_by_key(|&(t, k)| (t.index(), k));
+    edges.dedup();
+    for &(t, k) in &edges {
+        let x = f.layout().inst_block(t).unwrap();
+        let target = f.branch_targets(t)[k].block;
+        let args = f.branch_args(t, k).to_vec();
+        let n = f.make_block();
+        f.insert_block_after(n, x);
+        f.set_branch_target(t, k, n, &[]);
+        f.append_new(n, mk::jump(target), &args);
+    }
+    if !edges.is_empty() {
+        am.invalidate(Preserved::LOOP_SIMPLIFIED);
+    }
+    !edges.is_empty()
+}
 
 pub fn run(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved {
+    let split = split_exit_edges(f, cx, am);
+    let sunk = sink(f, cx, am);
+    // The split dropped the analyses; the sinking computed them anew and edits instructions only.
+    Preserved::cached_kept(split || sunk)
+}
+
+fn sink(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> bool {
     let (cfg, dt, forest) = am.all(f);
     let mut loops: Vec<_> = forest.loops.keys().collect();
     // Innermost first.
@@ -27,13 +112,7 @@ pub fn run(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved 
     for l in loops {
         let data = &forest.loops[l];
         let exits = forest.exits(l, cfg);
-        let writes = data.blocks.iter().any(|&b| {
-            f.layout().block_insts(b).any(|i| match f.op(i) {
-                Opcode::Store => true,
-                Opcode::Call => !cx.decls[f.callee(i)].effects.pure,
-                _ => false,
-            })
-        });
+        let writes = written_bases(f, cx, cfg, &data.blocks);
         for e in exits {
             let &[x] = &cfg.preds[e][..] else { continue };
             if !forest.contains(l, x) {
@@ -51,7 +130,10 @@ pub fn run(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved 
                 let insts: Vec<Inst> = f.layout().block_insts(b).collect();
                 for &i in insts.iter().rev() {
                     let movable = match f.op(i) {
-                        Opcode::Load => !writes,
+                        Opcode::Load => writes.as_ref().is_some_and(|w| {
+                            let base = base_of(f, cfg, f.arg(i, 0));
+                            w.iter().all(|&b| !may_alias(cx, b, base))
+                        }),
                         Opcode::Call => cx.decls[f.callee(i)].effects.pure,
                         Opcode::Alloca => false,
                         op => op.is_pure(),
@@ -75,5 +157,5 @@ pub fn run(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved 
             }
         }
     }
-    Preserved::cfg_kept(changed)
+    changed
 }
