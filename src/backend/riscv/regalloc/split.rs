@@ -7,7 +7,8 @@
 //! allocation spilled, that an innermost loop reads but does not write, a fresh register `v'`
 //! gets `v' = v` on every edge entering the loop header from outside (placed before the
 //! predecessor's first branch: nothing is written after it), and the loop's reads of `v` read
-//! `v'` instead. `v'` is short and dense, so the next allocation gives it a register; `v`
+//! `v'` instead. A loop entered from a block nested deeper than its header (by the IR's loop
+//! depths) is left alone: the copies would run on every trip of the deeper loop. `v'` is short and dense, so the next allocation gives it a register; `v`
 //! stays spilled but is no longer read in the loop. Emitted, the copy is one reload in the
 //! preheader (`emit` loads into a scratch register, `peephole` folds the move).
 //!
@@ -77,6 +78,16 @@ pub fn around_loops(mf: &mut MFunc, alloc: &Allocation, loops: &[InnerLoop]) -> 
             .filter(|&p| !in_loop[p as usize])
             .collect();
         outside.dedup();
+        // Entered from a block nested deeper (a rotated nest whose inner loop runs straight
+        // into this loop's header): copies there would run on every trip of that inner loop.
+        let header_depth = mf.blocks[l.header as usize].depth;
+        if outside
+            .iter()
+            .any(|&p| mf.blocks[p as usize].depth > header_depth)
+        {
+            l.blocks.iter().for_each(|&b| in_loop[b as usize] = false);
+            continue;
+        }
         let mut read: Vec<Reg> = Vec::new();
         let mut written: Vec<Reg> = Vec::new();
         for &b in &l.blocks {
