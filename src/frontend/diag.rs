@@ -443,12 +443,33 @@ impl LineIndex {
     }
 }
 
-/// 1-based line of `offset` in `source` (used for `starttime()` line numbers).
-pub fn line_of(source: &[u8], offset: u32) -> usize {
-    1 + source[..(offset as usize).min(source.len())]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
+/// The line of an offset (`starttime()` line numbers), found by counting newlines from the offset asked before, so a walk
+/// in source order counts each byte once.
+#[derive(Clone, Copy, Debug)]
+pub struct LineCursor {
+    offset: usize,
+    line: usize,
+}
+
+impl Default for LineCursor {
+    fn default() -> Self {
+        LineCursor { offset: 0, line: 1 }
+    }
+}
+
+impl LineCursor {
+    /// 1-based line of `offset` in `source`.
+    pub fn line_of(&mut self, source: &[u8], offset: u32) -> usize {
+        let offset = (offset as usize).min(source.len());
+        let newlines = |bytes: &[u8]| bytes.iter().filter(|&&b| b == b'\n').count();
+        if offset >= self.offset {
+            self.line += newlines(&source[self.offset..offset]);
+        } else {
+            self.line -= newlines(&source[offset..self.offset]);
+        }
+        self.offset = offset;
+        self.line
+    }
 }
 
 /// What every rendered diagnostic of one file shares.

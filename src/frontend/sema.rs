@@ -12,7 +12,7 @@
 //! the parser bounded by `MAX_DEPTH`.
 
 use super::ast::{self, BaseType, BinOp, InitKind, Item, StmtKind as AStmt, UnOp};
-use super::diag::{line_of, Diagnostic, Diags, Lint, Span};
+use super::diag::{Diagnostic, Diags, LineCursor, Lint, Span};
 use super::hir::*;
 use super::lexer::{Interner, Sym};
 use rustc_hash::FxHashMap;
@@ -27,6 +27,8 @@ struct Sema<'a> {
     ast: &'a ast::Ast,
     interner: &'a Interner,
     source: &'a [u8],
+    /// Lines of `starttime()`/`stoptime()` calls, met in source order.
+    lines: LineCursor,
     diags: &'a mut Diags,
     p: Program,
     /// Per name (indexed by `Sym`), its innermost visible binding: an index into `shadow`, or
@@ -70,6 +72,7 @@ pub fn check(
         ast,
         interner,
         source,
+        lines: LineCursor::default(),
         diags,
         p: Program {
             bodies: if separate_bodies {
@@ -824,7 +827,7 @@ impl<'a> Sema<'a> {
                     );
                     return self.error_expr(span);
                 }
-                let line = line_of(self.source, span.lo) as i32;
+                let line = self.lines.line_of(self.source, span.lo) as i32;
                 let arg = self.mk_const(Const::Int(line), span);
                 self.p.funcs[timer.1].used = true;
                 let args = self.p.push_list(&[arg]);
