@@ -123,6 +123,7 @@ struct FinishBuffers {
     merged: MergedUsers,
     work: Vec<usize>,
     us: Vec<u32>,
+    seen: Vec<u32>,
     blocks: Vec<Block>,
     live: Vec<usize>,
     args: Vec<Value>,
@@ -460,6 +461,7 @@ impl SsaBuilder {
             merged,
             work,
             us,
+            seen,
             blocks,
             live,
             args,
@@ -467,11 +469,18 @@ impl SsaBuilder {
         let n = self.phis.len();
         // Per value (by index): the value a removed phi was replaced by.
         reset(forward, f.num_values(), None);
-        let resolve = |forward: &[Option<Value>], mut v: Value| {
-            while let Some(&Some(w)) = forward.get(v.index()) {
-                v = w;
+        // The value `v` stands for, shortening the chain of replacements it went through.
+        let resolve = |forward: &mut [Option<Value>], v: Value| {
+            let mut r = v;
+            while let Some(&Some(w)) = forward.get(r.index()) {
+                r = w;
             }
-            v
+            let mut x = v;
+            while let Some(&Some(w)) = forward.get(x.index()) {
+                forward[x.index()] = Some(r);
+                x = w;
+            }
+            r
         };
         // Per value (by index): the phis reading it, `user_list[user_start[v]..user_start[v +
         // 1]]` in phi order; per phi `k` then `merged[k]`: the users of the phis replaced by
@@ -495,6 +504,8 @@ impl SsaBuilder {
             }
         }
         merged.reset(n);
+        reset(seen, n, 0);
+        let mut round = 0u32;
         work.clear();
         work.extend((0..n).rev());
         while let Some(k) = work.pop() {
@@ -534,6 +545,22 @@ impl SsaBuilder {
             us.clear();
             us.extend_from_slice(&user_list[user_start[m] as usize..user_start[m + 1] as usize]);
             merged.take_into(k, us);
+            // An entry of a removed phi, or one below a later entry of the same phi, is popped
+            // only to be skipped or to find the phi unchanged since its last check (each change
+            // of a phi's operands pushes it again, above): only each live phi's last entry is
+            // kept, in order.
+            round += 1;
+            let mut keep = us.len();
+            for r in (0..us.len()).rev() {
+                let u = us[r];
+                if self.phis[u as usize].removed || seen[u as usize] == round {
+                    continue;
+                }
+                seen[u as usize] = round;
+                keep -= 1;
+                us[keep] = u;
+            }
+            us.drain(..keep);
             work.extend(us.iter().map(|&u| u as usize).filter(|&u| u != k));
             if let Some(kv) = self.phi_of(v) {
                 merged.extend(kv, us);
