@@ -305,6 +305,9 @@ impl Diags {
     /// the "too many errors" line if the limit was hit, and a summary line.
     pub fn render(&self, source: &[u8], file_name: &str) -> String {
         let mut out = String::new();
+        if self.list.is_empty() {
+            return out;
+        }
         let lines = LineIndex::new(source);
         let paint = Paint(self.opts.color);
         let view = SourceView {
