@@ -119,10 +119,16 @@ pub fn lower_program(
         info.funcs.insert(id, fid);
     }
     // Const arrays need memory only where some index was not constant (sema folded the rest).
+    // String literals, in the order of the source (the bodies' order).
     let mut const_array_used = vec![false; p.vars.len()];
+    let mut literals = Vec::new();
     for e in bodies.iter().flat_map(|b| b.exprs.values()) {
-        if let ExprKind::Elem { var, .. } | ExprKind::Addr { var, .. } = &e.kind {
-            const_array_used[var.index()] = true;
+        match e.kind {
+            ExprKind::Elem { var, .. } | ExprKind::Addr { var, .. } => {
+                const_array_used[var.index()] = true;
+            }
+            ExprKind::Str(s) => literals.push(s),
+            _ => {}
         }
     }
     // Globals: program globals and the used local const arrays, in definition order.
@@ -162,21 +168,16 @@ pub fn lower_program(
         });
         info.globals.insert(v, g);
     }
-    let mut nstr = 0;
-    // In the order of the literals in the source (the bodies' order).
-    for e in bodies.iter().flat_map(|b| b.exprs.values()) {
-        if let ExprKind::Str(s) = e.kind {
-            let bytes = &p.strings[s.0 as usize];
-            let g = m.add_global(GlobalData {
-                name: format!("str.{nstr}"),
-                size: bytes.len() as u64 + 1,
-                elem: Type::I1,
-                init: GlobalInit::Bytes(bytes.clone()),
-                is_const: true,
-            });
-            nstr += 1;
-            info.strings[s.0 as usize] = Some(g);
-        }
+    for (nstr, s) in literals.into_iter().enumerate() {
+        let bytes = &p.strings[s.0 as usize];
+        let g = m.add_global(GlobalData {
+            name: format!("str.{nstr}"),
+            size: bytes.len() as u64 + 1,
+            elem: Type::I1,
+            init: GlobalInit::Bytes(bytes.clone()),
+            is_const: true,
+        });
+        info.strings[s.0 as usize] = Some(g);
     }
     let needs_memset = p.vars.values().any(|v| {
         v.kind == VarKind::Local
