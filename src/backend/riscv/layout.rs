@@ -422,8 +422,9 @@ pub fn copies_before_exit(code: &mut Vec<MInst>) -> bool {
 pub(super) struct LabelBlocks {
     /// Where each block starts in the code.
     pub starts: Vec<usize>,
-    /// The block each label starts.
-    pub block_of: rustc_hash::FxHashMap<i64, usize>,
+    /// The block each label starts, by label number (`u32::MAX`: no such label); labels are
+    /// block numbers and the out-of-line blocks numbered after them, so the table is dense.
+    block_of: Vec<u32>,
     /// The length of the code.
     pub len: usize,
 }
@@ -436,17 +437,41 @@ impl LabelBlocks {
         if starts.first() != Some(&0) {
             starts.insert(0, 0);
         }
-        let block_of = starts
-            .iter()
-            .enumerate()
-            .filter(|&(_, &s)| code.get(s).is_some_and(|mi| mi.op == MOp::Label))
-            .map(|(b, &s)| (code[s].imm, b))
-            .collect();
+        let mut block_of: Vec<u32> = Vec::new();
+        for (b, &s) in starts.iter().enumerate() {
+            let Some(mi) = code.get(s).filter(|mi| mi.op == MOp::Label) else {
+                continue;
+            };
+            let l = usize::try_from(mi.imm).expect("labels are not negative");
+            if l >= block_of.len() {
+                block_of.resize(l + 1, u32::MAX);
+            }
+            block_of[l] = b as u32;
+        }
         LabelBlocks {
             starts,
             block_of,
             len: code.len(),
         }
+    }
+
+    /// The block label `l` starts, if any.
+    #[inline]
+    pub fn block(&self, l: i64) -> Option<usize> {
+        usize::try_from(l)
+            .ok()
+            .and_then(|l| self.block_of.get(l))
+            .filter(|&&b| b != u32::MAX)
+            .map(|&b| b as usize)
+    }
+
+    /// The labels and the block each starts, by increasing label.
+    pub fn labels(&self) -> impl Iterator<Item = (i64, usize)> + '_ {
+        self.block_of
+            .iter()
+            .enumerate()
+            .filter(|&(_, &b)| b != u32::MAX)
+            .map(|(l, &b)| (l as i64, b as usize))
     }
 
     /// Where block `b` ends (the next block's start, or the end of the code).
@@ -478,7 +503,7 @@ fn live_at_labels(code: &[MInst]) -> rustc_hash::FxHashMap<i64, u64> {
     let clobbered = !(callee | fixed | 1);
     let at_return = args | callee | fixed | bit(Reg::RA);
     let blocks = LabelBlocks::of(code);
-    let (starts, block_of) = (&blocks.starts, &blocks.block_of);
+    let starts = &blocks.starts;
     let nb = starts.len();
     let mut live_in = vec![0u64; nb];
     let mut changed = true;
@@ -497,7 +522,7 @@ fn live_at_labels(code: &[MInst]) -> rustc_hash::FxHashMap<i64, u64> {
                 0
             };
             for mi in code[s..e].iter().rev() {
-                let target = |l: i64| block_of.get(&l).map_or(u64::MAX, |&t| live_in[t]);
+                let target = |l: i64| blocks.block(l).map_or(u64::MAX, |t| live_in[t]);
                 match mi.op {
                     MOp::Label => {}
                     MOp::J => live = target(mi.imm),
@@ -518,7 +543,7 @@ fn live_at_labels(code: &[MInst]) -> rustc_hash::FxHashMap<i64, u64> {
             }
         }
     }
-    block_of.iter().map(|(&l, &b)| (l, live_in[b])).collect()
+    blocks.labels().map(|(l, b)| (l, live_in[b])).collect()
 }
 
 fn invert(op: MOp) -> MOp {

@@ -174,18 +174,22 @@ fn drop_jumps_to_next(code: &mut Vec<MInst>) {
 /// hold 1 or -1 become `sext.w`/`mv`, a negation, or zero. Exact for every dividend: `x / 1 = x`,
 /// `x / -1 = -x` (wrapping at the minimum, as the divider does), `x % ±1 = 0`.
 fn unit_divisors(code: &mut [MInst]) {
-    let mut known: [Option<i64>; 64] = [None; 64];
+    // The registers known to hold 1 and -1 (bit `r` for register `r`).
+    let (mut one, mut minus_one) = (0u64, 0u64);
     for mi in code.iter_mut() {
         if mi.op == MOp::Label || mi.op == MOp::Call {
-            known = [None; 64];
+            (one, minus_one) = (0, 0);
             continue;
         }
-        let unit = mi
-            .rs2
-            .is_phys()
-            .then(|| known[mi.rs2.0 as usize])
-            .flatten()
-            .filter(|&c| c == 1 || c == -1);
+        let unit = if !mi.rs2.is_phys() {
+            None
+        } else if one >> mi.rs2.0 & 1 != 0 {
+            Some(1)
+        } else if minus_one >> mi.rs2.0 & 1 != 0 {
+            Some(-1)
+        } else {
+            None
+        };
         if let Some(c) = unit {
             let (rd, x) = (mi.rd, mi.rs1);
             *mi = match (mi.op, c) {
@@ -198,7 +202,14 @@ fn unit_divisors(code: &mut [MInst]) {
             };
         }
         if mi.rd.is_phys() {
-            known[mi.rd.0 as usize] = (mi.op == MOp::Li).then_some(mi.imm);
+            let bit = 1u64 << mi.rd.0;
+            one &= !bit;
+            minus_one &= !bit;
+            if mi.op == MOp::Li && mi.imm == 1 {
+                one |= bit;
+            } else if mi.op == MOp::Li && mi.imm == -1 {
+                minus_one |= bit;
+            }
         }
     }
 }
@@ -353,7 +364,7 @@ fn forward_spill_slots(code: &mut Vec<MInst>, spill: &Range<i64>) {
     for k in 0..code.len() {
         let mi = code[k];
         if mi.op == MOp::Label {
-            holds = [NONE; 64];
+            bits(held).for_each(|r| holds[r as usize] = NONE);
             held = 0;
             continue;
         }
@@ -404,13 +415,12 @@ fn forward_spill_slots(code: &mut Vec<MInst>, spill: &Range<i64>) {
             continue;
         }
         if mi.op == MOp::Call {
-            forget_caller_saved(&mut holds, NONE);
-            held = bits(held)
-                .filter(|&r| holds[r as usize] != NONE)
-                .fold(0, |m, r| m | 1 << r);
+            bits(held & CALLER_SAVED).for_each(|r| holds[r as usize] = NONE);
+            held &= !CALLER_SAVED;
         }
         if mi.rd == Reg::SP {
-            holds = [NONE; 64]; // the epilogue: slots move
+            // The epilogue: slots move.
+            bits(held).for_each(|r| holds[r as usize] = NONE);
             held = 0;
         } else if mi.rd.is_some() {
             holds[mi.rd.0 as usize] = NONE;
@@ -440,11 +450,16 @@ fn bits(mut m: u64) -> impl Iterator<Item = u32> {
 fn forward_constants(code: &mut Vec<MInst>) {
     // What each register holds: the constant-building instruction's opcode and immediate.
     let mut holds: [Option<(MOp, i64)>; 64] = [None; 64];
+    // Bit `r`: `holds[r]` may be set (the entries to clear).
+    let mut set = 0u64;
     let mut keep = vec![true; code.len()];
     let mut any = false;
     for (k, mi) in code.iter().enumerate() {
         match mi.op {
-            MOp::Label => holds = [None; 64],
+            MOp::Label => {
+                bits(set).for_each(|r| holds[r as usize] = None);
+                set = 0;
+            }
             MOp::Li | MOp::Lla if mi.rd.is_some() && mi.fref == FrameRef::None => {
                 let r = mi.rd.0 as usize;
                 if holds[r] == Some((mi.op, mi.imm)) {
@@ -452,11 +467,13 @@ fn forward_constants(code: &mut Vec<MInst>) {
                     any = true;
                 } else {
                     holds[r] = Some((mi.op, mi.imm));
+                    set |= 1 << r;
                 }
             }
             op => {
                 if op == MOp::Call {
-                    forget_caller_saved(&mut holds, None);
+                    bits(set & CALLER_SAVED).for_each(|r| holds[r as usize] = None);
+                    set &= !CALLER_SAVED;
                 }
                 if mi.rd.is_some() {
                     holds[mi.rd.0 as usize] = None;
@@ -470,15 +487,20 @@ fn forward_constants(code: &mut Vec<MInst>) {
     }
 }
 
-/// A call overwrites every caller-saved register: what `holds` (per physical register) says
-/// they hold becomes `none`.
-fn forget_caller_saved<T: Copy>(holds: &mut [T; 64], none: T) {
-    for (r, h) in holds.iter_mut().enumerate() {
-        if !Reg(r as u32).is_callee_saved() {
-            *h = none;
+/// The physical registers a call may overwrite: all but the callee-saved ones (bit `r` for
+/// register `r`).
+const CALLER_SAVED: u64 = {
+    let mut m = !0u64;
+    let mut r = 0;
+    while r < 64 {
+        let n = r % 32;
+        if n == 8 || n == 9 || (n >= 18 && n <= 27) {
+            m &= !(1 << r);
         }
+        r += 1;
     }
-}
+    m
+};
 
 /// The reload at `k` writes scratch `t` with the value `h` holds. If every reader of `t` up to
 /// `t`'s next write or the end of the labelled run (a scratch register never carries a value
@@ -525,7 +547,7 @@ fn drop_dead_spill_stores(code: &mut Vec<MInst>, spill: &Range<i64>) {
     let words = nslots.div_ceil(64);
     // Blocks: runs starting at labels (the code starts with the entry label).
     let blocks = super::layout::LabelBlocks::of(code);
-    let (starts, label_block) = (&blocks.starts, &blocks.block_of);
+    let starts = &blocks.starts;
     let nb = starts.len();
     // Per block, the instructions that matter to slot liveness, in code order:
     // `events[event_start[b]..event_start[b + 1]]`.
@@ -540,7 +562,7 @@ fn drop_dead_spill_stores(code: &mut Vec<MInst>, spill: &Range<i64>) {
         falls.push(!last.is_some_and(|mi| mi.op.is_terminator()) && b + 1 < nb);
         for (k, mi) in code.iter().enumerate().take(e).skip(s) {
             if mi.op.is_branch() || mi.op == MOp::J {
-                if let Some(&t) = label_block.get(&mi.imm) {
+                if let Some(t) = blocks.block(mi.imm) {
                     events.push(Event::Branch(t as u32));
                 }
             }
@@ -639,6 +661,13 @@ mod tests {
 
     fn label(b: i64) -> MInst {
         MInst::new(MOp::Label, Reg::NONE, Reg::NONE, Reg::NONE, b)
+    }
+
+    #[test]
+    fn caller_saved_is_all_but_callee_saved() {
+        for r in 0..64 {
+            assert_eq!(CALLER_SAVED >> r & 1 != 0, !Reg(r).is_callee_saved(), "{r}");
+        }
     }
 
     #[test]

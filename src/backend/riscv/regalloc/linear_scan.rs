@@ -123,8 +123,8 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
         let (caller_mask, pool_mask) = (caller_masks[k], pool_masks[k]);
         // `r` could take this interval if its holder here (the active interval holding it, if
         // any) were spilled: no other interval holding `r` overlaps, and `r` is not fixed-live.
-        let usable = |r: Reg, occ: &mut Occupancy| {
-            let h = occ.holder(r, pos, iv);
+        // `h` is that holder, `occ.holder(r, pos, iv)`.
+        let usable = |r: Reg, h: u32, occ: &Occupancy| {
             !occ.conflicts_except(r, ranges, h, iv) && !occ.fixed_conflict(r, ranges)
         };
         // The registers no interval allocated so far holds, nor fixed-live, over `ranges`
@@ -223,7 +223,7 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
                 .filter(|&a| {
                     a != u32::MAX
                         && mf.vclass[a as usize] == class
-                        && usable(alloc.reg[a as usize], &mut occ)
+                        && usable(alloc.reg[a as usize], a, &occ)
                 })
                 .min_by(|&a, &b| {
                     iv.weight[a as usize]
@@ -273,6 +273,9 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
     alloc
 }
 
+/// Hints of one register up to which `Hints::new` orders them by insertion.
+const SMALL_GROUP: usize = 16;
+
 /// Per virtual register, its hinted registers with their summed weights, heaviest first (then
 /// by register number): one table, `list[offset[v]..offset[v + 1]]` for `v`.
 struct Hints {
@@ -302,6 +305,14 @@ impl Hints {
         for v in 0..nv {
             let (s, e) = (offset[v] as usize, offset[v + 1] as usize);
             offset[v] = out as u32;
+            if e - s <= 1 {
+                // Nothing to merge or order (most registers).
+                if e > s {
+                    list[out] = list[s];
+                    out += 1;
+                }
+                continue;
+            }
             let first = out;
             for k in s..e {
                 let (r, w) = list[k];
@@ -313,8 +324,22 @@ impl Hints {
                     }
                 }
             }
-            if out - first > 1 {
-                list[first..out].sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            // Heaviest first, then by register (registers are distinct: a total order).
+            let order = |a: &(Reg, f32), b: &(Reg, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+            let group = &mut list[first..out];
+            if group.len() <= SMALL_GROUP {
+                // Insertion sort: most groups hold two or three hints.
+                for i in 1..group.len() {
+                    let x = group[i];
+                    let mut j = i;
+                    while j > 0 && order(&x, &group[j - 1]).is_lt() {
+                        group[j] = group[j - 1];
+                        j -= 1;
+                    }
+                    group[j] = x;
+                }
+            } else {
+                group.sort_by(order);
             }
         }
         offset[nv] = out as u32;
@@ -469,16 +494,20 @@ fn by_start(iv: &Intervals) -> Vec<u32> {
     let Some(max) = max else {
         return Vec::new();
     };
-    let mut count = vec![0u32; max as usize + 2];
+    let mut count = vec![0u32; max as usize + 1];
     for &s in &iv.start {
         if s != u32::MAX {
-            count[s as usize + 1] += 1;
+            count[s as usize] += 1;
         }
     }
-    for k in 0..=max as usize {
-        count[k + 1] += count[k];
+    // Each start's first place in `order`: the intervals starting before it.
+    let mut total = 0u32;
+    for c in &mut count {
+        let n = *c;
+        *c = total;
+        total += n;
     }
-    let mut order = vec![0u32; count[max as usize + 1] as usize];
+    let mut order = vec![0u32; total as usize];
     for (v, &s) in iv.start.iter().enumerate() {
         if s != u32::MAX {
             order[count[s as usize] as usize] = v as u32;
