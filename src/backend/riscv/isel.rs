@@ -1708,34 +1708,44 @@ pub fn store_op(ty: Type) -> MOp {
 /// Removes pure instructions whose virtual result is never read, transitively.
 fn sweep_dead(mf: &mut MFunc) {
     let mut uses = vec![0u32; mf.num_vregs()];
-    for mi in &mf.insts {
+    // Per register, its last definition.
+    let mut last_def = vec![0u32; mf.num_vregs()];
+    for (k, mi) in mf.insts.iter().enumerate() {
         for r in mi.uses() {
             if r.is_virt() {
                 uses[r.vindex()] += 1;
             }
         }
+        if mi.rd.is_virt() {
+            last_def[mi.rd.vindex()] = k as u32;
+        }
     }
     let pure = |mi: &MInst| mi.rd.is_virt() && !mi.op.is_store() && mi.op != MOp::Call;
     let mut dead = vec![false; mf.insts.len()];
-    // Backward sweeps until stable; each sweep removes chains defined in order.
-    loop {
-        let mut changed = false;
-        for k in (0..mf.insts.len()).rev() {
+    // Backward sweeps until stable; each sweep removes chains defined in order. A sweep finds
+    // an instruction dead only if its register lost its last read after the sweep before
+    // passed it: when a register loses its last read at `k` and is defined after `k`. So the
+    // next sweep starts at the last such definition, and none is needed without one.
+    let mut top = mf.insts.len();
+    while top > 0 {
+        let mut next = 0;
+        for k in (0..top).rev() {
             let mi = mf.insts[k];
             if dead[k] || !pure(&mi) || uses[mi.rd.vindex()] != 0 {
                 continue;
             }
             dead[k] = true;
-            changed = true;
             for r in mi.uses() {
                 if r.is_virt() {
-                    uses[r.vindex()] -= 1;
+                    let v = r.vindex();
+                    uses[v] -= 1;
+                    if uses[v] == 0 && last_def[v] as usize > k {
+                        next = next.max(last_def[v] as usize + 1);
+                    }
                 }
             }
         }
-        if !changed {
-            break;
-        }
+        top = next;
     }
     if !dead.iter().any(|&d| d) {
         return;

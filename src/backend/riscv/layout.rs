@@ -24,14 +24,16 @@ const MAX_DUP: u32 = 4;
 /// Duplicates small branch blocks into the blocks that jump to them; a few rounds, so a
 /// chain (preheader -> small block -> loop test) is followed.
 pub fn run(mf: &mut MFunc) {
+    // The code a pass rebuilds goes to a second buffer; the two take turns.
+    let mut spare = Vec::new();
     for _ in 0..3 {
-        if !pass(mf) {
+        if !pass(mf, &mut spare) {
             break;
         }
     }
 }
 
-fn pass(mf: &mut MFunc) -> bool {
+fn pass(mf: &mut MFunc, spare: &mut Vec<MInst>) -> bool {
     let nb = mf.blocks.len();
     // Jump threading: a branch to a block that is only `j X` goes to X directly.
     let lone_jump = |b: usize| {
@@ -75,69 +77,93 @@ fn pass(mf: &mut MFunc) -> bool {
     // Liveness and the checker treat every successor as leaving at the block's end, which is
     // exact only if nothing is written after the block's first branch: so a block that already
     // has a conditional branch only takes copies that write nothing (pure branch blocks).
-    let writes: Vec<bool> = mf
-        .blocks
-        .iter()
-        .map(|b| {
-            mf.insts[b.start as usize..b.end as usize]
-                .iter()
-                .any(|mi| mi.rd.is_some())
-        })
-        .collect();
-    // The block a jump duplicates, if any: `j H` with `H` small and not the block itself.
-    let dup_target = |b: u32| -> Option<usize> {
-        let blk = &mf.blocks[b as usize];
-        let body = &mf.insts[blk.start as usize..blk.end as usize];
-        let last = body.last()?;
-        let h = last.imm as usize;
-        (last.op == MOp::J
-            && last.imm as u32 != b
-            && dupable[h]
-            && (!writes[h] || !body.iter().any(|mi| mi.op.is_branch())))
-        .then_some(h)
+    // Asked of blocks that may be copied only.
+    let writes = |h: usize| {
+        let b = &mf.blocks[h];
+        mf.insts[b.start as usize..b.end as usize]
+            .iter()
+            .any(|mi| mi.rd.is_some())
     };
-    // Instructions the copies add (each replaces a `j`).
-    let added: usize = mf
+    // The block each block's jump duplicates, if any (`u32::MAX`: none), in layout order: `j H`
+    // with `H` small and not the block itself.
+    let dup: Vec<u32> = mf
         .order
         .iter()
-        .filter_map(|&b| dup_target(b))
-        .map(|h| (mf.blocks[h].end - mf.blocks[h].start) as usize - 1)
+        .map(|&b| {
+            let blk = &mf.blocks[b as usize];
+            let body = &mf.insts[blk.start as usize..blk.end as usize];
+            let Some(last) = body.last() else {
+                return u32::MAX;
+            };
+            let h = last.imm as usize;
+            if last.op == MOp::J
+                && last.imm as u32 != b
+                && dupable[h]
+                && (!writes(h) || !body.iter().any(|mi| mi.op.is_branch()))
+            {
+                h as u32
+            } else {
+                u32::MAX
+            }
+        })
+        .collect();
+    // Instructions the copies add (each replaces a `j`).
+    let added: usize = dup
+        .iter()
+        .filter(|&&h| h != u32::MAX)
+        .map(|&h| (mf.blocks[h as usize].end - mf.blocks[h as usize].start) as usize - 1)
         .sum();
-    let changed = mf.order.iter().any(|&b| dup_target(b).is_some());
+    let changed = dup.iter().any(|&h| h != u32::MAX);
     if !changed && !threaded {
         return false;
     }
-    // New code, and per block its new range in it (the old ranges stay readable meanwhile).
-    let mut insts = Vec::with_capacity(mf.insts.len() + added);
-    let mut range = vec![(0u32, 0u32); nb];
-    for &b in &mf.order {
+    // Whether the blocks in layout order tile the code: then, without copies, the new code is
+    // the old one.
+    let mut at = 0u32;
+    let tiled = mf.order.iter().all(|&b| {
         let blk = &mf.blocks[b as usize];
-        let start = insts.len() as u32;
-        let body = &mf.insts[blk.start as usize..blk.end as usize];
-        match dup_target(b) {
-            Some(h) => {
-                let h = &mf.blocks[h];
+        let ok = blk.start == at;
+        at = blk.end;
+        ok
+    }) && at as usize == mf.insts.len();
+    if changed || !tiled {
+        // New code, and per block its new range in it (the old ranges stay readable meanwhile),
+        // in the spare buffer; the old code becomes the spare.
+        let mut insts = std::mem::take(spare);
+        insts.clear();
+        insts.reserve(mf.insts.len() + added);
+        let mut range = vec![(0u32, 0u32); nb];
+        for (&b, &h) in mf.order.iter().zip(&dup) {
+            let blk = &mf.blocks[b as usize];
+            let start = insts.len() as u32;
+            let body = &mf.insts[blk.start as usize..blk.end as usize];
+            if h != u32::MAX {
+                let h = &mf.blocks[h as usize];
                 insts.extend_from_slice(&body[..body.len() - 1]);
                 insts.extend_from_slice(&mf.insts[h.start as usize..h.end as usize]);
+            } else {
+                insts.extend_from_slice(body);
             }
-            None => insts.extend_from_slice(body),
+            range[b as usize] = (start, insts.len() as u32);
         }
-        range[b as usize] = (start, insts.len() as u32);
+        for &b in &mf.order {
+            let (start, end) = range[b as usize];
+            let blk = &mut mf.blocks[b as usize];
+            blk.start = start;
+            blk.end = end;
+        }
+        *spare = std::mem::replace(&mut mf.insts, insts);
     }
     for &b in &mf.order {
-        let (start, end) = range[b as usize];
         let blk = &mut mf.blocks[b as usize];
-        blk.start = start;
-        blk.end = end;
         blk.succs.clear();
         blk.succs.extend(
-            insts[start as usize..end as usize]
+            mf.insts[blk.start as usize..blk.end as usize]
                 .iter()
                 .filter(|mi| mi.op.is_branch() || mi.op == MOp::J)
                 .map(|mi| mi.imm as u32),
         );
     }
-    drop(range);
     // Drop blocks that became unreachable.
     let mut reach = vec![false; nb];
     let mut stack = vec![mf.order[0]];
@@ -151,11 +177,11 @@ fn pass(mf: &mut MFunc) -> bool {
         }
     }
     if mf.order.iter().all(|&b| reach[b as usize]) {
-        // Every block stays where `insts` has it.
-        mf.insts = insts;
+        // Every block stays where the code has it.
         return true;
     }
-    let mut out = Vec::with_capacity(insts.len());
+    // Compacts in place: the blocks are in increasing order, so each moves down, if at all.
+    let mut w = 0usize;
     let mut order = Vec::with_capacity(mf.order.len());
     for &b in &mf.order {
         let blk = &mut mf.blocks[b as usize];
@@ -165,13 +191,14 @@ fn pass(mf: &mut MFunc) -> bool {
             blk.succs.clear();
             continue;
         }
-        let s = out.len() as u32;
-        out.extend_from_slice(&insts[blk.start as usize..blk.end as usize]);
-        blk.start = s;
-        blk.end = out.len() as u32;
+        let (s, e) = (blk.start as usize, blk.end as usize);
+        mf.insts.copy_within(s..e, w);
+        blk.start = w as u32;
+        w += e - s;
+        blk.end = w as u32;
         order.push(b);
     }
-    mf.insts = out;
+    mf.insts.truncate(w);
     mf.order = order;
     true
 }
