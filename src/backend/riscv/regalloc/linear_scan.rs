@@ -218,18 +218,32 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
             };
             let holders: [u32; 32] =
                 std::array::from_fn(|r| occ.holder(Reg(first + r as u32), pos, iv));
-            let victim = holders
-                .into_iter()
-                .filter(|&a| {
-                    a != u32::MAX
-                        && mf.vclass[a as usize] == class
-                        && usable(alloc.reg[a as usize], a, &occ)
-                })
-                .min_by(|&a, &b| {
-                    iv.weight[a as usize]
-                        .total_cmp(&iv.weight[b as usize])
-                        .then(a.cmp(&b))
-                });
+            // The lightest usable one (by weight, then number): the active intervals are
+            // tried lightest first, and none at least as heavy as the new one can be taken.
+            let mut active = [0u32; 32];
+            let mut n = 0;
+            for a in holders {
+                if a != u32::MAX && mf.vclass[a as usize] == class {
+                    active[n] = a;
+                    n += 1;
+                }
+            }
+            let active = &mut active[..n];
+            active.sort_unstable_by(|&a, &b| {
+                iv.weight[a as usize]
+                    .total_cmp(&iv.weight[b as usize])
+                    .then(a.cmp(&b))
+            });
+            let mut victim = None;
+            for &a in active.iter() {
+                if iv.weight[a as usize] >= iv.weight[vi] {
+                    break;
+                }
+                if usable(alloc.reg[a as usize], a, &occ) {
+                    victim = Some(a);
+                    break;
+                }
+            }
             match victim {
                 Some(a) if iv.weight[a as usize] < iv.weight[vi] => {
                     let r = alloc.reg[a as usize];
