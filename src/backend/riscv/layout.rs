@@ -203,6 +203,57 @@ fn pass(mf: &mut MFunc, spare: &mut Vec<MInst>) -> bool {
     true
 }
 
+/// On allocated code (labels present): a `j L` whose target block is short straight-line code
+/// ending in a jump or return (conditional branches inside it allowed, at most `MAX_DUP`
+/// instructions, no calls) becomes a copy of that block, so the path pays no taken jump. A loop
+/// block ending `bcc X; j L` with `L: addi i; blt i, n, H; j E` (the latch, laid out elsewhere)
+/// then closes the loop with one taken branch instead of two. Registers are allocated, so a copy
+/// is the same instructions; blocks falling through into a label are not copied. Returns whether
+/// anything changed. Cost: O(instructions).
+pub fn copy_jump_targets(code: &mut Vec<MInst>) -> bool {
+    let mut label_at: rustc_hash::FxHashMap<i64, usize> = Default::default();
+    for (k, mi) in code.iter().enumerate() {
+        if mi.op == MOp::Label {
+            label_at.insert(mi.imm, k);
+        }
+    }
+    // The copyable block after the label at `t`: its instructions `t + 1..=end`.
+    let block = |t: usize| -> Option<usize> {
+        let mut end = t + 1;
+        loop {
+            let mi = code.get(end)?;
+            if mi.op == MOp::Label || mi.op == MOp::Call || mi.op == MOp::TailCall {
+                return None;
+            }
+            if mi.op.is_terminator() {
+                break;
+            }
+            end += 1;
+        }
+        (end - t <= MAX_DUP as usize).then_some(end)
+    };
+    let mut out: Vec<MInst> = Vec::with_capacity(code.len());
+    let mut changed = false;
+    for (k, &mi) in code.iter().enumerate() {
+        if mi.op == MOp::J {
+            if let Some(&t) = label_at.get(&mi.imm) {
+                if t != k + 1 {
+                    if let Some(end) = block(t) {
+                        out.extend_from_slice(&code[t + 1..=end]);
+                        changed = true;
+                        continue;
+                    }
+                }
+            }
+        }
+        out.push(mi);
+    }
+    if changed {
+        *code = out;
+    }
+    changed
+}
+
 /// On allocated code (labels present): a latch that leaves through several branches, the first
 /// of them to the back-edge block laid out right after it (`bcc X; bcc2 Y; j Z; X: copies; j H`
 /// with `H` earlier), takes two taken branches per iteration (`bcc X`, `j H`). The first branch
@@ -633,6 +684,39 @@ mod tests {
         let mut code = body(MInst::r(MOp::Add, a0, a2, a2));
         code[5] = MInst::unary(MOp::Mv, a1, a3);
         assert!(!copies_before_exit(&mut code));
+    }
+
+    #[test]
+    fn short_jump_targets_are_copied() {
+        let (a0, a1, a2) = (Reg::a(0), Reg::a(1), Reg::a(2));
+        let ret = MInst::new(MOp::Ret, Reg::NONE, a0, Reg::NONE, 0);
+        // Block 2 (the latch: count, loop back to 1, else return) is laid out before the loop
+        // body 1, which reaches it by `j 2`.
+        let latch = [
+            MInst::i(MOp::Addi, a2, a2, 1),
+            MInst::branch(MOp::Blt, a2, a1, 1),
+            ret,
+        ];
+        let mut code = vec![label(0), MInst::jump(1), label(2)];
+        code.extend(latch);
+        code.extend([
+            label(1),
+            MInst::r(MOp::Add, a0, a0, a2),
+            MInst::branch(MOp::Beq, a0, a1, 3),
+            MInst::jump(2),
+            label(3),
+            MInst::i(MOp::Addi, a0, a0, 1),
+            label(4),
+            MInst::jump(2),
+        ]);
+        let mut want = code.clone();
+        // Block 4's `j 2` and the loop body's become copies of the latch, the entry's `j 1` a
+        // copy of the body as it was (its `j 2` stays).
+        want.splice(13..14, latch);
+        want.splice(9..10, latch);
+        want.splice(1..2, code[7..10].to_vec());
+        assert!(copy_jump_targets(&mut code));
+        assert_eq!(code, want);
     }
 
     #[test]

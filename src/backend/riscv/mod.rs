@@ -10,7 +10,8 @@
 //! `frame` (with `shrinkwrap::place`: the block where the frame opens) -> `emit::rewrite`
 //! (physical code with spill code, prologue, epilogues) ->
 //! `peephole` (with spill-slot forwarding and dead spill stores) -> `sched::after_alloc` and
-//! `layout::latch_fallthrough` (-O1 and up) -> `emit::print`. At -O1 and up `sched::before_alloc`
+//! `layout::latch_fallthrough`, `exits_out_of_line` and `copy_jump_targets` (-O1 and up) ->
+//! `emit::print`. At -O1 and up `sched::before_alloc`
 //! schedules each block between `layout` and `liveness`.
 //! `stats` reports static counts per function, including each innermost loop's spill code and
 //! register pressure (`loops`).
@@ -236,6 +237,7 @@ fn compile_function(
                 .and_then(|b| blocks.get(b))
                 .map(|b| b.depth)
         });
+        layout::copy_jump_targets(&mut s.code);
         lap.done("scheduling");
     }
     let mut text = String::new();
