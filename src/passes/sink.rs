@@ -13,12 +13,29 @@
 //!
 //! Instructions are visited from the last to the first of each block, blocks in reverse, so a
 //! chain whose end is read only after the loop moves as a whole. Inner loops first: what moved to
-//! an inner loop's exit may then leave the loop around it. Needs: CFG, dominator tree, loop
-//! forest. Keeps the block graph. Cost: O(loop sizes * uses).
+//! an inner loop's exit may then leave the loop around it.
+//!
+//! A value the last trip passes to the exit block as a branch argument (the exit block a merge
+//! with other predecessors, or the value's only reader that argument) is read inside the loop,
+//! by its branch: such an exit edge is first split, the argument moving into the new block's
+//! jump, which the new block alone runs after the loop. Needs: CFG, dominator tree, loop forest
+//! (computed again after splits). Keeps the block graph when it splits nothing. Cost: O(loop
+//! sizes * uses).
 
 use crate::analysis::alias::{base_of, call_writes, may_alias, Base};
 use crate::analysis::{Cfg, FuncAnalyses, Preserved};
 use crate::ir::{mk, Block, Function, Inst, ModuleCx, Opcode};
+
+/// Whether `i` is of a kind that may move to a loop's exit: pure, a pure call, or a load that
+/// `load` allows.
+fn movable(f: &Function, cx: &ModuleCx, i: Inst, load: impl FnOnce() -> bool) -> bool {
+    match f.op(i) {
+        Opcode::Load => load(),
+        Opcode::Call => cx.decls[f.callee(i)].effects.pure,
+        Opcode::Alloca => false,
+        op => op.is_pure(),
+    }
+}
 
 /// The bases the stores and calls of `blocks` may write; `None` when a call may write anything.
 fn written_bases(f: &Function, cx: &ModuleCx, cfg: &Cfg, blocks: &[Block]) -> Option<Vec<Base>> {
@@ -45,7 +62,7 @@ fn written_bases(f: &Function, cx: &ModuleCx, cfg: &Cfg, blocks: &[Block]) -> Op
 /// exiting block: the value's one reader moves into the new block, which has the exiting block
 /// as its only predecessor, so the sinking below can take the value there.
 fn split_exit_edges(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> bool {
-    let (cfg, dt, forest) = am.all(f);
+    let (_, dt, forest) = am.all(f);
     let mut edges: Vec<(Inst, usize)> = Vec::new();
     for (l, data) in forest.loops.iter() {
         for &x in &data.blocks {
@@ -56,14 +73,8 @@ fn split_exit_edges(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> b
                 }
                 let sinkable = target.args.iter().any(|&v| {
                     let Some(i) = f.def_inst(v) else { return false };
-                    let movable = match f.op(i) {
-                        Opcode::Load => true,
-                        Opcode::Call => cx.decls[f.callee(i)].effects.pure,
-                        Opcode::Alloca => false,
-                        op => op.is_pure(),
-                    };
                     let b = f.layout().inst_block(i);
-                    movable
+                    movable(f, cx, i, || true)
                         && b.is_some_and(|b| forest.contains(l, b) && dt.dominates(b, x))
                         && f.uses_of(v).all(|u| f.uses().user[u] == t)
                         && f.branch_targets(t)
@@ -77,7 +88,6 @@ fn split_exit_edges(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> b
             }
         }
     }
-    let _ = cfg;
     // An edge out of nested loops is found once per loop it leaves.
     edges.sort_by_key(|&(t, k)| (t.index(), k));
     edges.dedup();
@@ -129,15 +139,12 @@ fn sink(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> bool {
             for b in blocks {
                 let insts: Vec<Inst> = f.layout().block_insts(b).collect();
                 for &i in insts.iter().rev() {
-                    let movable = match f.op(i) {
-                        Opcode::Load => writes.as_ref().is_some_and(|w| {
+                    let movable = movable(f, cx, i, || {
+                        writes.as_ref().is_some_and(|w| {
                             let base = base_of(f, cfg, f.arg(i, 0));
                             w.iter().all(|&b| !may_alias(cx, b, base))
-                        }),
-                        Opcode::Call => cx.decls[f.callee(i)].effects.pure,
-                        Opcode::Alloca => false,
-                        op => op.is_pure(),
-                    };
+                        })
+                    });
                     let Some(r) = f.result(i) else { continue };
                     if !movable || !f.has_uses(r) {
                         continue;
