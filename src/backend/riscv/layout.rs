@@ -203,6 +203,15 @@ fn pass(mf: &mut MFunc, spare: &mut Vec<MInst>) -> bool {
     true
 }
 
+/// Where each label of allocated code stands: its position in `code`.
+fn label_positions(code: &[MInst]) -> rustc_hash::FxHashMap<i64, usize> {
+    code.iter()
+        .enumerate()
+        .filter(|(_, mi)| mi.op == MOp::Label)
+        .map(|(k, mi)| (mi.imm, k))
+        .collect()
+}
+
 /// On allocated code (labels present): a `j L` whose target block is short straight-line code
 /// ending in a jump or return (conditional branches inside it allowed, at most `MAX_DUP`
 /// instructions, no calls) becomes a copy of that block, so the path pays no taken jump. A loop
@@ -211,12 +220,7 @@ fn pass(mf: &mut MFunc, spare: &mut Vec<MInst>) -> bool {
 /// is the same instructions; blocks falling through into a label are not copied. Returns whether
 /// anything changed. Cost: O(instructions).
 pub fn copy_jump_targets(code: &mut Vec<MInst>) -> bool {
-    let mut label_at: rustc_hash::FxHashMap<i64, usize> = Default::default();
-    for (k, mi) in code.iter().enumerate() {
-        if mi.op == MOp::Label {
-            label_at.insert(mi.imm, k);
-        }
-    }
+    let label_at = label_positions(code);
     // The copyable block after the label at `t`: its instructions `t + 1..=end`.
     let block = |t: usize| -> Option<usize> {
         let mut end = t + 1;
@@ -264,14 +268,8 @@ pub fn latch_fallthrough(code: &mut Vec<MInst>) -> bool {
     if !code.last().is_some_and(|mi| mi.op.is_terminator()) {
         return false;
     }
-    let mut label_at: rustc_hash::FxHashMap<i64, usize> = Default::default();
-    let mut next_label = 0;
-    for (k, mi) in code.iter().enumerate() {
-        if mi.op == MOp::Label {
-            label_at.insert(mi.imm, k);
-            next_label = next_label.max(mi.imm + 1);
-        }
-    }
+    let label_at = label_positions(code);
+    let mut next_label = label_at.keys().map(|&l| l + 1).max().unwrap_or(0);
     let mut moved: Vec<MInst> = Vec::new();
     let mut drop = vec![false; code.len()];
     for k in 0..code.len().saturating_sub(4) {
@@ -324,12 +322,7 @@ pub fn exits_out_of_line(code: &mut Vec<MInst>, depth: impl Fn(i64) -> Option<u3
     if !code.last().is_some_and(|mi| mi.op.is_terminator()) {
         return false;
     }
-    let mut label_at: rustc_hash::FxHashMap<i64, usize> = Default::default();
-    for (k, mi) in code.iter().enumerate() {
-        if mi.op == MOp::Label {
-            label_at.insert(mi.imm, k);
-        }
-    }
+    let label_at = label_positions(code);
     // The exits to move: (position of the branch, end of X's terminator, where X goes: the
     // position of T's label, or `None` for the end of the code).
     let mut moves: Vec<(usize, usize, Option<usize>)> = Vec::new();
