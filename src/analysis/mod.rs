@@ -2,6 +2,7 @@
 //! on first request and keeps them until a pass says they changed.
 //!
 //! - `cfg`: predecessors, successors, reverse post-order.
+//! - `constants`: values proven constant and blocks that may run (given known parameters).
 //! - `domtree`: the dominator tree, dominance queries and frontiers.
 //! - `loops`: the natural-loop forest.
 //! - `alias`: the base object of a pointer, whether two bases may alias, escapes.
@@ -18,6 +19,7 @@
 
 pub mod alias;
 pub mod cfg;
+pub mod constants;
 pub mod depend;
 pub mod domtree;
 pub mod effects;

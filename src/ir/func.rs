@@ -156,6 +156,14 @@ impl Function {
         &self.uses
     }
 
+    /// Instructions in the layout (the body's size).
+    pub fn inst_count(&self) -> usize {
+        self.layout
+            .blocks()
+            .map(|b| self.layout.block_insts(b).count())
+            .sum()
+    }
+
     pub fn entry(&self) -> Block {
         self.layout
             .entry_block()

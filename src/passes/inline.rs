@@ -28,13 +28,6 @@ const SELF_COPIES: usize = 3;
 /// at each of them.
 const MAX_TREE_SITES: usize = 3;
 
-fn size(f: &Function) -> usize {
-    f.layout()
-        .blocks()
-        .map(|b| f.layout().block_insts(b).count())
-        .sum()
-}
-
 fn call_sites(f: &Function) -> Vec<Inst> {
     let mut out = Vec::new();
     for b in f.layout().blocks() {
@@ -161,9 +154,9 @@ pub fn run_module(m: &mut Module) -> bool {
             if !m.cx.decls[c].defined || rec[c.index()] || c == caller {
                 continue;
             }
-            let csize = size(&m.funcs[c]);
+            let csize = m.funcs[c].inst_count();
             let ok = csize <= SMALL || (site_count[c.index()] == 1 && csize <= SINGLE_SITE);
-            if !ok || size(&m.funcs[caller]) + csize > CAP {
+            if !ok || m.funcs[caller].inst_count() + csize > CAP {
                 continue;
             }
             let callee = m.funcs[c].clone();
@@ -230,7 +223,7 @@ fn remove_dead(f: &mut Function, cx: &crate::ir::ModuleCx) -> bool {
 /// child is not the parent's). Calls on `param ± constant` (overlapping subproblems) are left
 /// for memoisation. Returns whether it did.
 fn unroll_recursion(f: &mut Function) -> bool {
-    if size(f) > SMALL {
+    if f.inst_count() > SMALL {
         return false;
     }
     let sites = self_calls(f);

@@ -47,6 +47,7 @@ pub mod rotate;
 pub mod sccp;
 pub mod simplify_cfg;
 pub mod sink;
+pub mod specialize;
 pub mod tailrec;
 pub mod unroll;
 pub mod unswitch;

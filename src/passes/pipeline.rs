@@ -61,16 +61,17 @@ pub const O2: &[Step] = &[
     module_pass!(effects), // summaries first: dce, gvn and licm consult callee purity
     pass!(simplify_cfg),
     pass!(sccp),
-    CLEANUP,                 // callees shrink before inlining judges their size
-    module_pass!(retconst),  // callers read the constant a callee always returns
-    module_pass!(effects),   // callees that cleanup left without memory access are pure
-    pass!(tailrec),          // self tail calls become loops (which inlining may then copy)
-    module_pass!(inline),    // callees first (post-order), small or single-site ones
-    module_pass!(deadret),   // results no caller reads (after inlining removed the readers)
-    pass!(simplify_cfg),     // merge inlined bodies: pointer arguments stop flowing through params
-    module_pass!(globalopt), // after inlining: more globals are used by main alone
-    module_pass!(effects),   // inlining and localized globals change what functions do
-    pass!(mem2reg),          // globals moved into main become SSA values
+    CLEANUP,                  // callees shrink before inlining judges their size
+    module_pass!(specialize), // self-recursive callees get folded copies for constant arguments
+    module_pass!(retconst),   // callers read the constant a callee always returns
+    module_pass!(effects),    // callees that cleanup left without memory access are pure
+    pass!(tailrec),           // self tail calls become loops (which inlining may then copy)
+    module_pass!(inline),     // callees first (post-order), small or single-site ones
+    module_pass!(deadret),    // results no caller reads (after inlining removed the readers)
+    pass!(simplify_cfg),      // merge inlined bodies: pointer arguments stop flowing through params
+    module_pass!(globalopt),  // after inlining: more globals are used by main alone
+    module_pass!(effects),    // inlining and localized globals change what functions do
+    pass!(mem2reg),           // globals moved into main become SSA values
     pass!(simplify_cfg),
     pass!(sccp),        // before gvn: folded constants make more expressions equal
     pass!(instcombine), // canonical operand order and constants on the right feed gvn
@@ -149,13 +150,6 @@ pub struct PassOptions {
     pub print_after: Vec<String>,
     /// Run only the first N pass applications.
     pub opt_bisect: Option<u64>,
-}
-
-fn live_insts(f: &Function) -> usize {
-    f.layout()
-        .blocks()
-        .map(|b| f.layout().block_insts(b).count())
-        .sum()
 }
 
 /// The steps of `opt_level`.
@@ -279,7 +273,7 @@ impl Runner<'_> {
                             let size: usize = m
                                 .defined_funcs()
                                 .iter()
-                                .map(|&id| live_insts(&m.funcs[id]))
+                                .map(|&id| m.funcs[id].inst_count())
                                 .sum();
                             self.timings.add(p.name, dt, Some(size));
                         }
@@ -374,7 +368,7 @@ impl Runner<'_> {
         am.invalidate(kept);
         let dt = t.elapsed();
         if self.timings.is_on() {
-            self.timings.add(p.name, dt, Some(live_insts(f)));
+            self.timings.add(p.name, dt, Some(f.inst_count()));
         }
         if self.opts.verify_each {
             if let Err(e) = verify::function(f, cx) {

@@ -14,13 +14,13 @@
 
 use crate::analysis::cfg::BlockLists;
 use crate::analysis::{FuncAnalyses, Preserved};
-use crate::ir::{mk, Block, Function, IdVec, ModuleCx, Opcode, Value};
-use crate::rewrite::blocks::{merge_into_preds, remove_unreachable};
+use crate::ir::{Block, Function, IdVec, ModuleCx, Opcode, Value};
+use crate::rewrite::blocks::{fold_constant_branches, merge_into_preds, remove_unreachable};
 
 pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved {
     let mut changed = false;
     loop {
-        let mut round = fold_branches(f);
+        let mut round = fold_constant_branches(f);
         if round {
             am.invalidate(Preserved::none());
         }
@@ -39,33 +39,6 @@ pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved
         }
         changed = true;
     }
-}
-
-fn fold_branches(f: &mut Function) -> bool {
-    let mut changed = false;
-    let blocks: Vec<Block> = f.layout().blocks().collect();
-    for b in blocks {
-        let Some(t) = f.terminator(b) else { continue };
-        if f.op(t) != Opcode::Brif {
-            continue;
-        }
-        let cond = f.arg(t, 0);
-        let pick = match f.as_iconst(cond) {
-            Some(c) => Some(if c != 0 { 0 } else { 1 }),
-            None => {
-                let ts = f.branch_targets(t);
-                (ts[0].block == ts[1].block && ts[0].args == ts[1].args).then_some(0)
-            }
-        };
-        if let Some(k) = pick {
-            // Copied only for a branch that folds: the rewrite edits the operands read.
-            let ts = f.branch_targets(t);
-            let (to, args) = (ts[k].block, ts[k].args.to_vec());
-            f.replace_inst(t, mk::jump(to), &args);
-            changed = true;
-        }
-    }
-    changed
 }
 
 /// Whether a block other than the entry holds just a `jump` to another block: the only blocks

@@ -1,8 +1,8 @@
-//! Block-level edits shared by several passes: deleting unreachable blocks, merging straight-line
+//! Block-level edits shared by several passes: folding branches on constants, deleting unreachable blocks, merging straight-line
 //! chains, dropping block parameters together with the matching arguments on every incoming edge.
 
 use crate::analysis::{Cfg, FuncAnalyses};
-use crate::ir::{Block, Function, Inst, Opcode, Value};
+use crate::ir::{mk, Block, Function, Inst, Opcode, Value};
 
 /// Deletes the blocks unreachable from the entry (they may use each other's values). The cached
 /// analyses stay valid (`FuncAnalyses::unreachable_removed`).
@@ -28,6 +28,34 @@ pub fn remove_unreachable(f: &mut Function, am: &mut FuncAnalyses) -> bool {
     }
     am.unreachable_removed();
     true
+}
+
+/// Turns each `brif` on a constant, or to one block with equal arguments, into a `jump`.
+pub fn fold_constant_branches(f: &mut Function) -> bool {
+    let mut changed = false;
+    let blocks: Vec<Block> = f.layout().blocks().collect();
+    for b in blocks {
+        let Some(t) = f.terminator(b) else { continue };
+        if f.op(t) != Opcode::Brif {
+            continue;
+        }
+        let cond = f.arg(t, 0);
+        let pick = match f.as_iconst(cond) {
+            Some(c) => Some(if c != 0 { 0 } else { 1 }),
+            None => {
+                let ts = f.branch_targets(t);
+                (ts[0].block == ts[1].block && ts[0].args == ts[1].args).then_some(0)
+            }
+        };
+        if let Some(k) = pick {
+            // Copied only for a branch that folds: the rewrite edits the operands read.
+            let ts = f.branch_targets(t);
+            let (to, args) = (ts[k].block, ts[k].args.to_vec());
+            f.replace_inst(t, mk::jump(to), &args);
+            changed = true;
+        }
+    }
+    changed
 }
 
 /// Removes parameters `dead` (ascending indices) of `b` and the matching arguments on every edge
