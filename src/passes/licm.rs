@@ -16,7 +16,8 @@
 //!      in the loop may write the loaded bytes (`alias`): a store through a different base,
 //!      or at offsets from the same root that cannot overlap, by constant offsets or by the
 //!      value ranges of its indices (`a[24][i % 30]` against `a[20][14]`; ranges computed
-//!      only when a loop asks).
+//!      only when a loop asks), or by offsets that differ by whole rows plus a part that keeps
+//!      the accesses apart (`a[i][4]` against `a[14][6]`, `analysis::depend`).
 //!    - instructions that compute the same (equal operands, constants by value: the copies
 //!      of an unrolled body) move once; the others' uses read the first.
 //! 3. Then whole inner loops move out of their parent loop when they compute the same thing on
@@ -29,6 +30,7 @@ use crate::analysis::alias::{
     base_of, call_writes, constant_offset, dereferenceable, escapes, may_alias, offset_range,
     offset_root, Base,
 };
+use crate::analysis::depend::disjoint;
 use crate::analysis::loops::Loop;
 use crate::analysis::range::{Interval, Ranges};
 use crate::analysis::{Cfg, DomTree, FuncAnalyses, LoopForest, Preserved};
@@ -86,8 +88,14 @@ enum Extent {
     Unknown,
 }
 
-/// A write of the loop: its base and where it lands.
-type LoopWrite = (Base, Extent);
+/// A write of the loop: its base, where it lands, and for a store its address and size (for
+/// the dependence test when the extents overlap).
+#[derive(PartialEq)]
+struct LoopWrite {
+    base: Base,
+    extent: Extent,
+    store: Option<(Value, i64)>,
+}
 
 struct LoopMem {
     /// What the loop's stores write, and what its calls write when their summary is known
@@ -186,34 +194,47 @@ impl LoopMem {
         // The loaded bytes by the ranges, asked for once and only without a constant offset.
         let mut read: Option<Option<(Value, i64, i64)>> = at.map(Some);
         for w in &mut self.writes {
-            if !may_alias(cx, w.0, base) {
+            if !may_alias(cx, w.base, base) {
                 continue;
             }
+            // Offsets that differ by a multiple of a row plus a constant part that keeps the
+            // accesses apart (`t[i][4]` against `t[14][6]`): disjoint whatever the extents say.
+            let apart = |w: &LoopWrite| {
+                w.store
+                    .is_some_and(|(wptr, wbytes)| disjoint(f, ptr, bytes, wptr, wbytes, &[]))
+            };
             if let Extent::Indexed {
                 root,
                 ptr: wptr,
                 block: wblock,
                 bytes: wbytes,
-            } = w.1
+            } = w.extent
             {
                 let same_root = match at {
                     Some((r, _, _)) => r == root,
                     None => offset_root(f, ptr) == root,
                 };
                 if !same_root {
+                    if apart(w) {
+                        continue;
+                    }
                     return true;
                 }
-                w.1 = match ranges.extent(f, cx, wptr, wblock, wbytes) {
+                w.extent = match ranges.extent(f, cx, wptr, wblock, wbytes) {
                     Some((root, lo, end)) => Extent::Bytes { root, lo, end },
                     None => Extent::Unknown,
                 };
             }
-            let Extent::Bytes { root, lo, end } = w.1 else {
+            let Extent::Bytes { root, lo, end } = w.extent else {
+                if apart(w) {
+                    continue;
+                }
                 return true;
             };
             let read = *read.get_or_insert_with(|| ranges.extent(f, cx, ptr, block, bytes));
             match read {
                 Some((r, rlo, rend)) if r == root && (rend <= lo || end <= rlo) => {}
+                _ if apart(w) => {}
                 _ => return true,
             }
         }
@@ -250,13 +271,21 @@ fn loop_memory(f: &Function, cx: &ModuleCx, cfg: &Cfg, blocks: &[Block]) -> Loop
                             bytes,
                         },
                     };
-                    add((base_of(f, cfg, ptr), extent));
+                    add(LoopWrite {
+                        base: base_of(f, cfg, ptr),
+                        extent,
+                        store: Some((ptr, bytes)),
+                    });
                 }
                 Opcode::Call => match call_writes(f, cx, cfg, i) {
                     None => m.writing_call = true,
                     Some(bases) => {
                         for base in bases {
-                            add((base, Extent::Unknown));
+                            add(LoopWrite {
+                                base,
+                                extent: Extent::Unknown,
+                                store: None,
+                            });
                         }
                     }
                 },
