@@ -336,7 +336,7 @@ impl<'a> Isel<'a> {
             let c = f.arg(t, 0);
             if let Some(ci) = f.def_inst(c) {
                 if f.op(ci) == Opcode::Icmp
-                    && f.num_uses(c) == 1
+                    && f.has_one_use(c)
                     && f.layout().inst_block(ci) == Some(b)
                 {
                     self.fused[ci.index()] = true;
@@ -352,13 +352,11 @@ impl<'a> Isel<'a> {
                 }
                 let (c, a, bv) = (f.arg(i, 0), f.arg(i, 1), f.arg(i, 2));
                 let abs = abs_select(f, f.ty(f.res(i)), c, a, bv);
-                if f.num_uses(c) == 1 && (abs.is_some() || sign_test(f, c, true).is_some()) {
+                if f.has_one_use(c) && (abs.is_some() || sign_test(f, c, true).is_some()) {
                     self.fused[f.def_inst(c).unwrap().index()] = true;
                 }
                 for arm in [a, bv] {
-                    if abs.is_some()
-                        && f.num_uses(arm) == 1
-                        && is_negation_of(f, arm, abs.unwrap().0)
+                    if abs.is_some() && f.has_one_use(arm) && is_negation_of(f, arm, abs.unwrap().0)
                     {
                         self.fused[f.def_inst(arm).unwrap().index()] = true;
                     }
@@ -1245,9 +1243,9 @@ impl<'a> Isel<'a> {
         let Some(bi) = f.def_inst(b) else {
             return false;
         };
-        if f.num_uses(b) != 1
+        if !matches!(f.op(bi), Opcode::Shl | Opcode::Xor)
             || self.vmap[b.index()].is_none()
-            || !matches!(f.op(bi), Opcode::Shl | Opcode::Xor)
+            || !f.has_one_use(b)
         {
             return false;
         }
