@@ -561,6 +561,7 @@ struct Effect {
 }
 
 impl<'a> Pressure<'a> {
+    #[inline]
     fn class(&self, r: Reg) -> usize {
         (self.vclass[r.vindex()] == RegClass::Float) as usize
     }
@@ -589,30 +590,32 @@ impl<'a> Pressure<'a> {
     }
 
     /// What issuing `mi` now does to the live registers (exactly what `issue` would do).
+    #[inline]
     fn effect(&self, mi: &MInst) -> Effect {
         let mut e = Effect::default();
-        let reads = 1 + (mi.rs1 == mi.rs2) as u32;
-        // The operand `mi` reads last, if any (both operands are one register when equal).
-        let mut dying = [Reg::NONE; 2];
-        for (i, r) in [mi.rs1, mi.rs2].into_iter().enumerate() {
-            if !r.is_virt() || (i == 1 && r == mi.rs1) {
-                continue;
-            }
+        let (a, b, d) = (mi.rs1, mi.rs2, mi.rd);
+        // Whether `mi` reads `r`, `reads` times, for the last time.
+        let dies = |r: Reg, reads: u32| {
             let (n, out, live) = self.left[r.vindex()];
-            if n == reads && !out && live {
+            n == reads && !out && live
+        };
+        // Both operands are one register when equal.
+        let a_dies = a.is_virt() && dies(a, 1 + (a == b) as u32);
+        let b_dies = b.is_virt() && b != a && dies(b, 1);
+        for (r, dying) in [(a, a_dies), (b, b_dies)] {
+            if dying {
                 let c = self.class(r);
                 e.net[c] -= 1;
                 e.top[c] -= 1;
-                dying[i] = r;
             }
         }
-        if mi.rd.is_virt() {
-            let c = self.class(mi.rd);
-            let (n, out, live) = self.left[mi.rd.vindex()];
-            if !live || dying.contains(&mi.rd) {
+        if d.is_virt() {
+            let (n, out, live) = self.left[d.vindex()];
+            if !live || (a_dies && d == a) || (b_dies && d == b) {
+                let c = self.class(d);
                 e.top[c] += 1;
                 // Dead on arrival: live only at its write.
-                let reads_after = n - mi.uses().filter(|&r| r == mi.rd).count() as u32;
+                let reads_after = n - (a == d) as u32 - (b == d) as u32;
                 if reads_after > 0 || out {
                     e.net[c] += 1;
                 }
@@ -622,23 +625,25 @@ impl<'a> Pressure<'a> {
     }
 
     /// How issuing `mi` changes the number of live registers, both classes together.
+    #[inline]
     fn delta(&self, mi: &MInst) -> i32 {
         let e = self.effect(mi);
         e.net[0] + e.net[1]
     }
 
     /// Whether issuing `mi` now takes some class beyond its cap.
+    #[inline]
     fn over_cap(&self, e: &Effect) -> bool {
         (0..2).any(|c| self.cur[c] as i32 + e.top[c] > self.cap[c] as i32)
     }
 
     fn issue(&mut self, mi: &MInst) {
         for r in mi.uses().filter(|r| r.is_virt()) {
-            let c = self.class(r);
             let e = &mut self.left[r.vindex()];
             e.0 -= 1;
             if e.0 == 0 && !e.1 && e.2 {
                 e.2 = false;
+                let c = self.class(r);
                 self.cur[c] -= 1;
             }
         }
@@ -1153,10 +1158,9 @@ fn before_alloc_in(mf: &mut MFunc, live_out: &LiveOut, scratch: &mut Scratch) {
             // one if it passes the check below, else the fastest passing one that watched the
             // pressure, else source order.
             let start = after.save(region, &mut saved);
-            // The source order's pressure beyond the limit in this region.
-            region.iter().for_each(|mi| after.issue(mi));
-            let source_excess = after.excess;
-            after.restore(start, &saved);
+            // The source order's pressure beyond the limit in this region, found before the
+            // first order that is checked against it.
+            let mut source_excess = None;
             let exit = branch_reads(body.get(j));
             let mut latency_room = i64::MAX;
             // What the last `Mode::Pressure` order tried returned (`i64::MIN`: none tried).
@@ -1183,6 +1187,11 @@ fn before_alloc_in(mf: &mut MFunc, live_out: &LiveOut, scratch: &mut Scratch) {
                 if matches!(mode, Mode::Pressure(_)) && pressure_room > acts_below {
                     continue;
                 }
+                if mode != Mode::Latency && source_excess.is_none() {
+                    region.iter().for_each(|mi| after.issue(mi));
+                    source_excess = Some(after.excess);
+                    after.restore(start, &saved);
+                }
                 let room = schedule_prepared(scratch, region, Some(&mut after), mode, &mut order);
                 // No point needs more registers than the cap, and, for an order that watched
                 // the pressure, the pressure beyond the limit does not spread to more of the
@@ -1191,7 +1200,7 @@ fn before_alloc_in(mf: &mut MFunc, live_out: &LiveOut, scratch: &mut Scratch) {
                 // `Mode::Pressure` order.
                 let ok = (0..2).all(|c| {
                     after.peak[c] <= after.cap[c]
-                        && (mode == Mode::Latency || after.excess[c] <= source_excess[c])
+                        && source_excess.is_none_or(|x: [u64; 2]| after.excess[c] <= x[c])
                 });
                 if ok && matches!(mode, Mode::Latency | Mode::SourceAtLimit) {
                     chosen = Some(mode);
