@@ -576,23 +576,49 @@ fn live_at_labels(code: &[MInst]) -> rustc_hash::FxHashMap<i64, u64> {
     let blocks = LabelBlocks::of(code);
     let starts = &blocks.starts;
     let nb = starts.len();
-    let mut live_in = vec![0u64; nb];
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for b in (0..nb).rev() {
+    // Per block: whether it ends in a terminator; where its first jump, branch or return is
+    // (the block's end if none); and what the instructions before it do to the live
+    // registers, composed into one step `live = (live & keep) | gen`, so each round of the
+    // solution walks only the transfers at the blocks' ends.
+    let summary: Vec<(bool, usize, u64, u64)> = (0..nb)
+        .map(|b| {
             let (s, e) = (starts[b], blocks.end(b));
             let ends = code[s..e]
                 .iter()
                 .rev()
                 .find(|mi| mi.op != MOp::Label)
                 .is_some_and(|mi| mi.op.is_terminator());
+            let transfer =
+                |op: MOp| matches!(op, MOp::J | MOp::Ret | MOp::TailCall) || op.is_branch();
+            let q = code[s..e]
+                .iter()
+                .position(|mi| transfer(mi.op))
+                .map_or(e, |i| s + i);
+            let (mut keep, mut gen) = (!0u64, 0u64);
+            for mi in code[s..q].iter().rev() {
+                let (kill, read) = match mi.op {
+                    MOp::Label => continue,
+                    MOp::Call => (clobbered, args | bit(Reg::SP)),
+                    _ => (bit(mi.rd), bit(mi.rs1) | bit(mi.rs2)),
+                };
+                keep &= !kill;
+                gen = (gen & !kill) | read;
+            }
+            (ends, q, keep, gen)
+        })
+        .collect();
+    let mut live_in = vec![0u64; nb];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for b in (0..nb).rev() {
+            let (ends, q, keep, gen) = summary[b];
             let mut live = if !ends && b + 1 < nb {
                 live_in[b + 1]
             } else {
                 0
             };
-            for mi in code[s..e].iter().rev() {
+            for mi in code[q..blocks.end(b)].iter().rev() {
                 let target = |l: i64| blocks.block(l).map_or(u64::MAX, |t| live_in[t]);
                 match mi.op {
                     MOp::Label => {}
@@ -608,6 +634,7 @@ fn live_at_labels(code: &[MInst]) -> rustc_hash::FxHashMap<i64, u64> {
                     }
                 }
             }
+            live = (live & keep) | gen;
             if live != live_in[b] {
                 live_in[b] = live;
                 changed = true;
