@@ -193,7 +193,19 @@ fn reset<T: Clone>(v: &mut Vec<T>, n: usize, x: T) {
 /// per owner, a `next` per entry), so the work uses a fixed number of tables whatever the
 /// numbers of registers and blocks (per-thread tables, reused from one call to the next).
 pub fn compute(mf: &MFunc) -> Intervals {
-    SCRATCH.with(|s| compute_in(mf, &mut s.borrow_mut()))
+    SCRATCH.with(|s| {
+        let s = &mut *s.borrow_mut();
+        let live_out = live_out_in(mf, s);
+        compute_in(mf, &live_out, s)
+    })
+}
+
+/// [`compute`] given the registers live out of each block, as [`live_out`] found them on this
+/// code or on code that differs from it only by the order of instructions inside blocks, every
+/// register's reads and writes keeping their order (what the scheduler does): which registers
+/// a block reads before writing them, and so the registers live out of it, are the same.
+pub fn compute_with(mf: &MFunc, live_out: &LiveOut) -> Intervals {
+    SCRATCH.with(|s| compute_in(mf, live_out, &mut s.borrow_mut()))
 }
 
 /// The virtual registers live out of each block: phases 1 and 2 of [`compute`] alone, without
@@ -214,24 +226,25 @@ impl LiveOut {
 /// The virtual registers live out of each block of `mf` (the live-out ranges [`compute`]
 /// would give).
 pub fn live_out(mf: &MFunc) -> LiveOut {
-    SCRATCH.with(|s| {
-        let s = &mut *s.borrow_mut();
-        solve(mf, s);
-        let nb = mf.blocks.len();
-        let mut offset = Vec::with_capacity(nb + 1);
-        let mut list = Vec::with_capacity(s.outs.len());
-        offset.push(0);
-        for b in 0..nb {
-            let mut e = s.out_head[b];
-            while e != NIL {
-                let (g, next) = s.outs[e as usize];
-                list.push(s.globals[g as usize]);
-                e = next;
-            }
-            offset.push(list.len() as u32);
+    SCRATCH.with(|s| live_out_in(mf, &mut s.borrow_mut()))
+}
+
+fn live_out_in(mf: &MFunc, s: &mut Scratch) -> LiveOut {
+    solve(mf, s);
+    let nb = mf.blocks.len();
+    let mut offset = Vec::with_capacity(nb + 1);
+    let mut list = Vec::with_capacity(s.outs.len());
+    offset.push(0);
+    for b in 0..nb {
+        let mut e = s.out_head[b];
+        while e != NIL {
+            let (g, next) = s.outs[e as usize];
+            list.push(s.globals[g as usize]);
+            e = next;
         }
-        LiveOut { offset, list }
-    })
+        offset.push(list.len() as u32);
+    }
+    LiveOut { offset, list }
 }
 
 /// Phases 1 and 2: fills `s.globals` (the global registers), and `s.out_head`/`s.outs` (per
@@ -434,13 +447,9 @@ fn solve(mf: &MFunc, s: &mut Scratch) {
     drop(preds);
 }
 
-fn compute_in(mf: &MFunc, s: &mut Scratch) -> Intervals {
-    solve(mf, s);
+fn compute_in(mf: &MFunc, live_out: &LiveOut, s: &mut Scratch) -> Intervals {
     let nv = mf.num_vregs();
     let Scratch {
-        globals,
-        out_head,
-        outs,
         head,
         recs,
         live,
@@ -476,14 +485,11 @@ fn compute_in(mf: &MFunc, s: &mut Scratch) -> Intervals {
             continue;
         }
         let (bs, be) = (2 * blk.start, 2 * blk.end - 1);
-        let mut e = out_head[bi];
-        while e != NIL {
-            let (g, next) = outs[e as usize];
-            let v = globals[g as usize] as usize;
+        for &v in live_out.of(bi) {
+            let v = v as usize;
             rl.add(v, bs, be);
             live[v] = true;
             live_list.push(v);
-            e = next;
         }
         let freq = 10f32.powi(blk.depth.min(6) as i32);
         for k in (blk.start..blk.end).rev() {

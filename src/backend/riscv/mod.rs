@@ -116,11 +116,15 @@ fn compile_function(
     lap.done("instruction selection");
     layout::run(&mut mf);
     lap.done("block layout");
-    if opts.opt_level > 0 {
-        sched::before_alloc(&mut mf);
+    let mut iv = if opts.opt_level > 0 {
+        // Scheduling keeps the registers live out of each block.
+        let live_out = liveness::live_out(&mf);
+        sched::before_alloc(&mut mf, &live_out);
         lap.done("scheduling");
-    }
-    let mut iv = liveness::compute(&mf);
+        liveness::compute_with(&mf, &live_out)
+    } else {
+        liveness::compute(&mf)
+    };
     lap.done("liveness");
     // Copy propagation coalesces what the allocator cannot; the simple baseline goes without.
     if opts.opt_level > 0

@@ -1033,10 +1033,10 @@ fn barrier_before_alloc(mi: &MInst) -> bool {
 }
 
 /// Schedules every block of `mf` (virtual registers), keeping each block's register pressure
-/// where it was.
-pub fn before_alloc(mf: &mut MFunc) {
-    let live_out = super::liveness::live_out(mf);
-    SCRATCH.with(|s| before_alloc_in(mf, &live_out, &mut s.borrow_mut()));
+/// where it was. `live_out`: the registers live out of each block (`liveness::live_out`), the
+/// same after as before.
+pub fn before_alloc(mf: &mut MFunc, live_out: &LiveOut) {
+    SCRATCH.with(|s| before_alloc_in(mf, live_out, &mut s.borrow_mut()));
 }
 
 thread_local! {
@@ -1565,7 +1565,8 @@ mod tests {
         let limit = PRESSURE_LIMIT[0] as usize;
         assert!(max_live(&latency) > limit + 1, "{}", max_live(&latency));
         assert!(max_live(&source) <= limit);
-        before_alloc(&mut mf);
+        let live_out = super::super::liveness::live_out(&mf);
+        before_alloc(&mut mf, &live_out);
         // `base` lives throughout; the rest within the limit.
         assert!(max_live(&mf.insts) <= limit, "{}", max_live(&mf.insts));
         assert!(
