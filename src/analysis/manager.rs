@@ -2,13 +2,15 @@
 //! pass says it did not preserve them.
 //!
 //! A function pass asks `FuncAnalyses` for what it needs (`am.cfg(f)`, `am.domtree(f)`,
-//! `am.loops(f)`, or several at once with `cfg_domtree` / `all`) and returns the set it left
-//! valid (`Preserved`); the runner drops the rest (`invalidate`). A pass that edits the CFG in
-//! the middle of its work and needs an analysis again calls `invalidate` itself first.
+//! `am.loops(f)`, `am.ranges(f, cx)`, or several at once with `cfg_domtree` / `all`) and returns
+//! the set it left valid (`Preserved`); the runner drops the rest (`invalidate`). A pass that
+//! edits the CFG in the middle of its work and needs an analysis again calls `invalidate` itself
+//! first.
 //!
 //! Dependencies form one chain: the dominator tree is computed from the CFG and the loop forest
 //! from both, so dropping the CFG drops the other two, and dropping the dominator tree drops the
-//! loops.
+//! loops. Value ranges are computed from the CFG, the dominator tree and the instructions, so
+//! they go with the dominator tree and with any change at all (`INSTS`).
 //!
 //! "Preserved" means equal to a fresh computation, order included: the CFG's predecessor lists
 //! follow the layout's block order and its tables are sized by the number of blocks, so moving a
@@ -17,8 +19,8 @@
 //! `verify_each`, so a wrong claim is reported naming the pass, and debug builds call it on every
 //! request, so a pass that forgets to `invalidate` after its own edit is caught too.
 
-use super::{Cfg, DomTree, LoopForest};
-use crate::ir::Function;
+use super::{Cfg, DomTree, LoopForest, Ranges};
+use crate::ir::{Function, ModuleCx};
 
 /// A set of analyses a pass left valid (a small bit set). `INSTS` stands for the instructions
 /// themselves: a pass that keeps it changed nothing at all, which is how fixed-point groups of
@@ -108,6 +110,7 @@ pub struct FuncAnalyses {
     cfg: Option<Cfg>,
     domtree: Option<DomTree>,
     loops: Option<LoopForest>,
+    ranges: Option<Ranges>,
     /// Loop-simplified form holds (established by `loop_simplify`, kept since).
     loop_simplified: bool,
 }
@@ -149,6 +152,19 @@ impl FuncAnalyses {
         (cfg, dt, loops)
     }
 
+    /// The CFG, the dominator tree and the value ranges, borrowed together. The ranges read
+    /// the module context only for what a segment of function passes does not change (callees'
+    /// result bounds, constant globals).
+    pub fn ranges(&mut self, f: &Function, cx: &ModuleCx) -> (&Cfg, &DomTree, &Ranges) {
+        self.debug_check(f);
+        let cfg = self.cfg.get_or_insert_with(|| Cfg::compute(f));
+        let dt = self.domtree.get_or_insert_with(|| DomTree::compute(f, cfg));
+        let ranges = self
+            .ranges
+            .get_or_insert_with(|| Ranges::compute(f, cx, cfg, dt));
+        (cfg, dt, ranges)
+    }
+
     /// In debug builds, every request first checks that what is cached is still true: a pass
     /// that edits the CFG and asks again without `invalidate` is caught where it asks.
     fn debug_check(&self, f: &Function) {
@@ -177,6 +193,7 @@ impl FuncAnalyses {
         if let Some(cfg) = &mut self.cfg {
             cfg.drop_unreachable();
         }
+        self.ranges = None;
     }
 
     /// Drops every cached analysis not in `keep`, and those computed from a dropped one.
@@ -193,10 +210,13 @@ impl FuncAnalyses {
         if self.domtree.is_none() || !keep.contains(Preserved::LOOPS) {
             self.loops = None;
         }
+        if self.domtree.is_none() || !keep.contains(Preserved::INSTS) {
+            self.ranges = None;
+        }
     }
 
-    /// Compares every cached analysis with a fresh computation; `Err` names the first that
-    /// differs.
+    /// Compares every cached analysis but the ranges with a fresh computation; `Err` names the
+    /// first that differs. (Cached ranges outlive only passes that changed nothing.)
     pub fn check(&self, f: &Function) -> Result<(), String> {
         let cfg = Cfg::compute(f);
         if self.loop_simplified {
@@ -266,6 +286,20 @@ bb3:
         assert!(am.cfg.is_none() && am.domtree.is_none() && am.loops.is_none());
         am.all(f);
         assert!(am.check(f).is_ok());
+    }
+
+    #[test]
+    fn ranges_outlive_only_passes_that_changed_nothing() {
+        let mut m = crate::ir::parse::module(LOOP).unwrap();
+        let crate::ir::Module { cx, funcs } = &mut m;
+        let f = funcs.iter_mut().next().unwrap().1;
+        let mut am = FuncAnalyses::new();
+        am.ranges(f, cx);
+        am.invalidate(Preserved::all());
+        assert!(am.ranges.is_some());
+        // Instructions changed, the block graph did not: the CFG stays, the ranges go.
+        am.invalidate(Preserved::block_graph());
+        assert!(am.cfg.is_some() && am.domtree.is_some() && am.ranges.is_none());
     }
 
     #[test]

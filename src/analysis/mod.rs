@@ -13,7 +13,8 @@
 //! - `manager`: `FuncAnalyses` (the per-function cache) and `Preserved` (what a pass kept).
 //! - `recursion`: where a function calls itself, and whether on `param ± constant` arguments.
 //! - `range`: a signed interval per integer value, narrowed by dominating branch conditions
-//!   (`Ranges::is_nonneg`, `range_at`, `decide_icmp`); computed by the pass that asks.
+//!   (`Ranges::is_nonneg`, `range_at`, `decide_icmp`); cached by the manager until anything
+//!   changes, or computed by a pass that needs them for a function it is editing.
 //!
 //! Analyses read `ir` and nothing else; passes read analyses.
 

@@ -27,7 +27,8 @@
 //!
 //! The branch facts a walk up the dominator tree meets are listed once per block (those of its
 //! first `WALK` blocks, with their distances); a query reads the list up to the value's
-//! definition.
+//! definition, and not at all for a value no listed fact names (most values are compared
+//! nowhere).
 //!
 //! Needs: CFG and dominator tree. Cost: O(blocks * `WALK`) for the lists, O((instructions +
 //! edges) * facts read per operand, at most `WALK`) to list the readers, plus that per
@@ -142,6 +143,10 @@ pub struct Ranges {
     /// each with its number of steps up: `facts[fact_start[b]..fact_start[b + 1]]`.
     fact_start: Vec<u32>,
     facts: Vec<Fact>,
+    /// The values some listed fact names among its `subjects`.
+    fact_subjects: IdSet<Value>,
+    /// The blocks whose list holds a fact without `subjects` (one that may narrow any value).
+    open: IdSet<Block>,
     dt: DomTree,
     /// Where widening stops first: the constants compares test against, and their
     /// neighbours, sorted.
@@ -161,16 +166,26 @@ impl Ranges {
         }
         let mut fact_start = Vec::with_capacity(n + 1);
         let mut facts = Vec::new();
+        let mut fact_subjects = IdSet::with_capacity(f.num_values());
+        let mut open = IdSet::with_capacity(n);
         for b in 0..n {
             fact_start.push(facts.len() as u32);
             let mut blk = Block::new(b);
             for step in 0..WALK {
                 if let Some((cond, taken)) = edge_fact[blk] {
+                    let subjects = subjects(f, cond, taken);
+                    if let Some(s) = subjects {
+                        for v in s {
+                            fact_subjects.insert(v);
+                        }
+                    } else {
+                        open.insert(Block::new(b));
+                    }
                     facts.push(Fact {
                         step,
                         cond,
                         taken,
-                        subjects: subjects(f, cond, taken),
+                        subjects,
                     });
                 }
                 match dt.idom.get(blk).copied().flatten() {
@@ -211,6 +226,8 @@ impl Ranges {
             range: IdVec::filled(f.num_values(), Interval::EMPTY),
             fact_start,
             facts,
+            fact_subjects,
+            open,
             dt: dt.clone(),
             thresholds,
             table_loads,
@@ -243,21 +260,27 @@ impl Ranges {
             return;
         }
         out.push(v);
-        let def = f.def_block(v);
-        if def == Some(b) {
-            return;
-        }
-        let limit = self.walk_limit(def, b);
-        for x in self.facts_at(b).iter().take_while(|x| x.step < limit) {
+        for x in self.facts_on_walk(f, v, b) {
             if x.may_narrow(v) {
                 refine_inputs(f, x.cond, x.taken, v, 2, out);
             }
         }
     }
 
-    /// The branch facts the dominator walk from `b` reads (see `facts`).
-    fn facts_at(&self, b: Block) -> &[Fact] {
-        &self.facts[self.fact_start[b.index()] as usize..self.fact_start[b.index() + 1] as usize]
+    /// The branch facts the dominator walk from `b` up to the definition of `v` reads (see
+    /// `facts`); empty when `v` is defined in `b` or when none of them may narrow `v`.
+    fn facts_on_walk(&self, f: &Function, v: Value, b: Block) -> &[Fact] {
+        if !self.fact_subjects.contains(v) && !self.open.contains(b) {
+            return &[];
+        }
+        let def = f.def_block(v);
+        if def == Some(b) {
+            return &[];
+        }
+        let limit = self.walk_limit(def, b);
+        let facts = &self.facts
+            [self.fact_start[b.index()] as usize..self.fact_start[b.index() + 1] as usize];
+        &facts[..facts.partition_point(|x| x.step < limit)]
     }
 
     /// The steps the dominator walk from `b` takes for a value defined in `def` (not `b`): up
@@ -312,12 +335,7 @@ impl Ranges {
         if r.is_empty() || r.lo == r.hi {
             return r;
         }
-        let def = f.def_block(v);
-        if def == Some(b) {
-            return r;
-        }
-        let limit = self.walk_limit(def, b);
-        for x in self.facts_at(b).iter().take_while(|x| x.step < limit) {
+        for x in self.facts_on_walk(f, v, b) {
             if x.may_narrow(v) {
                 r = self.refine(f, x.cond, x.taken, v, r, 2);
             }

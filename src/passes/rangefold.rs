@@ -8,8 +8,7 @@
 //! - `(y * c1) / c2` with `c2` dividing `c1`, where `y * c1` provably does not wrap, is
 //!   `y * (c1 / c2)` (so `(i * 60) / 60` is `i`).
 //!
-//! Needs: CFG and dominator tree from the analysis manager, ranges computed from them at the
-//! entry point. The ranges describe the function as it was: every rewrite is decided first,
+//! Needs: CFG and ranges from the analysis manager. The ranges describe the function as it was: every rewrite is decided first,
 //! then applied. Keeps the CFG (only instructions change). Cost: that of the ranges
 //! plus O(instructions).
 
@@ -17,9 +16,8 @@ use crate::analysis::{Cfg, FuncAnalyses, Preserved, Ranges};
 use crate::ir::{mk, Block, Function, Inst, ModuleCx, Opcode, Type, Value};
 
 pub fn run(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved {
-    let (cfg, dt) = am.cfg_domtree(f);
-    let ranges = Ranges::compute(f, cx, cfg, dt);
-    Preserved::cfg_kept(apply(f, cfg, &ranges))
+    let (cfg, _, ranges) = am.ranges(f, cx);
+    Preserved::cfg_kept(apply(f, cfg, ranges))
 }
 
 /// What one instruction becomes.

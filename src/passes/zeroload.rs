@@ -15,8 +15,8 @@
 //! does not write it (by its callee's effect summary); an address passed to any other call, to a
 //! block parameter or stored as a value keeps the array as it is.
 //!
-//! Needs: CFG and dominator tree from the analysis manager; ranges, computed only for
-//! functions with a cleared array that is loaded. Keeps the CFG (loads become constants).
+//! Needs: CFG, dominator tree and ranges from the analysis manager, the ranges asked for only
+//! in functions with a cleared array that is loaded. Keeps the CFG (loads become constants).
 //! Cost: that of the ranges plus O(uses of the arrays' addresses * stores).
 
 use crate::analysis::alias::{call_writes, Base};
@@ -32,11 +32,10 @@ pub fn run(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved 
     if arrays.is_empty() {
         return Preserved::all();
     }
-    let (cfg, dt) = am.cfg_domtree(f);
-    let ranges = Ranges::compute(f, cx, cfg, dt);
+    let (cfg, dt, ranges) = am.ranges(f, cx);
     let mut zeros = Vec::new();
     for a in arrays {
-        zero_loads(f, cx, cfg, dt, &ranges, a, &mut zeros);
+        zero_loads(f, cx, cfg, dt, ranges, a, &mut zeros);
     }
     for &l in &zeros {
         let data = match f.data(l).ty {
