@@ -6,7 +6,10 @@
 //! - `x / 2^k` and `x % 2^k` with `x >= 0` become a shift and a mask (no rounding fix-up);
 //! - `x % c` with `0 <= x < |c|` is `x`; `x / c` with `|x| < |c|` is 0;
 //! - `(y * c1) / c2` with `c2` dividing `c1`, where `y * c1` provably does not wrap, is
-//!   `y * (c1 / c2)` (so `(i * 60) / 60` is `i`).
+//!   `y * (c1 / c2)` (so `(i * 60) / 60` is `i`);
+//! - `(x / b) / c` with `b, c >= 1` whose product provably does not wrap, and the inner quotient
+//!   read nowhere else, is `x / (b * c)`: one division instead of two (truncating division by
+//!   positive divisors composes: `trunc(trunc(x / b) / c) = trunc(x / bc)`).
 //!
 //! Needs: CFG and ranges from the analysis manager. The ranges describe the function as it was: every rewrite is decided first,
 //! then applied. Keeps the CFG (only instructions change). Cost: that of the ranges
@@ -34,6 +37,8 @@ enum Rewrite {
     Zero(Inst),
     /// `y * c`.
     Scale(Inst, Value, i64),
+    /// `x / (b * c)`.
+    Merge(Inst, Value, Value, Value),
 }
 
 /// Applies the rewrites `ranges` (computed on `f` with `cfg`) justify.
@@ -91,6 +96,12 @@ pub fn apply(f: &mut Function, cfg: &Cfg, ranges: &Ranges) -> bool {
                     f.replace_inst(i, mk::binary(Opcode::Mul, ty), &[y, cv]);
                 }
             }
+            Rewrite::Merge(i, x, b, c) => {
+                let ty = f.data(i).ty;
+                let m = f.insert_new_before(i, mk::binary(Opcode::Mul, ty), &[b, c]);
+                let m = f.res(m);
+                f.replace_inst(i, mk::binary(Opcode::Sdiv, ty), &[x, m]);
+            }
         }
     }
     true
@@ -110,6 +121,9 @@ fn decide(f: &Function, ranges: &Ranges, b: Block, i: Inst) -> Option<Rewrite> {
             }
             let t = ranges.decide_icmp(f, d.cond(), x, y, b)?;
             Some(Rewrite::Decided(i, t))
+        }
+        Opcode::Sdiv if f.as_iconst(f.arg(i, 1)).is_none() => {
+            nested_quotient(f, ranges, b, i).map(|(x, p, q)| Rewrite::Merge(i, x, p, q))
         }
         Opcode::Sdiv | Opcode::Srem => {
             let (x, c) = (f.arg(i, 0), f.as_iconst(f.arg(i, 1))?);
@@ -140,10 +154,30 @@ fn decide(f: &Function, ranges: &Ranges, b: Block, i: Inst) -> Option<Rewrite> {
                     }
                 }
             }
-            None
+            nested_quotient(f, ranges, b, i).map(|(x, p, q)| Rewrite::Merge(i, x, p, q))
         }
         _ => None,
     }
+}
+
+/// For `i = (x / b) / c` in block `blk` whose inner quotient only `i` reads, with `b` and `c` at
+/// least 1 and `b * c` inside the type: `(x, b, c)`.
+fn nested_quotient(
+    f: &Function,
+    ranges: &Ranges,
+    blk: Block,
+    i: Inst,
+) -> Option<(Value, Value, Value)> {
+    let (q, c) = (f.arg(i, 0), f.arg(i, 1));
+    let inner = f.def_inst(q)?;
+    if f.op(inner) != Opcode::Sdiv || f.uses_of(q).count() != 1 {
+        return None;
+    }
+    let (x, b) = (f.arg(inner, 0), f.arg(inner, 1));
+    let rb = ranges.range_at(f, b, f.layout().inst_block(inner)?);
+    let rc = ranges.range_at(f, c, blk);
+    let max = crate::analysis::Interval::full(f.data(i).ty).hi as i128;
+    (rb.lo >= 1 && rc.lo >= 1 && rb.hi as i128 * rc.hi as i128 <= max).then_some((x, b, c))
 }
 
 /// `x` as `y * c1` (a `mul` or `shl` by a constant) that provably does not wrap where it is
