@@ -23,15 +23,9 @@ pub fn is_param_step(f: &Function, v: Value) -> bool {
 
 /// The calls `f` makes of itself, in layout order.
 pub fn self_calls(f: &Function) -> Vec<Inst> {
-    let mut out = Vec::new();
-    for b in f.layout().blocks() {
-        for i in f.layout().block_insts(b) {
-            if f.op(i) == Opcode::Call && f.callee(i) == f.id {
-                out.push(i);
-            }
-        }
-    }
-    out
+    let mut calls = f.calls();
+    calls.retain(|&i| f.callee(i) == f.id);
+    calls
 }
 
 /// How many of `f`'s calls of itself pass an argument `param ± constant`.

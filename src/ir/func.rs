@@ -156,6 +156,15 @@ impl Function {
         &self.uses
     }
 
+    /// The calls in the layout, in order.
+    pub fn calls(&self) -> Vec<Inst> {
+        self.layout
+            .blocks()
+            .flat_map(|b| self.layout.block_insts(b))
+            .filter(|&i| self.op(i) == Opcode::Call)
+            .collect()
+    }
+
     /// Instructions in the layout (the body's size).
     pub fn inst_count(&self) -> usize {
         self.layout

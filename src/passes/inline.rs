@@ -28,18 +28,6 @@ const SELF_COPIES: usize = 3;
 /// at each of them.
 const MAX_TREE_SITES: usize = 3;
 
-fn call_sites(f: &Function) -> Vec<Inst> {
-    let mut out = Vec::new();
-    for b in f.layout().blocks() {
-        for i in f.layout().block_insts(b) {
-            if f.op(i) == Opcode::Call {
-                out.push(i);
-            }
-        }
-    }
-    out
-}
-
 /// Functions in a call-graph cycle (including self-recursion), by Tarjan's SCC algorithm.
 fn recursive_funcs(m: &Module, callees: &IdVec<FuncId, Vec<FuncId>>) -> Vec<bool> {
     let n = m.cx.decls.len();
@@ -109,7 +97,7 @@ pub fn run_module(m: &mut Module) -> bool {
     let mut site_count = vec![0usize; m.cx.decls.len()];
     for &id in &ids {
         let f = &m.funcs[id];
-        for i in call_sites(f) {
+        for i in f.calls() {
             let c = f.callee(i);
             site_count[c.index()] += 1;
             if !callees[id].contains(&c) {
@@ -148,7 +136,7 @@ pub fn run_module(m: &mut Module) -> bool {
         // are not copied, and the code copies leave dead does not count in this function's
         // size when its own callers judge it.
         changed |= remove_dead(&mut m.funcs[caller], &m.cx);
-        let sites = call_sites(&m.funcs[caller]);
+        let sites = m.funcs[caller].calls();
         for i in sites {
             let c = m.funcs[caller].callee(i);
             if !m.cx.decls[c].defined || rec[c.index()] || c == caller {
@@ -173,7 +161,7 @@ pub fn run_module(m: &mut Module) -> bool {
     // functions nobody calls are the roots.
     let mut called = vec![false; m.cx.decls.len()];
     for &id in &ids {
-        for i in call_sites(&m.funcs[id]) {
+        for i in m.funcs[id].calls() {
             called[m.funcs[id].callee(i).index()] = true;
         }
     }
@@ -190,7 +178,7 @@ pub fn run_module(m: &mut Module) -> bool {
         reached[id.index()] = true;
     }
     while let Some(id) = work.pop() {
-        for i in call_sites(&m.funcs[id]) {
+        for i in m.funcs[id].calls() {
             let c = m.funcs[id].callee(i);
             if m.cx.decls[c].defined && !reached[c.index()] {
                 reached[c.index()] = true;

@@ -170,7 +170,7 @@ fn nested_quotient(
 ) -> Option<(Value, Value, Value)> {
     let (q, c) = (f.arg(i, 0), f.arg(i, 1));
     let inner = f.def_inst(q)?;
-    if f.op(inner) != Opcode::Sdiv || f.uses_of(q).count() != 1 {
+    if f.op(inner) != Opcode::Sdiv || !f.has_one_use(q) {
         return None;
     }
     let (x, b) = (f.arg(inner, 0), f.arg(inner, 1));

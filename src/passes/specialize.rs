@@ -24,7 +24,7 @@ use crate::analysis::constants::{Cell, Constants};
 use crate::analysis::recursion::self_calls;
 use crate::analysis::{Cfg, FuncAnalyses};
 use crate::ir::fold::{constant_value, Const};
-use crate::ir::{FuncId, Function, Inst, Module, ModuleCx, Opcode};
+use crate::ir::{FuncDecl, FuncId, Function, Inst, Module, ModuleCx, Opcode};
 use crate::rewrite::blocks::{fold_constant_branches, remove_unreachable};
 use crate::rewrite::consts::apply_constants;
 use crate::rewrite::dead::remove_dead;
@@ -158,13 +158,7 @@ pub fn run_module(m: &mut Module) -> bool {
     let mut count: FxHashMap<FuncId, usize> = FxHashMap::default();
     let mut changed = false;
     for caller in ids {
-        let sites: Vec<Inst> = m.funcs[caller]
-            .layout()
-            .blocks()
-            .flat_map(|b| m.funcs[caller].layout().block_insts(b))
-            .filter(|&i| m.funcs[caller].op(i) == Opcode::Call)
-            .collect();
-        for site in sites {
+        for site in m.funcs[caller].calls() {
             let f = &m.funcs[caller];
             let c = f.callee(site);
             if c == caller || !candidate[c.index()] {
@@ -202,31 +196,30 @@ fn make_copies(
     let ids: Vec<FuncId> = plan
         .keys
         .iter()
-        .map(|key| {
+        .enumerate()
+        .map(|(k, key)| {
             if let Some(&id) = copies.get(&(c, key.clone())) {
                 return id;
             }
             let n = count.entry(c).or_insert(0);
             *n += 1;
             let name = format!("{}.{}", m.cx.decls[c].name, n);
-            let decl = m.cx.decls[c].clone();
-            let id = m.declare_func(&name, decl.sig.clone(), true);
-            let d = &mut m.cx.decls[id];
-            d.effects = decl.effects;
-            d.reads = decl.reads;
-            d.writes = decl.writes;
-            d.returns = decl.returns;
+            let id = m.declare_func(&name, m.cx.decls[c].sig.clone(), true);
+            // What the original may do and return, the copy may too.
+            m.cx.decls[id] = FuncDecl {
+                name,
+                ..m.cx.decls[c].clone()
+            };
             copies.insert((c, key.clone()), id);
-            new.push((id, key));
+            new.push((id, k));
             id
         })
         .collect();
-    for (id, key) in new {
-        let k = plan.keys.iter().position(|x| x == key).unwrap();
+    for (id, k) in new {
         let calls: Vec<(Inst, FuncId)> =
             plan.calls[k].iter().map(|&(i, to)| (i, ids[to])).collect();
         let name = m.cx.decls[id].name.clone();
-        let g = copy(&m.funcs[c], &m.cx, id, &name, key, &calls);
+        let g = copy(&m.funcs[c], &m.cx, id, &name, &plan.keys[k], &calls);
         m.funcs[id] = g;
     }
     ids[0]
