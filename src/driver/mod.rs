@@ -109,6 +109,9 @@ pub fn compile_to(
     t: &Timings,
     out: &mut dyn std::io::Write,
 ) -> Report {
+    if opts.opt_level == 0 && opts.emit == Emit::Asm && !syntax_only && !opts.diagnostics.werror {
+        return compile_lazily(source, file_name, opts, t, out);
+    }
     // Without passes, the functions go to code generation as lowered: building them one at a
     // time frees the checked program as the module grows.
     let schedule = if opts.opt_level == 0 {
@@ -153,6 +156,47 @@ pub fn compile_to(
     report.write_error = written.err();
     t.stage("drop IR", || drop(m));
     report
+}
+
+/// `compile_to` for assembly without passes, when no warning is an error: code generation
+/// builds each function's IR just before compiling it (on its threads, in parallel), so the
+/// whole module's IR is never alive at once. The warnings read off the CFG come at the end.
+fn compile_lazily(
+    source: &[u8],
+    file_name: &str,
+    opts: &CompileOptions,
+    t: &Timings,
+    out: &mut dyn std::io::Write,
+) -> Report {
+    let (mut m, lazy) = match crate::frontend::run_lazy(source, file_name, &opts.diagnostics, t) {
+        Ok(x) => x,
+        Err(diagnostics) => {
+            return Report {
+                diagnostics,
+                failed: true,
+                write_error: None,
+            }
+        }
+    };
+    let popts = pass_options(opts);
+    let deferred = t.stage("passes", || {
+        passes::pipeline::optimize_deferring(&mut m, &popts, t)
+    });
+    let written = riscv::write_module_consuming(&mut m, &riscv_options(opts), t, out, &|f, cx| {
+        t.time("lowering", || lazy.build(f));
+        if opts.verify_each {
+            if let Err(e) = verify::function(f, cx) {
+                panic!("IR broken after lowering:\n{}", e.render(f, cx));
+            }
+        }
+        deferred.run(f, cx)
+    });
+    t.stage("drop IR", || drop(m));
+    Report {
+        diagnostics: lazy.finish(source, file_name, t),
+        failed: false,
+        write_error: written.err(),
+    }
 }
 
 /// Generates a whole text (a code generation stage), then writes it.

@@ -33,6 +33,7 @@ use crate::ir::{
 };
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
+use std::sync::Mutex;
 
 /// Local arrays up to this many elements are zero-filled by stores, larger ones by `memset`.
 const MAX_STORE_FILL: u64 = 16;
@@ -92,6 +93,143 @@ pub fn lower_program(
 ) -> Module {
     let mut bodies = std::mem::take(&mut p.bodies);
     let p: &Program = p;
+    let (mut m, info, source_of) = declare(p, &bodies);
+    let info = &info;
+    let source_of = &source_of[..];
+    let lower_one = |fid: FuncId, f: &mut Function, body: &Body| {
+        let source = source_of[fid.index()].expect("a defined function");
+        let falls_off = build(p, info, source, f, body);
+        // The body waits for the other functions and the passes without the rows of the block
+        // parameters SSA construction found trivial, and with its tables no larger than their
+        // contents.
+        f.compact();
+        f.shrink_to_fit();
+        falls_off
+    };
+    let body_of = |fid: FuncId| source_of[fid.index()].map(|(id, _)| id.index());
+    match (schedule, &mut bodies) {
+        (Schedule::Sequential, Bodies::Separate(separate)) => {
+            for (fid, f) in m.funcs.iter_mut() {
+                let Some(k) = body_of(fid) else { continue };
+                let body = separate[k].take().expect("a defined function has a body");
+                falls_off.extend(lower_one(fid, f, &body));
+            }
+        }
+        (Schedule::Sequential, Bodies::Shared(body)) => {
+            for (fid, f) in m.funcs.iter_mut() {
+                if body_of(fid).is_some() {
+                    falls_off.extend(lower_one(fid, f, body));
+                }
+            }
+        }
+        (Schedule::Parallel, _) => {
+            // Deeply nested bodies recurse deeper than a worker's stack allows: they are built
+            // on the calling thread (whose stack is sized for the deepest program the parser
+            // accepts).
+            let deep = |fid: FuncId| {
+                source_of[fid.index()].is_some_and(|(id, _)| p.funcs[id].nesting > PARALLEL_NESTING)
+            };
+            let bodies = &bodies;
+            let body = |fid: FuncId| match bodies {
+                Bodies::Shared(b) => body_of(fid).map(|_| b),
+                Bodies::Separate(v) => v[body_of(fid)?].as_ref(),
+            };
+            let mut falls: Vec<Option<(hir::FuncId, Span)>> = m
+                .funcs
+                .par_iter_mut()
+                .map(|(fid, f)| lower_one(fid, f, body(fid).filter(|_| !deep(fid))?))
+                .collect();
+            for (fid, f) in m.funcs.iter_mut() {
+                if let Some(b) = body(fid).filter(|_| deep(fid)) {
+                    falls[fid.index()] = lower_one(fid, f, b);
+                }
+            }
+            falls_off.extend(falls.into_iter().flatten());
+        }
+    }
+    m
+}
+
+/// The checked bodies of a module lowered on demand (`lower_lazily`), one function at a time
+/// wherever the caller builds it; each checked body is freed once its function is built. A
+/// function built here goes to code generation at once: its tables are not compacted.
+pub struct Pending {
+    p: Program,
+    info: ModInfo,
+    source_of: Vec<Option<(hir::FuncId, hir::StmtId)>>,
+    /// Per `hir::FuncId` index: the checked body, until its function is built.
+    bodies: Vec<Mutex<Option<Body>>>,
+    /// The functions built so far whose end is reachable, with the span of their closing `}`.
+    falls_off: Mutex<Vec<(FuncId, hir::FuncId, Span)>>,
+}
+
+impl Pending {
+    /// Builds the body of `f` (a function of the module `lower_lazily` returned) unless it is
+    /// built already (or not defined), freeing its checked body.
+    pub fn build(&self, f: &mut Function) {
+        let Some(source) = self.source_of[f.id.index()] else {
+            return;
+        };
+        let slot = &self.bodies[source.0.index()];
+        let Some(body) = slot.lock().unwrap_or_else(|e| e.into_inner()).take() else {
+            return;
+        };
+        let id = f.id;
+        if let Some((func, end)) = build(&self.p, &self.info, source, f, &body) {
+            self.falls_off
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push((id, func, end));
+        }
+    }
+
+    /// The checked program (without bodies) and the functions whose end is reachable with the
+    /// span of their closing `}`, in `FuncId` order, once every function is built.
+    pub fn finish(self) -> (Program, Vec<(hir::FuncId, Span)>) {
+        let mut falls = self
+            .falls_off
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner());
+        falls.sort_by_key(|&(fid, _, _)| fid.index());
+        let falls = falls.into_iter().map(|(_, f, end)| (f, end)).collect();
+        (self.p, falls)
+    }
+}
+
+/// Lowers the module level of a checked program whose bodies have tables of their own
+/// (`Bodies::Separate`): the module comes back with the functions nested deeper than
+/// `PARALLEL_NESTING` built (on the calling thread) and the others empty, to be built by
+/// `Pending::build` (on any thread) before anything reads them.
+pub fn lower_lazily(mut p: Program) -> (Module, Pending) {
+    let bodies = std::mem::take(&mut p.bodies);
+    let (mut m, info, source_of) = declare(&p, &bodies);
+    let Bodies::Separate(separate) = bodies else {
+        panic!("lazy lowering needs a set of tables per body")
+    };
+    let pending = Pending {
+        p,
+        info,
+        source_of,
+        bodies: separate.into_iter().map(Mutex::new).collect(),
+        falls_off: Mutex::new(Vec::new()),
+    };
+    for (fid, f) in m.funcs.iter_mut() {
+        let deep = pending.source_of[fid.index()]
+            .is_some_and(|(id, _)| pending.p.funcs[id].nesting > PARALLEL_NESTING);
+        if deep {
+            pending.build(f);
+        }
+    }
+    (m, pending)
+}
+
+/// The module without bodies: every used runtime function and program function declared, the
+/// globals created; with the lowering's module-wide facts and, per `FuncId` index, the checked
+/// function and root statement of each defined function.
+fn declare(
+    p: &Program,
+    bodies: &Bodies,
+) -> (Module, ModInfo, Vec<Option<(hir::FuncId, hir::StmtId)>>) {
     let mut m = Module::new();
     let mut info = ModInfo {
         funcs: FxHashMap::default(),
@@ -199,68 +337,32 @@ pub fn lower_program(
             source_of[info.funcs[&id].index()] = Some((id, body));
         }
     }
-    let info = &info;
-    let lower_one = |fid: FuncId, f: &mut Function, body: &Body| {
-        let (id, root) = source_of[fid.index()].expect("a defined function");
-        // The tables start as large as the last body this thread built: functions built one
-        // after another are mostly of similar sizes, and the tables then grow without copying.
-        let (insts, values, uses) = LAST_SIZES.get();
-        f.reserve(
-            insts.min(MAX_RESERVE),
-            values.min(MAX_RESERVE),
-            uses.min(MAX_RESERVE),
-        );
-        let falls_off = FnLower::run(p, body, info, f, &p.funcs[id], root);
-        LAST_SIZES.set((f.num_insts(), f.num_values(), f.uses().value.len()));
-        // The body waits for the other functions and the passes without the rows of the block
-        // parameters SSA construction found trivial, and with its tables no larger than their
-        // contents.
-        f.compact();
-        f.shrink_to_fit();
-        falls_off.then(|| (id, body.stmts[root].span.last()))
-    };
-    let body_of = |fid: FuncId| source_of[fid.index()].map(|(id, _)| id.index());
-    match (schedule, &mut bodies) {
-        (Schedule::Sequential, Bodies::Separate(separate)) => {
-            for (fid, f) in m.funcs.iter_mut() {
-                let Some(k) = body_of(fid) else { continue };
-                let body = separate[k].take().expect("a defined function has a body");
-                falls_off.extend(lower_one(fid, f, &body));
-            }
-        }
-        (Schedule::Sequential, Bodies::Shared(body)) => {
-            for (fid, f) in m.funcs.iter_mut() {
-                if body_of(fid).is_some() {
-                    falls_off.extend(lower_one(fid, f, body));
-                }
-            }
-        }
-        (Schedule::Parallel, _) => {
-            // Deeply nested bodies recurse deeper than a worker's stack allows: they are built
-            // on the calling thread (whose stack is sized for the deepest program the parser
-            // accepts).
-            let deep = |fid: FuncId| {
-                source_of[fid.index()].is_some_and(|(id, _)| p.funcs[id].nesting > PARALLEL_NESTING)
-            };
-            let bodies = &bodies;
-            let body = |fid: FuncId| match bodies {
-                Bodies::Shared(b) => body_of(fid).map(|_| b),
-                Bodies::Separate(v) => v[body_of(fid)?].as_ref(),
-            };
-            let mut falls: Vec<Option<(hir::FuncId, Span)>> = m
-                .funcs
-                .par_iter_mut()
-                .map(|(fid, f)| lower_one(fid, f, body(fid).filter(|_| !deep(fid))?))
-                .collect();
-            for (fid, f) in m.funcs.iter_mut() {
-                if let Some(b) = body(fid).filter(|_| deep(fid)) {
-                    falls[fid.index()] = lower_one(fid, f, b);
-                }
-            }
-            falls_off.extend(falls.into_iter().flatten());
-        }
-    }
-    m
+    (m, info, source_of)
+}
+
+/// Builds the body of `f` from the checked body `body` of `source` (function, root statement);
+/// the function and the span of its closing `}` if control can reach its end. The tables keep
+/// the rows of the block parameters SSA construction found trivial (`Function::compact` drops
+/// them).
+fn build(
+    p: &Program,
+    info: &ModInfo,
+    source: (hir::FuncId, hir::StmtId),
+    f: &mut Function,
+    body: &Body,
+) -> Option<(hir::FuncId, Span)> {
+    let (id, root) = source;
+    // The tables start as large as the last body this thread built: functions built one
+    // after another are mostly of similar sizes, and the tables then grow without copying.
+    let (insts, values, uses) = LAST_SIZES.get();
+    f.reserve(
+        insts.min(MAX_RESERVE),
+        values.min(MAX_RESERVE),
+        uses.min(MAX_RESERVE),
+    );
+    let falls_off = FnLower::run(p, body, info, f, &p.funcs[id], root);
+    LAST_SIZES.set((f.num_insts(), f.num_values(), f.uses().value.len()));
+    falls_off.then(|| (id, body.stmts[root].span.last()))
 }
 
 /// The most rows of each table reserved ahead of building a body (after a huge function, the

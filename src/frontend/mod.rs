@@ -70,23 +70,7 @@ pub fn run_timed(
         let module = t.stage("lower", || {
             lower::lower_program(&mut program, schedule, &mut falls_off)
         });
-        for (f, end) in falls_off {
-            let func = &program.funcs[f];
-            if func.ret.is_none() || Some(f) == program.main {
-                continue;
-            }
-            diags.push(
-                diag::Diagnostic::warning(
-                    diag::Lint::ReturnType,
-                    end,
-                    format!(
-                        "control reaches the end of non-void function `{}`",
-                        func.name
-                    ),
-                )
-                .with_note(Some(func.span), "the function is defined here"),
-            );
-        }
+        warn_falls_off(&program, falls_off, &mut diags);
         t.stage("drop checked program", || drop(program));
         diags.is_empty().then_some(module)
     })();
@@ -94,6 +78,76 @@ pub fn run_timed(
     Frontend {
         module,
         diagnostics,
+    }
+}
+
+/// Warns of the non-void functions other than `main` whose end control reaches (`falls_off`:
+/// each with the span of its closing `}`).
+fn warn_falls_off(
+    program: &hir::Program,
+    falls_off: Vec<(hir::FuncId, diag::Span)>,
+    diags: &mut diag::Diags,
+) {
+    for (f, end) in falls_off {
+        let func = &program.funcs[f];
+        if func.ret.is_none() || Some(f) == program.main {
+            continue;
+        }
+        diags.push(
+            diag::Diagnostic::warning(
+                diag::Lint::ReturnType,
+                end,
+                format!(
+                    "control reaches the end of non-void function `{}`",
+                    func.name
+                ),
+            )
+            .with_note(Some(func.span), "the function is defined here"),
+        );
+    }
+}
+
+/// `run_timed` with the function bodies left to build: the module's declarations and globals
+/// (and the deepest functions, built on the calling thread), and the checked bodies, which
+/// `Lazy::build` lowers one function at a time, freeing each. `Err` holds the rendered
+/// diagnostics when there are errors. The warnings read off the CFG come once every function is
+/// built (`Lazy::finish`), after the others, as `run` gives them; they cannot become errors
+/// (`-Werror` needs `run`), so the module is sure to be accepted.
+pub fn run_lazy(
+    source: &[u8],
+    file_name: &str,
+    opts: &diag::DiagOptions,
+    t: &Timings,
+) -> Result<(crate::ir::Module, Lazy), String> {
+    assert!(!opts.werror, "lazy lowering keeps warnings warnings");
+    let mut diags = diag::Diags::new(opts.clone());
+    let Some(program) = analyze(source, true, &mut diags, t) else {
+        return Err(t.stage("diagnostics", || render(&diags, source, file_name)));
+    };
+    let (module, pending) = t.stage("lower", || lower::lower_lazily(program));
+    Ok((module, Lazy { pending, diags }))
+}
+
+/// The bodies `run_lazy` left to build, and the diagnostics so far.
+pub struct Lazy {
+    pending: lower::Pending,
+    diags: diag::Diags,
+}
+
+impl Lazy {
+    /// Builds the body of `f` (a function of the module `run_lazy` returned) unless it is built
+    /// already.
+    pub fn build(&self, f: &mut crate::ir::Function) {
+        self.pending.build(f);
+    }
+
+    /// Every diagnostic, rendered as `run` renders them, once every function is built.
+    pub fn finish(self, source: &[u8], file_name: &str, t: &Timings) -> String {
+        let Lazy { pending, mut diags } = self;
+        let (program, falls_off) = pending.finish();
+        warn_falls_off(&program, falls_off, &mut diags);
+        t.stage("drop checked program", || drop(program));
+        t.stage("diagnostics", || render(&diags, source, file_name))
     }
 }
 

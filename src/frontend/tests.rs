@@ -121,8 +121,8 @@ fn sysy_fixtures_lower_and_verify() {
     }
 }
 
-/// Lowering one function at a time from bodies of their own (`-O0`) and in parallel from shared
-/// ones give the same module and the same diagnostics.
+/// Lowering one function at a time from bodies of their own, on demand from bodies of their own
+/// (`-O0`) and in parallel from shared ones give the same module and the same diagnostics.
 #[test]
 fn lowering_schedules_agree() {
     let mut files = Vec::new();
@@ -134,20 +134,35 @@ fn lowering_schedules_agree() {
     for f in files {
         let src = std::fs::read(&f).unwrap();
         let name = f.display().to_string();
-        let (parallel, sequential) = with_big_stack(move || {
+        let (parallel, sequential, lazy) = with_big_stack(move || {
             let opts = diag::DiagOptions::default();
+            let t = Timings::off();
             let text = |schedule| {
-                let out = run_timed(&src, &name, &opts, schedule, &Timings::off());
+                let out = run_timed(&src, &name, &opts, schedule, &t);
                 let ir = out.module.as_ref().map(crate::ir::print::module);
                 (ir, out.diagnostics)
+            };
+            let lazy = match run_lazy(&src, &name, &opts, &t) {
+                Ok((mut m, lazy)) => {
+                    // Built in reverse order: the order of building must not matter. Eager
+                    // lowering compacts the tables; lazy lowering leaves that out.
+                    for (_, f) in m.funcs.iter_mut().rev() {
+                        lazy.build(f);
+                        f.compact();
+                    }
+                    let ir = crate::ir::print::module(&m);
+                    (Some(ir), lazy.finish(&src, &name, &t))
+                }
+                Err(diagnostics) => (None, diagnostics),
             };
             (
                 text(lower::Schedule::Parallel),
                 text(lower::Schedule::Sequential),
+                lazy,
             )
         });
         assert!(
-            parallel == sequential,
+            parallel == sequential && parallel == lazy,
             "{}: the schedules differ",
             f.display()
         );
