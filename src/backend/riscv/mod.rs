@@ -371,7 +371,8 @@ const FUNCS_PER_ROUND: usize = 64;
 
 /// Compiles `bodies` (the defined functions, in `FuncId` order) in rounds of
 /// `FUNCS_PER_ROUND`, each round in parallel, writing each round's assembly to `out` in order
-/// before the next round starts, then the globals. `prepare` runs on each body that may be
+/// before the next round starts (on a pool of its own: while the next round compiles), then
+/// the globals. `prepare` runs on each body that may be
 /// edited just before it is compiled. Times code generation and output writing as stages of
 /// `t`.
 fn write_module<B: Body>(
@@ -399,9 +400,11 @@ fn write_module<B: Body>(
     } else {
         None
     };
+    // Assembly compiled and not yet written, in order.
+    let mut ready: Vec<String> = Vec::with_capacity(FUNCS_PER_ROUND);
     for round in bodies.chunks_mut(per_round) {
         let start = std::time::Instant::now();
-        let mut compile = || {
+        let mut compile = |texts: &mut Vec<String>| {
             round
                 .par_iter_mut()
                 .map_init(Scratch::default, |s, b| {
@@ -412,30 +415,58 @@ fn write_module<B: Body>(
                     b.release();
                     c.text
                 })
-                .collect_into_vec(&mut texts)
+                .collect_into_vec(texts)
         };
         match &pool {
-            Some(pool) => pool.install(compile),
-            None => compile(),
+            Some(pool) => {
+                // The calling thread is idle while the pool compiles: it writes the round
+                // before meanwhile (inside this stage's wall time).
+                let written = std::thread::scope(|scope| {
+                    let job = scope.spawn(|| pool.install(|| compile(&mut texts)));
+                    let written = write_texts(out, &mut header, &mut ready);
+                    if let Err(panic) = job.join() {
+                        std::panic::resume_unwind(panic);
+                    }
+                    written
+                });
+                t.add_stage("code generation", start.elapsed());
+                written?;
+                std::mem::swap(&mut ready, &mut texts);
+            }
+            None => {
+                compile(&mut texts);
+                t.add_stage("code generation", start.elapsed());
+                t.stage("output writing", || {
+                    write_texts(out, &mut header, &mut texts)
+                })?;
+            }
         }
-        t.add_stage("code generation", start.elapsed());
-        t.stage("output writing", || -> std::io::Result<()> {
-            if !header.is_empty() {
-                out.write_all(header.as_bytes())?;
-                header.clear();
-            }
-            for text in texts.drain(..) {
-                out.write_all(text.as_bytes())?;
-            }
-            Ok(())
-        })?;
     }
+    t.stage("output writing", || {
+        write_texts(out, &mut header, &mut ready)
+    })?;
     let data = t.stage("code generation", || {
         let mut data = std::mem::take(&mut header);
         emit::data(cx, &mut data);
         data
     });
     t.stage("output writing", || out.write_all(data.as_bytes()))
+}
+
+/// Writes `header` (once: it is emptied) and then `texts`, emptying it.
+fn write_texts(
+    out: &mut dyn std::io::Write,
+    header: &mut String,
+    texts: &mut Vec<String>,
+) -> std::io::Result<()> {
+    if !header.is_empty() {
+        out.write_all(header.as_bytes())?;
+        header.clear();
+    }
+    for text in texts.drain(..) {
+        out.write_all(text.as_bytes())?;
+    }
+    Ok(())
 }
 
 /// Compiles a whole module to one assembly file.
