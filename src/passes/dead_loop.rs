@@ -7,23 +7,22 @@
 //! `indvars` deletes counted ones; this takes any shape. A loop that only fills a local array
 //! nothing reads is dead too: the writes go first (`rewrite::locals`). Rounds repeat while a
 //! loop is deleted (each round deletes one at least), dropping the exit parameters the deleted
-//! loops read (a loop feeding only another dead loop goes in the next round). Needs: CFG, dominator tree, loop forest, loop-simplified form.
+//! loops read and the arithmetic only they read (a loop feeding only another dead loop goes in
+//! the next round). Needs: CFG, dominator tree, loop forest, loop-simplified form.
 //! Cost: O(loop sizes) per round.
 
 use crate::analysis::{FuncAnalyses, Preserved};
 use crate::ir::{mk, Block, Function, ModuleCx, Opcode, Value};
 use crate::rewrite::blocks::{remove_params, remove_unreachable};
+use crate::rewrite::dead::remove_dead;
 use crate::rewrite::locals::remove_unread_writes;
 use crate::rewrite::loops::ensure_preheaders;
 
 pub fn run(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved {
-    // Writes into local arrays nothing reads go first (the stores of a product no one reads).
-    // Rounds repeat while loops are deleted: deleting one may remove the last read of another
-    // loop's result or array.
-    let mut changed = remove_unread_writes(f, cx);
-    if changed {
-        am.invalidate(Preserved::block_graph());
-    }
+    // Writes into local arrays nothing reads go first (the stores of a product no one reads),
+    // and the arithmetic nothing reads. Rounds repeat while loops are deleted: deleting one may
+    // remove the last read of another loop's result or array.
+    let mut changed = remove_unread(f, cx, am);
     loop {
         changed |= drop_unused_exit_params(f, am);
         if !delete_dead_loops(f, cx, am) {
@@ -33,12 +32,25 @@ pub fn run(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved 
         am.invalidate(Preserved::none());
         remove_unreachable(f, am);
         // The deleted loops' reads are gone: a loop that fed only them (a value, or writes into
-        // a local array) may be dead now.
-        remove_unread_writes(f, cx);
-        am.invalidate(Preserved::block_graph());
+        // a local array, or arithmetic only they read) may be dead now.
+        remove_unread(f, cx, am);
         ensure_preheaders(f, am);
     }
     Preserved::unless(changed)
+}
+
+/// Removes the writes into local arrays nothing reads, then the values nothing needs; keeps the
+/// block graph.
+fn remove_unread(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> bool {
+    let mut changed = remove_unread_writes(f, cx);
+    if changed {
+        am.invalidate(Preserved::block_graph());
+    }
+    if remove_dead(f, cx, am.cfg(f)) {
+        am.invalidate(Preserved::block_graph());
+        changed = true;
+    }
+    changed
 }
 
 /// Drops the parameters nothing reads of loops' exit blocks (the result of a loop whose reader

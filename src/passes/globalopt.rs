@@ -2,14 +2,16 @@
 //!
 //! 1. A global whose address only ever feeds loads (through `gep`/`offset`) in the whole program
 //!    is never written: it is marked constant and every load from it at a constant offset is
-//!    replaced by the initial value.
+//!    replaced by the initial value. When every word of such a global holds the same value (a
+//!    zero-initialised array nothing writes), a load at any offset reads that value: the index
+//!    need not be known, since a load outside the global would be undefined.
 //! 2. A scalar global used by `main` only (and `main` never called) lives in `main`'s frame
 //!    instead: an alloca initialised in the entry block, which `mem2reg` then turns into SSA
 //!    values, so loops in `main` keep it in a register.
 //!
 //! Cost: O(instructions).
 
-use crate::ir::{mk, FuncId, GlobalId, Module, Opcode, Type, Value, ValueDef};
+use crate::ir::{mk, FuncId, GlobalId, GlobalInit, Module, Opcode, Type, Value, ValueDef};
 use rustc_hash::FxHashMap;
 
 #[derive(Default, Clone, Copy)]
@@ -73,16 +75,27 @@ pub fn run_module(m: &mut Module) -> bool {
                 if !matches!(ty, Type::I32 | Type::F32) {
                     continue;
                 }
-                let Some((g, off)) = const_global_addr(f, f.arg(i, 0)) else {
-                    continue;
+                let w = match const_global_addr(f, f.arg(i, 0)) {
+                    Some((g, off)) => {
+                        let Some(gd) = cx.globals.get(g) else {
+                            continue;
+                        };
+                        if !gd.is_const || off < 0 || off as u64 + 4 > gd.size || off % 4 != 0 {
+                            continue;
+                        }
+                        gd.word_at(off as u64)
+                    }
+                    None => {
+                        let Some(gd) = global_root(f, f.arg(i, 0)).and_then(|g| cx.globals.get(g))
+                        else {
+                            continue;
+                        };
+                        match uniform_word(gd) {
+                            Some(w) if gd.is_const => w,
+                            _ => continue,
+                        }
+                    }
                 };
-                let Some(gd) = cx.globals.get(g) else {
-                    continue;
-                };
-                if !gd.is_const || off < 0 || off as u64 + 4 > gd.size || off % 4 != 0 {
-                    continue;
-                }
-                let w = gd.word_at(off as u64);
                 let row = if ty == Type::F32 {
                     mk::fconst(f32::from_bits(w))
                 } else {
@@ -128,6 +141,34 @@ fn const_global_addr(f: &crate::ir::Function, ptr: Value) -> Option<(GlobalId, i
             }
             _ => return None,
         }
+    }
+}
+
+/// The global `ptr` points into, through any chain of `gep`s and `offset`s.
+fn global_root(f: &crate::ir::Function, ptr: Value) -> Option<GlobalId> {
+    let mut v = ptr;
+    loop {
+        let ValueDef::Result(i) = f.values.def[v] else {
+            return None;
+        };
+        match f.op(i) {
+            Opcode::Gaddr => return Some(f.global(i)),
+            Opcode::Offset | Opcode::Gep => v = f.arg(i, 0),
+            _ => return None,
+        }
+    }
+}
+
+/// The word every 32-bit slot of `gd`'s initial contents holds, if they all hold the same one.
+fn uniform_word(gd: &crate::ir::GlobalData) -> Option<u32> {
+    match &gd.init {
+        GlobalInit::Zero => Some(0),
+        GlobalInit::Words(w) => {
+            let first = w.first().copied().unwrap_or(0);
+            let full = w.len() as u64 * 4 >= gd.size;
+            (w.iter().all(|&x| x == first) && (full || first == 0)).then_some(first)
+        }
+        GlobalInit::Bytes(_) => None,
     }
 }
 

@@ -15,7 +15,10 @@
 //!
 //! Overflow: the counter's last value must not wrap, or the original loop would go on. This is
 //! guaranteed when `n` and `i0` are constants (checked here) or when the step is ±1 with a strict
-//! test (the last value is `n` itself). Other loops are left alone.
+//! test (the last value is `n` itself). A step of ±1 with a non-strict test (`i <= n`) passes
+//! `n` by one; it could only wrap for `n` at the end of the range, where the loop would never
+//! end, and a loop without side effects may be assumed to end (C11 6.8.5p6; such a loop is the
+//! only kind deleted here). Other loops are left alone.
 //! Needs: loop-simplified form, CFG, dominator tree, loop forest (recomputed after each
 //! deletion, which also restores the form).
 
@@ -24,7 +27,7 @@ use crate::analysis::loop_shape::{
 };
 use crate::analysis::loops::Loop;
 use crate::analysis::{Cfg, FuncAnalyses, LoopForest, Preserved};
-use crate::ir::{mk, Builder, Function, Inst, ModuleCx, Opcode, Type, Value};
+use crate::ir::{mk, Builder, CmpCond, Function, Inst, ModuleCx, Opcode, Type, Value};
 use crate::rewrite::blocks::remove_unreachable;
 use crate::rewrite::loops::{build_trip_count, ensure_preheaders};
 use rustc_hash::FxHashMap;
@@ -134,7 +137,16 @@ fn try_delete(f: &mut Function, cx: &ModuleCx, cfg: &Cfg, forest: &LoopForest, l
         return false;
     };
     let consts = (f.as_iconst(i0), f.as_iconst(bound));
-    if !exact_trip_count(cond, s, consts) {
+    let unit_non_strict = matches!(cond, CmpCond::Le | CmpCond::Ge)
+        && (s == 1 || s == -1)
+        && (consts.0.is_none() || consts.1.is_none());
+    let step_agrees = if s > 0 {
+        matches!(cond, CmpCond::Lt | CmpCond::Le)
+    } else {
+        matches!(cond, CmpCond::Gt | CmpCond::Ge)
+    };
+    let exact = exact_trip_count(cond, s, consts) || (unit_non_strict && step_agrees);
+    if !exact {
         return false;
     }
 

@@ -123,6 +123,7 @@ pub const O2: &[Step] = &[
     module_pass!(memo), // last: callers have used the purity its cache must not disturb
     loop_pass!(lftr), // after unroll, which reads counters; dce below drops them
     CFG_CLEANUP_ALL, // dead chains of branches (peeled trips): their arrays' reads go
+    loop_pass!(indvars), // counters whose last values sink moved out of emptied loops
     loop_pass!(dead_loop), // loops whose results inlining left unused (dce emptied them)
     // Late: the loops are final (unrolled, exit tests rewritten); no gvn merges the offsets.
     Step::Func(Pass {
@@ -132,12 +133,13 @@ pub const O2: &[Step] = &[
     }),
     pass!(jump_thread), // loop exits that re-test a condition their own branch decided
     CFG_CLEANUP,
-    pass!(divconst),  // late: loop passes and constant folding see plain divisions
-    pass!(gvn),       // a quotient and remainder of the same operands share the quotient
-    pass!(addchain),  // last: sums are final (unrolled copies joined, divisions lowered)
-    loop_pass!(licm), // sums of invariants addchain grouped; divisions' invariant factors
-    pass!(dce),       // the replaced divisions
-    pass!(callhoist), // last: the code between calls is final
+    loop_pass!(dead_loop), // loops read only by branches whose arms the cleanup merged
+    pass!(divconst),       // late: loop passes and constant folding see plain divisions
+    pass!(gvn),            // a quotient and remainder of the same operands share the quotient
+    pass!(addchain),       // last: sums are final (unrolled copies joined, divisions lowered)
+    loop_pass!(licm),      // sums of invariants addchain grouped; divisions' invariant factors
+    pass!(dce),            // the replaced divisions
+    pass!(callhoist),      // last: the code between calls is final
 ];
 
 /// Pass-manager switches.

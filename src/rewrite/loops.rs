@@ -14,7 +14,8 @@ use rustc_hash::FxHashMap;
 
 /// Emits the trip count (i32) of a counted loop whose count is exact
 /// (`loop_shape::exact_trip_count`): a constant when `i0` and `n` are (`consts`), else
-/// `max(1, |n - i0|)` in 64 bits for a step of ±1 (then truncated).
+/// `max(1, |n - i0|)` in 64 bits for a step of ±1 (then truncated), one more for a non-strict
+/// test (`le`, `ge`).
 pub fn build_trip_count(
     bld: &mut Builder,
     cond: CmpCond,
@@ -33,6 +34,11 @@ pub fn build_trip_count(
         bld.binary(Opcode::Sub, a64, n64)
     };
     let one = bld.iconst_ty(Type::I64, 1);
+    let d = if matches!(cond, CmpCond::Le | CmpCond::Ge) {
+        bld.binary(Opcode::Add, d, one)
+    } else {
+        d
+    };
     let lt = bld.icmp(CmpCond::Lt, d, one);
     let k64 = bld.select(lt, one, d);
     bld.unary(Opcode::Trunc, Type::I32, k64)
