@@ -104,6 +104,7 @@ pub const O2: &[Step] = &[
     CLEANUP,
     loop_pass!(sink), // after dce dropped unread carried values: last-trip values leave loops
     module_pass!(loop_idiom), // after indvars took the counters' exit values; before lsr
+    pass!(zeroload),  // loads from globals the new clearing calls zeroed
     loop_pass!(modrec), // after indvars gave inner loops closed forms; before unroll copies steps
     loop_pass!(lsr),  // late: addresses are final, invariant bases already hoisted
     CLEANUP,          // the new constant-index geps and offset chains; dead index arithmetic

@@ -15,13 +15,23 @@
 //! does not write it (by its callee's effect summary); an address passed to any other call, to a
 //! block parameter or stored as a value keeps the array as it is.
 //!
+//! A global cleared whole by `memset(g, 0, size)` (what `loop_idiom` makes of a zeroing loop)
+//! holds zero until something may write it again; a load from it at any offset reads zero
+//! where every path from the entry passes a clearing call after its last possible write. That
+//! is a forward must-dataflow over the blocks, one bit per cleared global: a clearing call sets
+//! the bit, a store of a value other than zero or a call that may write the global clears it,
+//! a block starts from the meet (and) of its predecessors, the entry from nothing, and the
+//! iteration starts optimistic (every bit set) so that a loop that does not write the global
+//! keeps it cleared around its back edge.
+//!
 //! Needs: CFG, dominator tree and ranges from the analysis manager, the ranges asked for only
 //! in functions with a cleared array that is loaded. Keeps the CFG (loads become constants).
-//! Cost: that of the ranges plus O(uses of the arrays' addresses * stores).
+//! Cost: that of the ranges plus O(uses of the arrays' addresses * stores); for globals,
+//! O(instructions) once plus O(blocks * edges) per round of the dataflow.
 
-use crate::analysis::alias::{call_writes, Base};
+use crate::analysis::alias::{base_of, call_writes, may_alias, Base};
 use crate::analysis::{Cfg, DomTree, FuncAnalyses, Preserved, Ranges};
-use crate::ir::{mk, Function, Inst, ModuleCx, Opcode, Type, Value};
+use crate::ir::{mk, Function, GlobalId, Inst, ModuleCx, Opcode, Type, Value};
 
 pub fn run(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved {
     let arrays: Vec<Inst> = f
@@ -29,13 +39,15 @@ pub fn run(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved 
         .block_insts(f.entry())
         .filter(|&i| f.op(i) == Opcode::Alloca && is_cleared_and_loaded(f, cx, f.res(i)))
         .collect();
-    if arrays.is_empty() {
-        return Preserved::all();
-    }
-    let (cfg, dt, ranges) = am.ranges(f, cx);
     let mut zeros = Vec::new();
-    for a in arrays {
-        zero_loads(f, cx, cfg, dt, ranges, a, &mut zeros);
+    if has_cleared_global(f, cx) {
+        zero_global_loads(f, cx, am.cfg(f), &mut zeros);
+    }
+    if !arrays.is_empty() {
+        let (cfg, dt, ranges) = am.ranges(f, cx);
+        for a in arrays {
+            zero_loads(f, cx, cfg, dt, ranges, a, &mut zeros);
+        }
     }
     for &l in &zeros {
         let data = match f.data(l).ty {
@@ -45,6 +57,162 @@ pub fn run(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved 
         f.replace_inst(l, data, &[]);
     }
     Preserved::cfg_kept(!zeros.is_empty())
+}
+
+/// The global `call memset(gaddr g, 0, n)` with `n >= size of g` clears whole, if `i` is one.
+fn cleared_global(f: &Function, cx: &ModuleCx, i: Inst) -> Option<GlobalId> {
+    if f.op(i) != Opcode::Call || f.args(i).len() != 3 {
+        return None;
+    }
+    let g = f
+        .def_inst(f.arg(i, 0))
+        .filter(|&d| f.op(d) == Opcode::Gaddr)?;
+    let g = f.global(g);
+    let size = cx.globals.get(g)?.size;
+    is_clearing(f, cx, f.arg(i, 0), size as i64, i).then_some(g)
+}
+
+/// A quick filter: some call clears a global whole.
+fn has_cleared_global(f: &Function, cx: &ModuleCx) -> bool {
+    f.layout().blocks().any(|b| {
+        f.layout()
+            .block_insts(b)
+            .any(|i| cleared_global(f, cx, i).is_some())
+    })
+}
+
+/// What an instruction does to the cleared bits of the globals (`zero_global_loads`).
+enum Event {
+    /// Clears the bits `kill` (a possible write), then sets `gen` (a clearing call).
+    Write { kill: u64, gen: u64 },
+    /// A load from the global of bit `bit`.
+    Load { inst: Inst, bit: u32 },
+}
+
+/// Pushes onto `out` the loads from globals cleared on every path to them (see the module
+/// comment). At most 64 globals are followed: the first cleared ones in layout order.
+fn zero_global_loads(f: &Function, cx: &ModuleCx, cfg: &Cfg, out: &mut Vec<Inst>) {
+    let mut globals: Vec<GlobalId> = Vec::new();
+    for &b in &cfg.rpo {
+        for i in f.layout().block_insts(b) {
+            if let Some(g) = cleared_global(f, cx, i) {
+                if !globals.contains(&g) && globals.len() < 64 {
+                    globals.push(g);
+                }
+            }
+        }
+    }
+    let bits_of = |base: Base| -> u64 {
+        let mut m = 0u64;
+        for (k, &g) in globals.iter().enumerate() {
+            if may_alias(cx, base, Base::Global(g)) {
+                m |= 1 << k;
+            }
+        }
+        m
+    };
+    let all = bits_of(Base::Unknown);
+    // The events of each reachable block, in order.
+    let mut events: Vec<Vec<Event>> = Vec::with_capacity(cfg.rpo.len());
+    let mut loads = 0usize;
+    for &b in &cfg.rpo {
+        let mut ev = Vec::new();
+        for i in f.layout().block_insts(b) {
+            match f.op(i) {
+                Opcode::Store => {
+                    let val = f.arg(i, 0);
+                    let zero = f.as_iconst(val) == Some(0)
+                        || f.as_fconst(val).is_some_and(|x| x.to_bits() == 0);
+                    if !zero {
+                        let kill = bits_of(base_of(f, cfg, f.arg(i, 1)));
+                        if kill != 0 {
+                            ev.push(Event::Write { kill, gen: 0 });
+                        }
+                    }
+                }
+                Opcode::Call => {
+                    let d = cx.decl(f.callee(i));
+                    let kill = if !d.defined && d.name == "memset" && f.args(i).len() == 3 {
+                        // Writes only where its first argument points.
+                        bits_of(base_of(f, cfg, f.arg(i, 0)))
+                    } else {
+                        match call_writes(f, cx, cfg, i) {
+                            None => all,
+                            Some(bases) => bases.into_iter().fold(0, |m, b| m | bits_of(b)),
+                        }
+                    };
+                    let gen = cleared_global(f, cx, i)
+                        .and_then(|g| globals.iter().position(|&x| x == g))
+                        .map_or(0, |k| 1u64 << k);
+                    if kill != 0 || gen != 0 {
+                        ev.push(Event::Write { kill, gen });
+                    }
+                }
+                Opcode::Load if matches!(f.data(i).ty, Type::I32 | Type::F32) => {
+                    if let Base::Global(g) = base_of(f, cfg, f.arg(i, 0)) {
+                        if let Some(k) = globals.iter().position(|&x| x == g) {
+                            ev.push(Event::Load {
+                                inst: i,
+                                bit: k as u32,
+                            });
+                            loads += 1;
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        events.push(ev);
+    }
+    if loads == 0 {
+        return;
+    }
+    let transfer = |ev: &[Event], mut m: u64| {
+        for e in ev {
+            if let Event::Write { kill, gen } = *e {
+                m = (m & !kill) | gen;
+            }
+        }
+        m
+    };
+    // Optimistic start: every bit set on every block's exit but the entry's inputs.
+    let n = cfg.rpo.len();
+    let mut exit_bits = vec![all; n];
+    let mut entry_bits = vec![0u64; n];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for (k, &b) in cfg.rpo.iter().enumerate() {
+            let inb = if k == 0 {
+                0
+            } else {
+                cfg.preds[b]
+                    .iter()
+                    .map(|&p| cfg.rpo_index[p])
+                    .filter(|&pi| pi != u32::MAX)
+                    .fold(all, |m, pi| m & exit_bits[pi as usize])
+            };
+            entry_bits[k] = inb;
+            let outb = transfer(&events[k], inb);
+            if outb != exit_bits[k] {
+                exit_bits[k] = outb;
+                changed = true;
+            }
+        }
+    }
+    for (k, ev) in events.iter().enumerate() {
+        let mut m = entry_bits[k];
+        for e in ev {
+            match *e {
+                Event::Write { kill, gen } => m = (m & !kill) | gen,
+                Event::Load { inst, bit } => {
+                    if m & (1 << bit) != 0 {
+                        out.push(inst);
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// `call memset(root, 0, n)` with `n >= size`: clears the whole alloca at `root`.
