@@ -230,7 +230,11 @@ struct Scratch {
     readers: Vec<u32>,
     pending: Vec<Reg>,
     uses: Vec<[Reg; 2]>,
-    ready: Vec<u32>,
+    /// The ready nodes as `rank` keys, in increasing order.
+    ready: Vec<u64>,
+    /// Per node of the region: its virtual registers as `Pressure` reads them (filled by the
+    /// caller before scheduling with a `Pressure`).
+    vregs: Vec<VRegs>,
     earliest: Vec<u32>,
     npreds: Vec<u32>,
     info: Vec<machine::Info>,
@@ -526,6 +530,27 @@ impl BlockRegs {
     }
 }
 
+/// No virtual register (a `VRegs` field).
+const NO_VREG: u32 = u32::MAX;
+
+/// The virtual registers of one instruction as `Pressure::effect_of` reads them, looked up once
+/// per region: each register's index (`NO_VREG`: not a virtual register) and class.
+#[derive(Clone, Copy)]
+struct VRegs {
+    /// `rs1`, and how often the instruction reads it (2 when `rs2` is the same register).
+    a: u32,
+    a_class: u8,
+    a_reads: u32,
+    /// `rs2`, unless it is `rs1`.
+    b: u32,
+    b_class: u8,
+    /// `rd`, and whether `rs1` and `rs2` are the same register as it.
+    d: u32,
+    d_class: u8,
+    d_is_a: bool,
+    d_is_b: bool,
+}
+
 /// Live-register bookkeeping of one block before allocation.
 struct Pressure<'a> {
     vclass: &'a [RegClass],
@@ -589,33 +614,58 @@ impl<'a> Pressure<'a> {
         }
     }
 
-    /// What issuing `mi` now does to the live registers (exactly what `issue` would do).
-    #[inline]
-    fn effect(&self, mi: &MInst) -> Effect {
-        let mut e = Effect::default();
+    /// The virtual registers of `mi` (see `effect_of`).
+    fn vregs(&self, mi: &MInst) -> VRegs {
         let (a, b, d) = (mi.rs1, mi.rs2, mi.rd);
-        // Whether `mi` reads `r`, `reads` times, for the last time.
-        let dies = |r: Reg, reads: u32| {
-            let (n, out, live) = self.left[r.vindex()];
+        let index = |r: Reg| {
+            if r.is_virt() {
+                r.vindex() as u32
+            } else {
+                NO_VREG
+            }
+        };
+        let class = |r: Reg| if r.is_virt() { self.class(r) as u8 } else { 0 };
+        let b_own = b.is_virt() && b != a;
+        VRegs {
+            a: index(a),
+            a_class: class(a),
+            a_reads: 1 + (a == b) as u32,
+            b: if b_own { index(b) } else { NO_VREG },
+            b_class: if b_own { class(b) } else { 0 },
+            d: index(d),
+            d_class: class(d),
+            d_is_a: a == d,
+            d_is_b: b == d,
+        }
+    }
+
+    /// What issuing an instruction with virtual registers `v` (`vregs`) now does to the live
+    /// registers (exactly what `issue` would do).
+    #[inline]
+    fn effect_of(&self, v: &VRegs) -> Effect {
+        let mut e = Effect::default();
+        // Whether the instruction reads `r`, `reads` times, for the last time.
+        let dies = |r: u32, reads: u32| {
+            let (n, out, live) = self.left[r as usize];
             n == reads && !out && live
         };
-        // Both operands are one register when equal.
-        let a_dies = a.is_virt() && dies(a, 1 + (a == b) as u32);
-        let b_dies = b.is_virt() && b != a && dies(b, 1);
-        for (r, dying) in [(a, a_dies), (b, b_dies)] {
-            if dying {
-                let c = self.class(r);
-                e.net[c] -= 1;
-                e.top[c] -= 1;
-            }
+        let a_dies = v.a != NO_VREG && dies(v.a, v.a_reads);
+        let b_dies = v.b != NO_VREG && dies(v.b, 1);
+        if a_dies {
+            e.net[v.a_class as usize] -= 1;
+            e.top[v.a_class as usize] -= 1;
         }
-        if d.is_virt() {
-            let (n, out, live) = self.left[d.vindex()];
-            if !live || (a_dies && d == a) || (b_dies && d == b) {
-                let c = self.class(d);
+        if b_dies {
+            e.net[v.b_class as usize] -= 1;
+            e.top[v.b_class as usize] -= 1;
+        }
+        if v.d != NO_VREG {
+            let (n, out, live) = self.left[v.d as usize];
+            if !live || (a_dies && v.d_is_a) || (b_dies && v.d_is_b) {
+                let c = v.d_class as usize;
                 e.top[c] += 1;
                 // Dead on arrival: live only at its write.
-                let reads_after = n - (a == d) as u32 - (b == d) as u32;
+                let reads_after = n - v.d_is_a as u32 - v.d_is_b as u32;
                 if reads_after > 0 || out {
                     e.net[c] += 1;
                 }
@@ -624,10 +674,11 @@ impl<'a> Pressure<'a> {
         e
     }
 
-    /// How issuing `mi` changes the number of live registers, both classes together.
+    /// How issuing an instruction with virtual registers `v` changes the number of live
+    /// registers, both classes together.
     #[inline]
-    fn delta(&self, mi: &MInst) -> i32 {
-        let e = self.effect(mi);
+    fn delta(&self, v: &VRegs) -> i32 {
+        let e = self.effect_of(v);
         e.net[0] + e.net[1]
     }
 
@@ -793,19 +844,21 @@ fn schedule_prepared(
         earliest,
         npreds,
         info,
+        vregs,
         ..
     } = s;
     let dag = &*dag;
+    let vregs = &vregs[..if pressure.is_some() { n } else { 0 }];
     npreds.clear();
     npreds.extend_from_slice(&dag.npreds);
     earliest.clear();
     earliest.resize(n, 0);
     // `ready` is kept by height, greatest first, then by source order: the order `best`
     // ranks candidates in.
-    let rank = |k: u32| (std::cmp::Reverse(dag.height[k as usize]), k);
+    let rank = |k: u32| rank(dag, k);
     ready.clear();
-    ready.extend((0..n as u32).filter(|&k| npreds[k as usize] == 0));
-    ready.sort_unstable_by_key(|&k| rank(k));
+    ready.extend((0..n as u32).filter(|&k| npreds[k as usize] == 0).map(rank));
+    ready.sort_unstable();
     // When each unit is free again; the last entry stands for no unit and stays 0.
     let mut unit_free = [0u32; machine::NO_UNIT as usize + 1];
     let mut cycle = 0u32;
@@ -839,21 +892,21 @@ fn schedule_prepared(
         let tight = tight_classes(pressure.as_deref());
         least_room = loose_room(pressure.as_deref(), tight, least_room);
         let pick = if source_at_limit && pressure.as_deref().is_some_and(|p| p.room() <= 0) {
-            *ready.iter().min().unwrap()
+            ready.iter().map(|&r| node(r)).min().unwrap()
         } else if tight.contains(&true) {
             let p = pressure.as_deref().unwrap();
             let startable = |k: u32| start_of(k, earliest, &unit_free) <= cycle;
-            best_tight(ready, |_| true, startable, dag, insts, p, tight)
+            best_tight(ready, |_| true, startable, p, vregs, tight)
                 .unwrap()
                 .0
         } else {
             let startable = |k: u32| start_of(k, earliest, &unit_free) <= cycle;
-            match best(ready, startable, dag, insts, pressure.as_deref()) {
+            match best(ready, startable, pressure.as_deref(), vregs) {
                 Some(k) => k,
                 None => {
                     cycle = ready
                         .iter()
-                        .map(|&k| start_of(k, earliest, &unit_free))
+                        .map(|&r| start_of(node(r), earliest, &unit_free))
                         .min()
                         .unwrap();
                     continue;
@@ -861,7 +914,7 @@ fn schedule_prepared(
             }
         };
         cycle = cycle.max(start_of(pick, earliest, &unit_free));
-        let at = ready.iter().position(|&r| r == pick).unwrap();
+        let at = ready.binary_search(&rank(pick)).unwrap();
         ready.remove(at);
         if let Some(p) = pressure.as_deref_mut() {
             p.issue(&insts[pick as usize]);
@@ -882,16 +935,16 @@ fn schedule_prepared(
             None
         } else if tight.contains(&true) {
             let p = pressure.as_deref().unwrap();
-            best_tight(ready, pairs, |_| true, dag, insts, p, tight)
+            best_tight(ready, pairs, |_| true, p, vregs, tight)
                 .filter(|&(_, key)| !key.over && !key.grows)
                 .map(|(k, _)| k)
         } else {
-            best(ready, pairs, dag, insts, pressure.as_deref())
+            best(ready, pairs, pressure.as_deref(), vregs)
         };
         let mut issued = [pick, u32::MAX];
         let mut num_issued = 1;
         if let Some(k) = second {
-            let at = ready.iter().position(|&r| r == k).unwrap();
+            let at = ready.binary_search(&rank(k)).unwrap();
             ready.remove(at);
             if let Some(p) = pressure.as_deref_mut() {
                 p.issue(&insts[k as usize]);
@@ -910,8 +963,9 @@ fn schedule_prepared(
                 *e = (*e).max(cycle + lat);
                 npreds[s as usize] -= 1;
                 if npreds[s as usize] == 0 {
-                    let at = ready.partition_point(|&r| rank(r) < rank(s));
-                    ready.insert(at, s);
+                    let key = rank(s);
+                    let at = ready.partition_point(|&r| r < key);
+                    ready.insert(at, key);
                 }
             }
         }
@@ -921,35 +975,50 @@ fn schedule_prepared(
     least_room
 }
 
+/// The ready list's key of node `k`: by height, greatest first, then by source order, in
+/// increasing order of keys (the height, complemented, above the node).
+#[inline]
+fn rank(dag: &Dag, k: u32) -> u64 {
+    ((u32::MAX - dag.height[k as usize]) as u64) << 32 | k as u64
+}
+
+/// The node of a ready list key (`rank`).
+#[inline]
+fn node(key: u64) -> u32 {
+    key as u32
+}
+
 /// The candidate to issue among those of `ready` that `ok` accepts: greatest height, then the
 /// one that frees registers, then source order (`None`: `ok` accepts none). The register count
-/// is looked at only between candidates of equal height. `ready` is by height, greatest
-/// first, then by source order.
+/// is looked at only between candidates of equal height. `ready` holds `rank` keys in
+/// increasing order: by height, greatest first, then by source order. `vregs`: the virtual
+/// registers of each node (with `p`).
 fn best(
-    ready: &[u32],
+    ready: &[u64],
     ok: impl Fn(u32) -> bool,
-    dag: &Dag,
-    insts: &[MInst],
     p: Option<&Pressure>,
+    vregs: &[VRegs],
 ) -> Option<u32> {
     let mut rest = ready.iter().copied();
-    let b = rest.by_ref().find(|&k| ok(k))?;
+    let first = rest.by_ref().find(|&r| ok(node(r)))?;
+    let b = node(first);
     let Some(p) = p else {
         return Some(b);
     };
-    let h = dag.height[b as usize];
+    let h = first >> 32;
     let mut pick = b;
     // The register count of `pick`, once asked.
     let mut pick_delta: Option<i32> = None;
-    for k in rest {
-        if dag.height[k as usize] != h {
+    for r in rest {
+        if r >> 32 != h {
             break;
         }
+        let k = node(r);
         if !ok(k) {
             continue;
         }
-        let db = *pick_delta.get_or_insert_with(|| p.delta(&insts[pick as usize]));
-        let dk = p.delta(&insts[k as usize]);
+        let db = *pick_delta.get_or_insert_with(|| p.delta(&vregs[pick as usize]));
+        let dk = p.delta(&vregs[k as usize]);
         if (dk, k) < (db, pick) {
             pick = k;
             pick_delta = Some(dk);
@@ -983,20 +1052,20 @@ struct TightKey {
 /// the live registers of the `tight` classes (waiting for it if need be), then one that can
 /// issue now, then the one that frees most, then greatest height, then source order.
 fn best_tight(
-    ready: &[u32],
+    ready: &[u64],
     ok: impl Fn(u32) -> bool,
     startable: impl Fn(u32) -> bool,
-    dag: &Dag,
-    insts: &[MInst],
     p: &Pressure,
+    vregs: &[VRegs],
     tight: [bool; 2],
 ) -> Option<(u32, TightKey)> {
     let mut pick: Option<(u32, TightKey)> = None;
-    for &k in ready {
+    for &r in ready {
+        let k = node(r);
         if !ok(k) {
             continue;
         }
-        let e = p.effect(&insts[k as usize]);
+        let e = p.effect_of(&vregs[k as usize]);
         let change = (0..2).filter(|&c| tight[c]).map(|c| e.net[c]).sum::<i32>();
         let key = TightKey {
             over: p.over_cap(&e),
@@ -1004,7 +1073,7 @@ fn best_tight(
             grows_at: if change > 0 { k } else { 0 },
             waits: !startable(k),
             change,
-            depth: -(dag.height[k as usize] as i64),
+            depth: -((u32::MAX - (r >> 32) as u32) as i64),
             at: k,
         };
         if pick.is_none_or(|(_, b)| key < b) {
@@ -1171,6 +1240,10 @@ fn before_alloc_in(mf: &mut MFunc, live_out: &LiveOut, scratch: &mut Scratch) {
             let mut best_cycles = u32::MAX;
             let mut best_end = start;
             prepare(scratch, region, 0, &tied, &exit);
+            scratch.vregs.clear();
+            scratch
+                .vregs
+                .extend(region.iter().map(|mi| after.vregs(mi)));
             for mode in MODES {
                 // A mode whose margin the latency-led order never came within acts only as
                 // `Mode::Latency`: the same order, which failed.
