@@ -227,7 +227,6 @@ struct Scratch {
     dag: Dag,
     regs: RegRows,
     accesses: Vec<Access>,
-    readers: Vec<u32>,
     pending: Vec<Reg>,
     uses: Vec<[Reg; 2]>,
     /// The ready nodes as `rank` keys, in increasing order.
@@ -279,19 +278,49 @@ impl<T: Copy + Default> ByReg<T> {
 }
 
 /// Per register seen in a region: the last writer (`u32::MAX`: none) and the readers since,
-/// in a row found by the register's number.
+/// in a row found by the register's number. The readers of a row are a linked list in one
+/// table, newest first.
 #[derive(Default)]
 struct RegRows {
     row: ByReg<u32>,
-    rows: Vec<(u32, Vec<u32>)>,
+    /// Per row: the last writer and the newest reader's entry in `readers` (`NO_READER`: none).
+    rows: Vec<(u32, u32)>,
+    /// (reader, entry of the previous reader of the same row).
+    readers: Vec<(u32, u32)>,
     used: usize,
 }
+
+/// No entry of `RegRows::readers`.
+const NO_READER: u32 = u32::MAX;
 
 impl RegRows {
     /// Starts a region: no register has a row.
     fn clear(&mut self) {
         self.row.clear();
         self.used = 0;
+        self.readers.clear();
+    }
+
+    /// Adds reader `k` to `row` unless it is the newest already.
+    #[inline]
+    fn add_reader(&mut self, row: usize, k: u32) {
+        let head = self.rows[row].1;
+        if head == NO_READER || self.readers[head as usize].0 != k {
+            self.readers.push((k, head));
+            self.rows[row].1 = self.readers.len() as u32 - 1;
+        }
+    }
+
+    /// The readers of `row` since its last writer, newest first.
+    fn readers_of(&self, row: usize) -> impl Iterator<Item = u32> + '_ {
+        let mut e = self.rows[row].1;
+        std::iter::from_fn(move || {
+            (e != NO_READER).then(|| {
+                let (k, next) = self.readers[e as usize];
+                e = next;
+                k
+            })
+        })
     }
 
     /// The row of `r` if the region has seen it.
@@ -306,11 +335,9 @@ impl RegRows {
             return k as usize;
         }
         if self.used == self.rows.len() {
-            self.rows.push((u32::MAX, Vec::new()));
+            self.rows.push((u32::MAX, NO_READER));
         }
-        let row = &mut self.rows[self.used];
-        row.0 = u32::MAX;
-        row.1.clear();
+        self.rows[self.used] = (u32::MAX, NO_READER);
         self.row.set(r, self.used as u32);
         self.used += 1;
         self.used - 1
@@ -344,7 +371,6 @@ fn build_dag_into(
         dag,
         regs,
         accesses,
-        readers,
         pending,
         ..
     } = s;
@@ -384,14 +410,12 @@ fn build_dag_into(
             .filter(|r| r.is_some() && **r != Reg::ZERO)
         {
             let row = regs.row_of(r);
-            let e = &mut regs.rows[row];
-            if e.0 != u32::MAX {
-                let lat = machine::latency(insts[e.0 as usize].op);
-                edge(e.0, k, lat);
+            let w = regs.rows[row].0;
+            if w != u32::MAX {
+                let lat = machine::latency(insts[w as usize].op);
+                edge(w, k, lat);
             }
-            if e.1.last() != Some(&k) {
-                e.1.push(k);
-            }
+            regs.add_reader(row, k);
         }
         if is_mem(mi.op) {
             let base_def = regs.get(mi.rs1).map_or(u32::MAX, |row| regs.rows[row].0);
@@ -426,28 +450,23 @@ fn build_dag_into(
             .filter(|u| u.is_virt() && d.is_virt())
         {
             if tied(u, d) {
-                readers.clear();
                 if let Some(row) = regs.get(u) {
-                    readers.extend_from_slice(&regs.rows[row].1);
-                }
-                for &r in readers.iter().filter(|&&r| r != k) {
-                    edge(r, k, 0);
+                    for r in regs.readers_of(row).filter(|&r| r != k) {
+                        edge(r, k, 0);
+                    }
                 }
             }
         }
         if d.is_some() && d != Reg::ZERO {
             let row = regs.row_of(d);
-            let e = &mut regs.rows[row];
-            for &u in &e.1 {
-                if u != k {
-                    edge(u, k, 0);
-                }
+            for u in regs.readers_of(row).filter(|&u| u != k) {
+                edge(u, k, 0);
             }
-            if e.0 != u32::MAX {
-                edge(e.0, k, 1);
+            let w = regs.rows[row].0;
+            if w != u32::MAX {
+                edge(w, k, 1);
             }
-            e.0 = k;
-            e.1.clear();
+            regs.rows[row] = (k, NO_READER);
         }
     }
     // Successor lists: edges by source, each list by target.
