@@ -408,6 +408,45 @@ struct FnLower<'a> {
     bases: FxHashMap<hir::VarId, Value>,
     /// (continue target, break target) of the enclosing loops.
     loops: Vec<(Block, Block)>,
+    /// Per `while` statement: the positions of its body's assignments among those the
+    /// function's scalar assignments (see `collect_writes`).
+    loop_writes: FxHashMap<hir::StmtId, (u32, u32)>,
+}
+
+/// Appends to `writes` the variables statement `s` assigns (declarations included), each with
+/// its position (its index in `writes`), and records per `while` statement the range of
+/// positions of its body in `loops`.
+fn collect_writes(
+    bd: &Body,
+    s: hir::StmtId,
+    writes: &mut Vec<(u32, u32)>,
+    loops: &mut FxHashMap<hir::StmtId, (u32, u32)>,
+) {
+    match &bd.stmts[s].kind {
+        StmtKind::Decl(v) => writes.push((FnLower::var_key(*v), writes.len() as u32)),
+        StmtKind::Assign { var, indices, .. } => {
+            if indices.is_empty() {
+                writes.push((FnLower::var_key(*var), writes.len() as u32));
+            }
+        }
+        StmtKind::Block(list) => {
+            for &s in list {
+                collect_writes(bd, s, writes, loops);
+            }
+        }
+        StmtKind::If { then, els, .. } => {
+            collect_writes(bd, *then, writes, loops);
+            if let Some(e) = els {
+                collect_writes(bd, *e, writes, loops);
+            }
+        }
+        StmtKind::While { body, .. } => {
+            let lo = writes.len() as u32;
+            collect_writes(bd, *body, writes, loops);
+            loops.insert(s, (lo, writes.len() as u32));
+        }
+        StmtKind::Expr(_) | StmtKind::Break | StmtKind::Continue | StmtKind::Return(_) => {}
+    }
 }
 
 impl<'a> FnLower<'a> {
@@ -422,7 +461,12 @@ impl<'a> FnLower<'a> {
     ) -> bool {
         let entry = f.make_block();
         f.append_block(entry);
-        let ssa = SsaBuilder::new(entry);
+        let mut ssa = SsaBuilder::new(entry);
+        let mut loop_writes = FxHashMap::default();
+        let mut writes = Vec::new();
+        collect_writes(body, root, &mut writes, &mut loop_writes);
+        ssa.set_shortcut(true);
+        ssa.set_writes(writes);
         let ret = func.ret.map_or(Type::Void, scalar_type);
         let mut l = FnLower {
             p,
@@ -434,6 +478,7 @@ impl<'a> FnLower<'a> {
             cur: Some(entry),
             bases: FxHashMap::default(),
             loops: Vec::new(),
+            loop_writes,
         };
         for (&v, ty) in func.params.iter().zip(&func.param_tys) {
             let val = l.f.append_block_param(entry, ty_type(ty));
@@ -607,6 +652,9 @@ impl<'a> FnLower<'a> {
                     return;
                 }
                 // The body stays unsealed until the latch's back edge exists.
+                if let Some(&(lo, hi)) = self.loop_writes.get(&s) {
+                    self.ssa.loop_header(bb, lo, hi);
+                }
                 self.f.append_block(bb);
                 self.cur = Some(bb);
                 self.loops.push((latch, exit));

@@ -13,6 +13,13 @@
 //!    block it creates an "incomplete" phi that `seal` queues. Queued phis get their operands
 //!    in `fill_pending`, which only `read`s again (queueing more phis): no recursion at all, so
 //!    long chains of blocks cannot overflow the stack.
+//!    Before creating a phi at a sealed join, or an incomplete one in an unsealed loop header
+//!    whose loop assigns the variable nowhere (`loop_header`), `read` searches back over the
+//!    known edges (`known_value`): if every path meets a definition of one value, that value
+//!    is the result and no phi is created (the phis it saves are those phase 2 would find
+//!    trivial); if every path meets the same unsealed block instead, through sealed blocks
+//!    only, the phi is created there at once. The phis that survive are created in the same
+//!    order either way.
 //! 2. `finish`: trivial-phi removal to a fixpoint with a worklist. A phi whose operands are all
 //!    itself or one other value `v` is replaced by `v` everywhere (`replace_all_uses`, plus the
 //!    phi operand table through a forwarding map); the phis that used it are re-checked. A phi
@@ -110,7 +117,30 @@ pub struct SsaBuilder {
     entry: Option<Block>,
     /// The working tables of `finish`.
     buf: FinishBuffers,
+    /// Whether `read` looks for a variable's one reaching definition before creating a phi
+    /// (`known_value`).
+    shortcut: bool,
+    /// The variables assigned in some loop, sorted: (caller's id, position), positions
+    /// numbering the assignments of the function in order; per loop header (by block index),
+    /// the range of positions of its loop's assignments (empty: not a registered header).
+    writes: Vec<(u32, u32)>,
+    loop_writes: Vec<(u32, u32)>,
+    /// Per block (by index): the stamp of the `known_value` search that last visited it.
+    visit: Vec<u32>,
+    stamp: u32,
+    /// Per block (by index): the local variable whose `known_value` search last failed through
+    /// it, or `NO_LOCAL`.
+    failed: Vec<u32>,
+    /// The work list and visited blocks of `known_value` (kept for their allocation).
+    search: Vec<Block>,
+    visited: Vec<Block>,
 }
+
+/// Not a loop header (in `loop_writes`).
+const NO_LOOP: (u32, u32) = (u32::MAX, u32::MAX);
+
+/// The most blocks one `known_value` search visits before giving up.
+const SEARCH_LIMIT: usize = 4096;
 
 /// The working tables of `SsaBuilder::finish`, kept for the next function (see `SPARE`).
 #[derive(Default)]
@@ -246,6 +276,14 @@ impl SsaBuilder {
         self.pending.clear();
         self.zeros.clear();
         self.entry = None;
+        self.shortcut = false;
+        self.writes.clear();
+        self.loop_writes.clear();
+        self.visit.clear();
+        self.stamp = 0;
+        self.failed.clear();
+        self.search.clear();
+        self.visited.clear();
         SPARE.set(Some(self));
     }
 
@@ -264,6 +302,138 @@ impl SsaBuilder {
     pub fn declare(&mut self, var: u32, ty: Type) {
         let l = self.local(var);
         self.var_ty[l as usize] = Some(ty);
+    }
+
+    /// Lets `read` skip phis that would only ever see one value: before creating a phi at a
+    /// join, it looks for the one definition reaching the join over the known edges. The
+    /// values are those of the phis `finish` would keep (the trivial ones were to be replaced
+    /// by that definition), but values of phis never created are not numbered.
+    pub fn set_shortcut(&mut self, on: bool) {
+        self.shortcut = on;
+    }
+
+    /// The variables `writes` assigns, as (caller's id, position) in any order; `loop_header`
+    /// names ranges of positions.
+    pub fn set_writes(&mut self, mut writes: Vec<(u32, u32)>) {
+        writes.sort_unstable();
+        self.writes = writes;
+    }
+
+    /// `header` is a loop header whose loop assigns the variables at positions `lo..hi` of
+    /// `set_writes`: a variable assigned nowhere among them has, while `header` is unsealed,
+    /// the value it has on the edges into `header` known so far.
+    pub fn loop_header(&mut self, header: Block, lo: u32, hi: u32) {
+        *slot(&mut self.loop_writes, header.index(), NO_LOOP) = (lo, hi);
+    }
+
+    /// Whether the loop of unsealed block `b` leaves local variable `var` alone.
+    fn invariant_in(&self, var: u32, b: Block) -> bool {
+        let Some(&(lo, hi)) = self.loop_writes.get(b.index()) else {
+            return false;
+        };
+        if (lo, hi) == NO_LOOP {
+            return false;
+        }
+        let id = self.vars[var as usize];
+        let k = self.writes.partition_point(|&w| w < (id, lo));
+        !matches!(self.writes.get(k), Some(&(w, pos)) if w == id && pos < hi)
+    }
+
+    /// The one value local variable `var` can have at the end of `block` (which has no
+    /// definition of it), searching back from `block` to the definitions: the value if every
+    /// path meets a definition of that same value before any entry, unsealed block (unless its
+    /// loop leaves `var` alone) or block whose search failed already; or, if every path meets
+    /// the same unsealed block and no definition (through sealed blocks only), a new
+    /// (incomplete) phi there. It is recorded
+    /// as the definition in every block on the way. `None` (and the blocks on the way marked
+    /// failed) otherwise.
+    ///
+    /// Where it gives a value, the phis `read` would have created on the way are the trivial
+    /// ones `finish` replaces by that value; the new phi is created before any other value
+    /// that survives `finish`, as it would have been.
+    fn known_value(&mut self, f: &mut Function, var: u32, block: Block) -> Option<Value> {
+        self.stamp += 1;
+        let stamp = self.stamp;
+        let mut search = std::mem::take(&mut self.search);
+        let mut visited = std::mem::take(&mut self.visited);
+        search.clear();
+        visited.clear();
+        *slot(&mut self.visit, block.index(), 0) = stamp;
+        visited.push(block);
+        search.extend(self.preds(block).iter().map(|e| e.from));
+        let mut found: Option<Value> = None;
+        let mut unsealed: Option<Block> = None;
+        // Whether the search went through an unsealed block (whose phis would have been
+        // filled only once it is sealed, so a phi found missing on the way would have been
+        // created then, not now).
+        let mut deferred = !self.is_sealed(block);
+        let ok = loop {
+            let Some(c) = search.pop() else {
+                break match (found, unsealed) {
+                    (Some(_), None) => true,
+                    (None, Some(_)) => !deferred,
+                    _ => false,
+                };
+            };
+            let mark = slot(&mut self.visit, c.index(), 0);
+            if *mark == stamp {
+                continue;
+            }
+            *mark = stamp;
+            if let Some(v) = self.def(var, c) {
+                if found.is_some_and(|f| f != v) {
+                    break false;
+                }
+                found = Some(v);
+                continue;
+            }
+            if visited.len() >= SEARCH_LIMIT || self.failed.get(c.index()) == Some(&var) {
+                visited.push(c);
+                break false;
+            }
+            if !self.is_sealed(c) {
+                if !self.invariant_in(var, c) {
+                    if unsealed.is_some() {
+                        break false;
+                    }
+                    unsealed = Some(c);
+                    continue;
+                }
+                deferred = true;
+            }
+            visited.push(c);
+            let preds = self.preds(c);
+            if preds.is_empty() {
+                break false;
+            }
+            search.extend(preds.iter().map(|e| e.from));
+        };
+        let result = if ok {
+            let v = match (found, unsealed) {
+                (Some(v), _) => v,
+                (None, Some(c)) => {
+                    let k = self.new_phi(f, var, c);
+                    slot(&mut self.incomplete, c.index(), Vec::new()).push(k);
+                    self.blocks_touched = self.blocks_touched.max(c.index() + 1);
+                    let v = self.phis[k].value;
+                    self.set_def(var, c, v);
+                    v
+                }
+                (None, None) => unreachable!(),
+            };
+            for &c in &visited {
+                self.set_def(var, c, v);
+            }
+            Some(v)
+        } else {
+            for &c in &visited {
+                *slot(&mut self.failed, c.index(), NO_LOCAL) = var;
+            }
+            None
+        };
+        self.search = search;
+        self.visited = visited;
+        result
     }
 
     fn var_ty(&self, var: u32) -> Type {
@@ -381,6 +551,11 @@ impl SsaBuilder {
                 break v;
             }
             if !self.is_sealed(b) {
+                if self.shortcut && self.invariant_in(var, b) {
+                    if let Some(v) = self.known_value(f, var, b) {
+                        break v;
+                    }
+                }
                 let k = self.new_phi(f, var, b);
                 slot(&mut self.incomplete, b.index(), Vec::new()).push(k);
                 self.blocks_touched = self.blocks_touched.max(b.index() + 1);
@@ -398,6 +573,11 @@ impl SsaBuilder {
                     b = preds[0].from;
                 }
                 _ => {
+                    if self.shortcut {
+                        if let Some(v) = self.known_value(f, var, b) {
+                            break v;
+                        }
+                    }
                     let k = self.new_phi(f, var, b);
                     self.pending.push(k);
                     break self.phis[k].value;
