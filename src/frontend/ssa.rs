@@ -136,6 +136,9 @@ pub struct SsaBuilder {
     visited: Vec<Block>,
 }
 
+/// The most blocks a failed `known_value` search visits without marking them failed.
+const MARK_FAILED: usize = 32;
+
 /// Not a loop header (in `loop_writes`).
 const NO_LOOP: (u32, u32) = (u32::MAX, u32::MAX);
 
@@ -426,8 +429,13 @@ impl SsaBuilder {
             }
             Some(v)
         } else {
-            for &c in &visited {
-                *slot(&mut self.failed, c.index(), NO_LOCAL) = var;
+            // A small search is cheaper to repeat than the phis a mark would cost; a large one
+            // marks its blocks, so that the reads of the phi created instead do not search the
+            // same blocks again.
+            if visited.len() > MARK_FAILED {
+                for &c in &visited {
+                    *slot(&mut self.failed, c.index(), NO_LOCAL) = var;
+                }
             }
             None
         };
