@@ -11,7 +11,7 @@
 //! the next round). Needs: CFG, dominator tree, loop forest, loop-simplified form.
 //! Cost: O(loop sizes) per round.
 
-use crate::analysis::{FuncAnalyses, Preserved};
+use crate::analysis::{Cfg, FuncAnalyses, Loop, LoopForest, Preserved};
 use crate::ir::{mk, Block, Function, ModuleCx, Opcode, Value};
 use crate::rewrite::blocks::{remove_params, remove_unreachable};
 use crate::rewrite::dead::remove_dead;
@@ -37,6 +37,25 @@ pub fn run(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved 
         ensure_preheaders(f, am);
     }
     Preserved::unless(changed)
+}
+
+/// `run` for a place in the pipeline where dead loops are rare: the function is left untouched
+/// (no preheaders added, no values renumbered) unless some loop is dead already.
+pub fn run_if_any(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved {
+    let (cfg, _, forest) = am.all(f);
+    if !forest
+        .loops
+        .keys()
+        .any(|l| dead_loop_exit(f, cx, cfg, forest, l).is_some())
+    {
+        return Preserved::all();
+    }
+    if ensure_preheaders(f, am) {
+        am.invalidate(Preserved::none().union(Preserved::LOOP_SIMPLIFIED));
+        run(f, cx, am);
+        return Preserved::none();
+    }
+    run(f, cx, am)
 }
 
 /// Removes the writes into local arrays nothing reads, then the values nothing needs; keeps the
@@ -100,75 +119,9 @@ fn delete_dead_loops(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> 
         let Some(pre) = forest.preheader(l, cfg) else {
             continue;
         };
-        let inside = |b: Block| forest.contains(l, b);
-        let mut exit: Option<Block> = None;
-        let mut ok = true;
-        'blocks: for &b in &data.blocks {
-            for i in f.layout().block_insts(b) {
-                let effect = match f.op(i) {
-                    Opcode::Store => true,
-                    Opcode::Call => !cx.decls[f.callee(i)].effects.pure,
-                    Opcode::Ret | Opcode::Unreachable => true,
-                    _ => false,
-                };
-                let used_outside = |v: Value| {
-                    f.uses_of(v).any(|u| {
-                        f.layout()
-                            .inst_block(f.uses().user[u])
-                            .is_none_or(|ub| !inside(ub))
-                    })
-                };
-                if effect || f.result(i).is_some_and(used_outside) {
-                    ok = false;
-                    break 'blocks;
-                }
-            }
-            if f.blocks.params[b].iter().any(|&p| {
-                f.uses_of(p).any(|u| {
-                    f.layout()
-                        .inst_block(f.uses().user[u])
-                        .is_none_or(|ub| !inside(ub))
-                })
-            }) {
-                ok = false;
-                break;
-            }
-            for &s in &cfg.succs[b] {
-                if inside(s) {
-                    continue;
-                }
-                match exit {
-                    None => exit = Some(s),
-                    Some(e) if e == s => {}
-                    Some(_) => {
-                        ok = false;
-                        break 'blocks;
-                    }
-                }
-            }
-        }
-        let Some(e) = exit.filter(|_| ok) else {
+        let Some((e, args)) = dead_loop_exit(f, cx, cfg, forest, l) else {
             continue;
         };
-        // Every exit edge must pass the same values, all defined before the loop.
-        let mut exit_args: Option<Vec<Value>> = None;
-        for &b in &data.blocks {
-            let Some(t) = f.terminator(b) else { continue };
-            for c in f.branch_targets(t) {
-                if c.block != e {
-                    continue;
-                }
-                match &exit_args {
-                    None => exit_args = Some(c.args.to_vec()),
-                    Some(a) if a[..] == c.args[..] => {}
-                    Some(_) => ok = false,
-                }
-            }
-        }
-        let args = exit_args.unwrap_or_default();
-        if !ok || args.iter().any(|&a| f.def_block(a).is_none_or(inside)) {
-            continue;
-        }
         let pt = f.terminator(pre).unwrap();
         if f.op(pt) != Opcode::Jump {
             continue;
@@ -178,4 +131,80 @@ fn delete_dead_loops(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> 
         changed = true;
     }
     changed
+}
+
+/// The exit block of loop `l` and the values its exit edges pass, when the loop is dead: no
+/// stores, impure calls or returns inside, no value of it used outside, one exit block reached
+/// with the same arguments, all defined before the loop.
+fn dead_loop_exit(
+    f: &Function,
+    cx: &ModuleCx,
+    cfg: &Cfg,
+    forest: &LoopForest,
+    l: Loop,
+) -> Option<(Block, Vec<Value>)> {
+    let data = &forest.loops[l];
+    let inside = |b: Block| forest.contains(l, b);
+    let mut exit: Option<Block> = None;
+    let mut ok = true;
+    for &b in &data.blocks {
+        for i in f.layout().block_insts(b) {
+            let effect = match f.op(i) {
+                Opcode::Store => true,
+                Opcode::Call => !cx.decls[f.callee(i)].effects.pure,
+                Opcode::Ret | Opcode::Unreachable => true,
+                _ => false,
+            };
+            let used_outside = |v: Value| {
+                f.uses_of(v).any(|u| {
+                    f.layout()
+                        .inst_block(f.uses().user[u])
+                        .is_none_or(|ub| !inside(ub))
+                })
+            };
+            if effect || f.result(i).is_some_and(used_outside) {
+                return None;
+            }
+        }
+        if f.blocks.params[b].iter().any(|&p| {
+            f.uses_of(p).any(|u| {
+                f.layout()
+                    .inst_block(f.uses().user[u])
+                    .is_none_or(|ub| !inside(ub))
+            })
+        }) {
+            return None;
+        }
+        for &s in &cfg.succs[b] {
+            if inside(s) {
+                continue;
+            }
+            match exit {
+                None => exit = Some(s),
+                Some(e) if e == s => {}
+                Some(_) => return None,
+            }
+        }
+    }
+    let e = exit?;
+    // Every exit edge must pass the same values, all defined before the loop.
+    let mut exit_args: Option<Vec<Value>> = None;
+    for &b in &data.blocks {
+        let Some(t) = f.terminator(b) else { continue };
+        for c in f.branch_targets(t) {
+            if c.block != e {
+                continue;
+            }
+            match &exit_args {
+                None => exit_args = Some(c.args.to_vec()),
+                Some(a) if a[..] == c.args[..] => {}
+                Some(_) => ok = false,
+            }
+        }
+    }
+    let args = exit_args.unwrap_or_default();
+    if !ok || args.iter().any(|&a| f.def_block(a).is_none_or(inside)) {
+        return None;
+    }
+    Some((e, args))
 }

@@ -134,13 +134,19 @@ pub const O2: &[Step] = &[
     }),
     pass!(jump_thread), // loop exits that re-test a condition their own branch decided
     CFG_CLEANUP,
-    loop_pass!(dead_loop), // loops read only by branches whose arms the cleanup merged
-    pass!(divconst),       // late: loop passes and constant folding see plain divisions
-    pass!(gvn),            // a quotient and remainder of the same operands share the quotient
-    pass!(addchain),       // last: sums are final (unrolled copies joined, divisions lowered)
-    loop_pass!(licm),      // sums of invariants addchain grouped; divisions' invariant factors
-    pass!(dce),            // the replaced divisions
-    pass!(callhoist),      // last: the code between calls is final
+    // Loops read only by branches whose arms the cleanup merged; functions without a dead
+    // loop are left as they are.
+    Step::Func(Pass {
+        name: "dead_loop",
+        run: super::dead_loop::run_if_any,
+        needs_loop_simplified: false,
+    }),
+    pass!(divconst),  // late: loop passes and constant folding see plain divisions
+    pass!(gvn),       // a quotient and remainder of the same operands share the quotient
+    pass!(addchain),  // last: sums are final (unrolled copies joined, divisions lowered)
+    loop_pass!(licm), // sums of invariants addchain grouped; divisions' invariant factors
+    pass!(dce),       // the replaced divisions
+    pass!(callhoist), // last: the code between calls is final
 ];
 
 /// Pass-manager switches.
