@@ -11,7 +11,8 @@
 //!
 //! Cost: O(instructions).
 
-use crate::ir::{mk, FuncId, GlobalId, GlobalInit, Module, Opcode, Type, Value, ValueDef};
+use crate::analysis::alias::{constant_offset, offset_root};
+use crate::ir::{mk, FuncId, GlobalId, GlobalInit, Module, Opcode, Type, Value};
 use rustc_hash::FxHashMap;
 
 #[derive(Default, Clone, Copy)]
@@ -75,7 +76,10 @@ pub fn run_module(m: &mut Module) -> bool {
                 if !matches!(ty, Type::I32 | Type::F32) {
                     continue;
                 }
-                let w = match const_global_addr(f, f.arg(i, 0)) {
+                let ptr = f.arg(i, 0);
+                let at_constant = constant_offset(f, ptr)
+                    .and_then(|(root, off)| Some((gaddr_global(f, root)?, off)));
+                let w = match at_constant {
                     Some((g, off)) => {
                         let Some(gd) = cx.globals.get(g) else {
                             continue;
@@ -86,7 +90,8 @@ pub fn run_module(m: &mut Module) -> bool {
                         gd.word_at(off as u64)
                     }
                     None => {
-                        let Some(gd) = global_root(f, f.arg(i, 0)).and_then(|g| cx.globals.get(g))
+                        let Some(gd) =
+                            gaddr_global(f, offset_root(f, ptr)).and_then(|g| cx.globals.get(g))
                         else {
                             continue;
                         };
@@ -121,42 +126,11 @@ pub fn run_module(m: &mut Module) -> bool {
     changed
 }
 
-/// `(global, byte offset)` if `ptr` is a global's address plus a constant.
-fn const_global_addr(f: &crate::ir::Function, ptr: Value) -> Option<(GlobalId, i64)> {
-    let mut v = ptr;
-    let mut off = 0i64;
-    loop {
-        let ValueDef::Result(i) = f.values.def[v] else {
-            return None;
-        };
-        match f.op(i) {
-            Opcode::Gaddr => return Some((f.global(i), off)),
-            Opcode::Offset => {
-                off += f.data(i).imm;
-                v = f.arg(i, 0);
-            }
-            Opcode::Gep => {
-                off += f.as_iconst(f.arg(i, 1))? * f.data(i).imm;
-                v = f.arg(i, 0);
-            }
-            _ => return None,
-        }
-    }
-}
-
-/// The global `ptr` points into, through any chain of `gep`s and `offset`s.
-fn global_root(f: &crate::ir::Function, ptr: Value) -> Option<GlobalId> {
-    let mut v = ptr;
-    loop {
-        let ValueDef::Result(i) = f.values.def[v] else {
-            return None;
-        };
-        match f.op(i) {
-            Opcode::Gaddr => return Some(f.global(i)),
-            Opcode::Offset | Opcode::Gep => v = f.arg(i, 0),
-            _ => return None,
-        }
-    }
+/// The global `v` is the address of, if it is one.
+fn gaddr_global(f: &crate::ir::Function, v: Value) -> Option<GlobalId> {
+    f.def_inst(v)
+        .filter(|&i| f.op(i) == Opcode::Gaddr)
+        .map(|i| f.global(i))
 }
 
 /// The word every 32-bit slot of `gd`'s initial contents holds, if they all hold the same one.

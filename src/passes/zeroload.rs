@@ -40,9 +40,7 @@ pub fn run(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved 
         .filter(|&i| f.op(i) == Opcode::Alloca && is_cleared_and_loaded(f, cx, f.res(i)))
         .collect();
     let mut zeros = Vec::new();
-    if has_cleared_global(f, cx) {
-        zero_global_loads(f, cx, am.cfg(f), &mut zeros);
-    }
+    zero_global_loads(f, cx, am, &mut zeros);
     if !arrays.is_empty() {
         let (cfg, dt, ranges) = am.ranges(f, cx);
         for a in arrays {
@@ -72,15 +70,6 @@ fn cleared_global(f: &Function, cx: &ModuleCx, i: Inst) -> Option<GlobalId> {
     is_clearing(f, cx, f.arg(i, 0), size as i64, i).then_some(g)
 }
 
-/// A quick filter: some call clears a global whole.
-fn has_cleared_global(f: &Function, cx: &ModuleCx) -> bool {
-    f.layout().blocks().any(|b| {
-        f.layout()
-            .block_insts(b)
-            .any(|i| cleared_global(f, cx, i).is_some())
-    })
-}
-
 /// What an instruction does to the cleared bits of the globals (`zero_global_loads`).
 enum Event {
     /// Clears the bits `kill` (a possible write), then sets `gen` (a clearing call).
@@ -91,9 +80,9 @@ enum Event {
 
 /// Pushes onto `out` the loads from globals cleared on every path to them (see the module
 /// comment). At most 64 globals are followed: the first cleared ones in layout order.
-fn zero_global_loads(f: &Function, cx: &ModuleCx, cfg: &Cfg, out: &mut Vec<Inst>) {
+fn zero_global_loads(f: &Function, cx: &ModuleCx, am: &mut FuncAnalyses, out: &mut Vec<Inst>) {
     let mut globals: Vec<GlobalId> = Vec::new();
-    for &b in &cfg.rpo {
+    for b in f.layout().blocks() {
         for i in f.layout().block_insts(b) {
             if let Some(g) = cleared_global(f, cx, i) {
                 if !globals.contains(&g) && globals.len() < 64 {
@@ -102,6 +91,10 @@ fn zero_global_loads(f: &Function, cx: &ModuleCx, cfg: &Cfg, out: &mut Vec<Inst>
             }
         }
     }
+    if globals.is_empty() {
+        return;
+    }
+    let cfg = am.cfg(f);
     let bits_of = |base: Base| -> u64 {
         let mut m = 0u64;
         for (k, &g) in globals.iter().enumerate() {
@@ -119,15 +112,10 @@ fn zero_global_loads(f: &Function, cx: &ModuleCx, cfg: &Cfg, out: &mut Vec<Inst>
         let mut ev = Vec::new();
         for i in f.layout().block_insts(b) {
             match f.op(i) {
-                Opcode::Store => {
-                    let val = f.arg(i, 0);
-                    let zero = f.as_iconst(val) == Some(0)
-                        || f.as_fconst(val).is_some_and(|x| x.to_bits() == 0);
-                    if !zero {
-                        let kill = bits_of(base_of(f, cfg, f.arg(i, 1)));
-                        if kill != 0 {
-                            ev.push(Event::Write { kill, gen: 0 });
-                        }
+                Opcode::Store if !is_zero(f, f.arg(i, 0)) => {
+                    let kill = bits_of(base_of(f, cfg, f.arg(i, 1)));
+                    if kill != 0 {
+                        ev.push(Event::Write { kill, gen: 0 });
                     }
                 }
                 Opcode::Call => {
@@ -213,6 +201,11 @@ fn zero_global_loads(f: &Function, cx: &ModuleCx, cfg: &Cfg, out: &mut Vec<Inst>
             }
         }
     }
+}
+
+/// Whether `v` is a constant whose bits are all zero (a store of it keeps memory cleared).
+fn is_zero(f: &Function, v: Value) -> bool {
+    f.as_iconst(v) == Some(0) || f.as_fconst(v).is_some_and(|x| x.to_bits() == 0)
 }
 
 /// `call memset(root, 0, n)` with `n >= size`: clears the whole alloca at `root`.
@@ -317,9 +310,7 @@ fn zero_loads(
                 Opcode::Store if f.arg(user, 1) == v && f.arg(user, 0) != v => {
                     let val = f.arg(user, 0);
                     let bytes = f.ty(val).bytes() as i128;
-                    let zero = f.as_iconst(val) == Some(0)
-                        || f.as_fconst(val).is_some_and(|x| x.to_bits() == 0);
-                    if !zero {
+                    if !is_zero(f, val) {
                         stores.push(reach(lo, hi + bytes - 1));
                     }
                 }
