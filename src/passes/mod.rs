@@ -8,6 +8,7 @@
 
 pub mod addchain;
 pub mod boolmin;
+pub mod calleval;
 pub mod callhoist;
 pub mod complete_peel;
 pub mod condprop;

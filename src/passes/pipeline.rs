@@ -65,6 +65,7 @@ pub const O2: &[Step] = &[
     module_pass!(specialize), // self-recursive callees get folded copies for constant arguments
     module_pass!(retconst),   // callers read the constant a callee always returns
     module_pass!(effects),    // callees that cleanup left without memory access are pure
+    module_pass!(calleval),   // pure calls on constants: their results, run now
     pass!(tailrec),           // self tail calls become loops (which inlining may then copy)
     module_pass!(inline),     // callees first (post-order), small or single-site ones
     module_pass!(deadret),    // results no caller reads (after inlining removed the readers)
@@ -87,6 +88,7 @@ pub const O2: &[Step] = &[
     loop_pass!(loop_eval), // loops on constant inputs run now; their results are constants
     loop_pass!(complete_peel), // loops whose control alone is constant: a copy per trip
     pass!(sccp),        // the peeled trips' constants; the remaining loops' false guards and tests
+    module_pass!(calleval), // pure calls on the peeled trips' constants
     pass!(simplify_cfg), // drop the inner loop the false guard left unreachable
     pass!(memopt),      // after gvn: equal addresses are one value
     pass!(dce),
@@ -122,8 +124,9 @@ pub const O2: &[Step] = &[
     CFG_CLEANUP,    // drop loops that full unrolling left unreachable; empty preheaders
     module_pass!(constlocal), // local tables now filled with constants become globals
     module_pass!(memo), // last: callers have used the purity its cache must not disturb
-    loop_pass!(lftr), // after unroll, which reads counters; dce below drops them
     CFG_CLEANUP_ALL, // dead chains of branches (peeled trips): their arrays' reads go
+    loop_pass!(lftr), // after unroll, which reads counters, and after the cleanup left some
+    // counters read by their exit test alone; the cleanup after jump_thread drops them
     loop_pass!(indvars), // counters whose last values sink moved out of emptied loops
     loop_pass!(dead_loop), // loops whose results inlining left unused (dce emptied them)
     // Late: the loops are final (unrolled, exit tests rewritten); no gvn merges the offsets.
