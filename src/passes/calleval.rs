@@ -24,7 +24,7 @@
 //! latter bounded by `MODULE_BUDGET`.
 
 use crate::ir::fold::{constant_value, fold, Const};
-use crate::ir::{FuncId, GlobalId, IdVec, Inst, Module, ModuleCx, Opcode, Type, Value};
+use crate::ir::{FuncId, Function, GlobalId, IdVec, Inst, Module, ModuleCx, Opcode, Type, Value};
 use rustc_hash::FxHashMap;
 
 /// Instructions run for one call site (its callee and everything it calls).
@@ -33,6 +33,8 @@ const CALL_BUDGET: u64 = 100_000;
 const MODULE_BUDGET: u64 = 2_000_000;
 /// Deepest chain of nested calls followed.
 const MAX_DEPTH: u32 = 200;
+/// Values of all the frames of nested calls being run, at most.
+const MAX_FRAME_VALUES: usize = 1 << 20;
 
 pub fn run_module(m: &mut Module) -> bool {
     let mut found: Vec<(FuncId, Inst, Const)> = Vec::new();
@@ -43,6 +45,7 @@ pub fn run_module(m: &mut Module) -> bool {
             memo: FxHashMap::default(),
             steps: 0,
             limit: 0,
+            frame_values: 0,
         };
         'funcs: for id in m.defined_funcs() {
             let f = &m.funcs[id];
@@ -113,6 +116,8 @@ struct Evaluator<'m> {
     steps: u64,
     /// Where the current call site's run stops.
     limit: u64,
+    /// Values of the frames being run.
+    frame_values: usize,
 }
 
 impl Evaluator<'_> {
@@ -135,6 +140,23 @@ impl Evaluator<'_> {
         if f.params().len() != args.len() {
             return None;
         }
+        // Setting up the frame is charged like running an eighth of its values, so calls of
+        // a large function that run little of it still exhaust the budget; nested frames stay
+        // within `MAX_FRAME_VALUES` values in all.
+        self.steps += f.num_values() as u64 / 8;
+        self.frame_values += f.num_values();
+        if self.steps > self.limit || self.frame_values > MAX_FRAME_VALUES {
+            self.frame_values -= f.num_values();
+            return None;
+        }
+        let r = self.run_frame(f, args, depth);
+        self.frame_values -= f.num_values();
+        r
+    }
+
+    /// Runs `f` on `args` in a frame of its own.
+    fn run_frame(&mut self, f: &Function, args: &[Const], depth: u32) -> Option<Const> {
+        let m = self.m;
         let mut env: IdVec<Value, Option<Val>> = IdVec::filled(f.num_values(), None);
         for (&p, &c) in f.params().iter().zip(args) {
             env[p] = Some(Val::C(c));
