@@ -218,7 +218,7 @@ pub enum Item {
     Func(FuncDef),
 }
 
-/// A parsed compilation unit.
+/// The nodes of one top-level item (the parser hands the items over one at a time).
 #[derive(Default, Debug)]
 pub struct Ast {
     pub exprs: Arena<ExprId, Expr>,
@@ -226,10 +226,17 @@ pub struct Ast {
     pub lists: Vec<ExprId>,
     pub stmts: Arena<StmtId, Stmt>,
     pub inits: Arena<InitId, Init>,
-    pub items: Vec<Item>,
 }
 
 impl Ast {
+    /// Drops every node, keeping the tables' capacity for the next item.
+    pub fn clear(&mut self) {
+        self.exprs.clear();
+        self.lists.clear();
+        self.stmts.clear();
+        self.inits.clear();
+    }
+
     /// The expressions of `l`.
     pub fn list(&self, l: ExprList) -> &[ExprId] {
         &self.lists[l.start as usize..(l.start + l.len) as usize]

@@ -1,4 +1,5 @@
-//! Lexer: bytes -> tokens with spans.
+//! Lexer: bytes -> tokens with spans, one token per `Lexer::next_token` call (the parser
+//! pulls them as it goes, so no token table is ever built; `lex` collects them all, for tests).
 //!
 //! Hand-written over `&[u8]`, so any input (including non-UTF-8) is accepted without panics;
 //! bytes that start no token are reported as "invalid character". Identifiers are interned into
@@ -56,7 +57,7 @@ impl Interner {
     }
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Tok {
     Ident(Sym),
     /// An integer literal, already wrapped to 32 bits.
@@ -162,7 +163,7 @@ impl Tok {
     }
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 pub struct Token {
     pub tok: Tok,
     pub span: Span,
@@ -177,143 +178,182 @@ fn is_ident_char(b: u8) -> bool {
 
 /// Tokenizes all of `src`; the last token is always `Eof`.
 pub fn lex(src: &[u8], interner: &mut Interner, diags: &mut Diags) -> Vec<Token> {
-    let mut toks = Vec::with_capacity(src.len() / 3 + 1);
-    let mut i = 0usize;
-    let n = src.len();
-    while i < n {
-        let b = src[i];
-        let start = i;
-        // whitespace
-        if b == b' ' || b == b'\t' || b == b'\n' || b == b'\r' || b == 0x0b || b == 0x0c {
-            i += 1;
-            continue;
+    let mut lexer = Lexer::new(src, interner, diags);
+    let mut toks = Vec::new();
+    loop {
+        let t = lexer.next_token();
+        let eof = t.tok == Tok::Eof;
+        toks.push(t);
+        if eof {
+            return toks;
         }
-        // comments
-        if b == b'/' && i + 1 < n && src[i + 1] == b'/' {
-            while i < n && src[i] != b'\n' {
+    }
+}
+
+/// A pull lexer: `next_token` lexes one more token, so a consumer (the parser) holds only the
+/// few it looks at, never the whole token table. Errors go to `diags` as they are met.
+pub struct Lexer<'a> {
+    src: &'a [u8],
+    /// The next byte to look at.
+    pos: usize,
+    pub interner: &'a mut Interner,
+    diags: &'a mut Diags,
+}
+
+impl<'a> Lexer<'a> {
+    pub fn new(src: &'a [u8], interner: &'a mut Interner, diags: &'a mut Diags) -> Lexer<'a> {
+        Lexer {
+            src,
+            pos: 0,
+            interner,
+            diags,
+        }
+    }
+
+    /// Whether a lexical error has been reported.
+    pub fn has_errors(&self) -> bool {
+        self.diags.has_errors()
+    }
+
+    /// Lexes the rest of the input (reporting its errors), discarding the tokens.
+    pub fn finish(&mut self) {
+        while self.next_token().tok != Tok::Eof {}
+    }
+
+    /// The next token; `Eof` (spanning the end of the input) once the input is exhausted, and
+    /// again on every later call.
+    pub fn next_token(&mut self) -> Token {
+        let src = self.src;
+        let n = src.len();
+        let mut i = self.pos;
+        while i < n {
+            let b = src[i];
+            let start = i;
+            // whitespace
+            if b == b' ' || b == b'\t' || b == b'\n' || b == b'\r' || b == 0x0b || b == 0x0c {
                 i += 1;
-            }
-            continue;
-        }
-        if b == b'/' && i + 1 < n && src[i + 1] == b'*' {
-            i += 2;
-            let mut closed = false;
-            while i + 1 < n {
-                if src[i] == b'*' && src[i + 1] == b'/' {
-                    closed = true;
-                    break;
-                }
-                i += 1;
-            }
-            if closed {
-                i += 2;
-            } else {
-                diags.error(Span::new(start, start + 2), "unterminated comment");
-                i = n;
-            }
-            continue;
-        }
-        if is_ident_start(b) {
-            while i < n && is_ident_char(src[i]) {
-                i += 1;
-            }
-            // Identifier bytes are ASCII, hence valid UTF-8.
-            let text = std::str::from_utf8(&src[start..i]).unwrap_or("_");
-            let tok = match text {
-                "int" => Tok::KwInt,
-                "float" => Tok::KwFloat,
-                "void" => Tok::KwVoid,
-                "const" => Tok::KwConst,
-                "if" => Tok::KwIf,
-                "else" => Tok::KwElse,
-                "while" => Tok::KwWhile,
-                "break" => Tok::KwBreak,
-                "continue" => Tok::KwContinue,
-                "return" => Tok::KwReturn,
-                _ => Tok::Ident(interner.intern(text)),
-            };
-            toks.push(Token {
-                tok,
-                span: Span::new(start, i),
-            });
-            continue;
-        }
-        if b.is_ascii_digit() || (b == b'.' && i + 1 < n && src[i + 1].is_ascii_digit()) {
-            let (tok, end) = lex_number(src, start, diags);
-            toks.push(Token {
-                tok,
-                span: Span::new(start, end),
-            });
-            i = end;
-            continue;
-        }
-        if b == b'"' {
-            let (bytes, end) = lex_string(src, start, diags);
-            let tok = Tok::Str(interner.add_string(bytes));
-            toks.push(Token {
-                tok,
-                span: Span::new(start, end),
-            });
-            i = end;
-            continue;
-        }
-        let next = if i + 1 < n { src[i + 1] } else { 0 };
-        let (tok, len) = match (b, next) {
-            (b'<', b'=') => (Tok::Le, 2),
-            (b'>', b'=') => (Tok::Ge, 2),
-            (b'=', b'=') => (Tok::EqEq, 2),
-            (b'!', b'=') => (Tok::Ne, 2),
-            (b'&', b'&') => (Tok::AndAnd, 2),
-            (b'|', b'|') => (Tok::OrOr, 2),
-            (b'(', _) => (Tok::LParen, 1),
-            (b')', _) => (Tok::RParen, 1),
-            (b'[', _) => (Tok::LBracket, 1),
-            (b']', _) => (Tok::RBracket, 1),
-            (b'{', _) => (Tok::LBrace, 1),
-            (b'}', _) => (Tok::RBrace, 1),
-            (b',', _) => (Tok::Comma, 1),
-            (b';', _) => (Tok::Semi, 1),
-            (b'=', _) => (Tok::Assign, 1),
-            (b'+', _) => (Tok::Plus, 1),
-            (b'-', _) => (Tok::Minus, 1),
-            (b'*', _) => (Tok::Star, 1),
-            (b'/', _) => (Tok::Slash, 1),
-            (b'%', _) => (Tok::Percent, 1),
-            (b'!', _) => (Tok::Not, 1),
-            (b'<', _) => (Tok::Lt, 1),
-            (b'>', _) => (Tok::Gt, 1),
-            _ => {
-                // Skip a whole UTF-8 sequence so one bad character gives one error.
-                let mut end = i + 1;
-                if b >= 0xC0 {
-                    while end < n && src[end] & 0xC0 == 0x80 && end < i + 4 {
-                        end += 1;
-                    }
-                }
-                let shown = if b.is_ascii_graphic() {
-                    format!("`{}`", b as char)
-                } else {
-                    match std::str::from_utf8(&src[i..end]) {
-                        Ok(s) if !s.chars().any(|c| c.is_control()) => format!("`{s}`"),
-                        _ => format!("byte 0x{b:02x}"),
-                    }
-                };
-                diags.error(Span::new(i, end), format!("invalid character {shown}"));
-                i = end;
                 continue;
             }
-        };
-        toks.push(Token {
-            tok,
-            span: Span::new(start, start + len),
-        });
-        i += len;
+            // comments
+            if b == b'/' && i + 1 < n && src[i + 1] == b'/' {
+                while i < n && src[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            if b == b'/' && i + 1 < n && src[i + 1] == b'*' {
+                i += 2;
+                let mut closed = false;
+                while i + 1 < n {
+                    if src[i] == b'*' && src[i + 1] == b'/' {
+                        closed = true;
+                        break;
+                    }
+                    i += 1;
+                }
+                if closed {
+                    i += 2;
+                } else {
+                    self.diags
+                        .error(Span::new(start, start + 2), "unterminated comment");
+                    i = n;
+                }
+                continue;
+            }
+            let (tok, end) = if is_ident_start(b) {
+                while i < n && is_ident_char(src[i]) {
+                    i += 1;
+                }
+                // Identifier bytes are ASCII, hence valid UTF-8.
+                let text = std::str::from_utf8(&src[start..i]).unwrap_or("_");
+                let tok = match text {
+                    "int" => Tok::KwInt,
+                    "float" => Tok::KwFloat,
+                    "void" => Tok::KwVoid,
+                    "const" => Tok::KwConst,
+                    "if" => Tok::KwIf,
+                    "else" => Tok::KwElse,
+                    "while" => Tok::KwWhile,
+                    "break" => Tok::KwBreak,
+                    "continue" => Tok::KwContinue,
+                    "return" => Tok::KwReturn,
+                    _ => Tok::Ident(self.interner.intern(text)),
+                };
+                (tok, i)
+            } else if b.is_ascii_digit() || (b == b'.' && i + 1 < n && src[i + 1].is_ascii_digit())
+            {
+                lex_number(src, start, self.diags)
+            } else if b == b'"' {
+                let (bytes, end) = lex_string(src, start, self.diags);
+                (Tok::Str(self.interner.add_string(bytes)), end)
+            } else {
+                let next = if i + 1 < n { src[i + 1] } else { 0 };
+                let (tok, len) = match (b, next) {
+                    (b'<', b'=') => (Tok::Le, 2),
+                    (b'>', b'=') => (Tok::Ge, 2),
+                    (b'=', b'=') => (Tok::EqEq, 2),
+                    (b'!', b'=') => (Tok::Ne, 2),
+                    (b'&', b'&') => (Tok::AndAnd, 2),
+                    (b'|', b'|') => (Tok::OrOr, 2),
+                    (b'(', _) => (Tok::LParen, 1),
+                    (b')', _) => (Tok::RParen, 1),
+                    (b'[', _) => (Tok::LBracket, 1),
+                    (b']', _) => (Tok::RBracket, 1),
+                    (b'{', _) => (Tok::LBrace, 1),
+                    (b'}', _) => (Tok::RBrace, 1),
+                    (b',', _) => (Tok::Comma, 1),
+                    (b';', _) => (Tok::Semi, 1),
+                    (b'=', _) => (Tok::Assign, 1),
+                    (b'+', _) => (Tok::Plus, 1),
+                    (b'-', _) => (Tok::Minus, 1),
+                    (b'*', _) => (Tok::Star, 1),
+                    (b'/', _) => (Tok::Slash, 1),
+                    (b'%', _) => (Tok::Percent, 1),
+                    (b'!', _) => (Tok::Not, 1),
+                    (b'<', _) => (Tok::Lt, 1),
+                    (b'>', _) => (Tok::Gt, 1),
+                    _ => {
+                        i = self.invalid_char(i);
+                        continue;
+                    }
+                };
+                (tok, start + len)
+            };
+            self.pos = end;
+            return Token {
+                tok,
+                span: Span::new(start, end),
+            };
+        }
+        self.pos = n;
+        Token {
+            tok: Tok::Eof,
+            span: Span::new(n, n),
+        }
     }
-    toks.push(Token {
-        tok: Tok::Eof,
-        span: Span::new(n, n),
-    });
-    toks
+
+    /// Reports the byte at `i`, which starts no token; returns where lexing resumes.
+    fn invalid_char(&mut self, i: usize) -> usize {
+        let (src, n, b) = (self.src, self.src.len(), self.src[i]);
+        // Skip a whole UTF-8 sequence so one bad character gives one error.
+        let mut end = i + 1;
+        if b >= 0xC0 {
+            while end < n && src[end] & 0xC0 == 0x80 && end < i + 4 {
+                end += 1;
+            }
+        }
+        let shown = if b.is_ascii_graphic() {
+            format!("`{}`", b as char)
+        } else {
+            match std::str::from_utf8(&src[i..end]) {
+                Ok(s) if !s.chars().any(|c| c.is_control()) => format!("`{s}`"),
+                _ => format!("byte 0x{b:02x}"),
+            }
+        };
+        self.diags
+            .error(Span::new(i, end), format!("invalid character {shown}"));
+        end
+    }
 }
 
 /// Lexes a number starting at `start`; returns the token and the end offset.

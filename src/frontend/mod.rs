@@ -1,8 +1,9 @@
 //! Frontend: lexer, parser, semantic analysis and lowering of SysY to IR.
 //!
-//! Pipeline: `lexer::lex` (bytes -> tokens) -> `parser::parse` (tokens -> `ast::Ast`) ->
-//! `sema::check` (-> `hir::Program`: resolved, typed, folded) -> lowering to `crate::ir`.
-//! Each stage reports into one `diag::Diags`; the first stage with errors stops the pipeline.
+//! Pipeline: `lexer::Lexer` (bytes -> tokens) -> `parser::Parser` (tokens -> `ast::Ast`, one
+//! top-level item at a time) -> `sema::Checker` (-> `hir::Program`: resolved, typed, folded) ->
+//! lowering to `crate::ir`. The first three run interleaved, item by item (`analyze`); the
+//! diagnostics are those of the first stage with errors, which stops the pipeline.
 //! Warnings come from sema (while folding), `lint` (on the checked program) and lowering (on the
 //! CFG); `run` renders them all, in source order, with any errors.
 //!
@@ -159,23 +160,48 @@ fn render(diags: &diag::Diags, source: &[u8], file_name: &str) -> String {
 
 /// Lexing, parsing, semantic checks and the warnings on the checked program; `None` after
 /// errors (in `diags`) before the warnings.
+///
+/// The stages run interleaved, one top-level item at a time: the parser pulls tokens from the
+/// lexer and hands each item to sema, then drops its syntax tree, so neither the token stream
+/// nor the whole tree is ever held (the peak is the checked program). Each stage keeps its own
+/// diagnostics, and the reported ones are those of the first stage with errors, as if each ran
+/// over the whole file before the next: lexical errors (the lexer finishes the file even when
+/// parsing stops), else syntax errors (sema stops at the first), else sema's.
 fn analyze(
     source: &[u8],
     separate_bodies: bool,
     diags: &mut diag::Diags,
     t: &Timings,
 ) -> Option<hir::Program> {
+    use std::time::{Duration, Instant};
     let mut interner = lexer::Interner::default();
-    let toks = t.stage("lex", || lexer::lex(source, &mut interner, diags));
-    if !diags.is_empty() {
+    let mut checker = sema::Checker::new(&mut interner, separate_bodies);
+    let mut lex_diags = diag::Diags::new(diags.opts.clone());
+    let mut parse_diags = diag::Diags::new(diags.opts.clone());
+    let start = Instant::now();
+    let mut sema_time = Duration::ZERO;
+    let mut parser = parser::Parser::new(source, &mut interner, &mut lex_diags, &mut parse_diags);
+    while let Some(item) = parser.next_item() {
+        if parser.has_errors() || diags.is_full() {
+            continue;
+        }
+        let checking = Instant::now();
+        checker.item(&item, &parser.ast, parser.interner(), source, diags);
+        sema_time += checking.elapsed();
+    }
+    parser.finish();
+    t.add_stage("lex and parse", start.elapsed().saturating_sub(sema_time));
+    if lex_diags.has_errors() {
+        *diags = lex_diags;
         return None;
     }
-    let ast = t.stage("parse", || parser::parse(&toks, &interner, diags))?;
-    t.stage("drop tokens", || drop(toks));
-    let program = t.stage("sema", || {
-        sema::check(&ast, &mut interner, source, separate_bodies, diags)
-    });
-    t.stage("drop syntax tree", || drop(ast));
+    if parse_diags.has_errors() {
+        *diags = parse_diags;
+        return None;
+    }
+    let checking = Instant::now();
+    let program = checker.finish(&interner, source, diags);
+    t.add_stage("sema", sema_time + checking.elapsed());
     if !diags.is_empty() {
         return None;
     }

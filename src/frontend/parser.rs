@@ -1,4 +1,9 @@
-//! Parser: tokens -> `Ast`, by recursive descent.
+//! Parser: tokens -> `Ast`, by recursive descent, one top-level item at a time.
+//!
+//! The parser pulls tokens from the lexer as it goes and keeps a window of a few hundred (the
+//! current token, two of lookahead, two behind), so the token stream is never stored whole.
+//! `next_item` returns each item with its nodes in `ast`, which the next call clears: the
+//! syntax tree of one item is alive at a time (its consumer, sema, checks it in between).
 //!
 //! Binary expressions use precedence climbing (`||` < `&&` < `== !=` < `< > <= >=` < `+ -` <
 //! `* / %`, all left-associative); unary `+ - !` bind tighter. Assignment is a statement: an
@@ -19,13 +24,28 @@
 
 use super::ast::*;
 use super::diag::{Diagnostic, Diags, Span};
-use super::lexer::{Interner, Sym, Tok, Token};
+use super::lexer::{Interner, Lexer, Sym, Tok, Token};
+
+/// Tokens the parser may look past the current one (`peek_at`).
+const LOOKAHEAD: usize = 2;
+/// Tokens kept before the current one: `prev_span` and the rewind of a function definition
+/// found inside a body need two.
+const BEHIND: usize = 2;
+/// When the window has this many tokens before the current one, the oldest are dropped.
+const WINDOW: usize = 256;
 
 pub struct Parser<'a> {
-    toks: &'a [Token],
+    lexer: Lexer<'a>,
+    source: &'a [u8],
+    /// A window of the token stream: `toks[pos]` is the current token, followed by
+    /// `LOOKAHEAD` more (fewer at the end, whose last token is `Eof`) and preceded by at least
+    /// `BEHIND` once that many were consumed.
+    toks: Vec<Token>,
     pos: usize,
+    /// The lexer returned `Eof`: it is the last of `toks`.
+    at_eof: bool,
+    /// The rows of the item being parsed (of the last one returned by `next_item`).
     pub ast: Ast,
-    interner: &'a Interner,
     diags: &'a mut Diags,
     depth: u32,
     /// Height of each expression tree, parallel to `ast.exprs`.
@@ -34,6 +54,8 @@ pub struct Parser<'a> {
     nesting: u32,
     /// Parsing cannot resume (nesting too deep, error limit reached).
     fatal: bool,
+    /// No item follows: the end of the file, or parsing cannot resume.
+    done: bool,
     /// A function definition was found inside a body: every open block ends here.
     unwind: bool,
     /// The `{` of each open block, outermost first.
@@ -48,33 +70,97 @@ pub struct Stop;
 
 type PResult<T> = Result<T, Stop>;
 
-/// Parses a whole token stream. On error the diagnostics are in `diags` and `None` returned.
-pub fn parse(toks: &[Token], interner: &Interner, diags: &mut Diags) -> Option<Ast> {
-    let mut p = Parser {
-        toks,
-        pos: 0,
-        ast: Ast::default(),
-        interner,
-        diags,
-        depth: 0,
-        expr_depth: Vec::new(),
-        nesting: 0,
-        fatal: false,
-        unwind: false,
-        open_braces: Vec::new(),
-        list_items: Vec::new(),
-    };
-    match p.comp_unit() {
-        Ok(()) if p.diags.is_empty() => Some(p.ast),
-        _ => None,
-    }
-}
-
 impl<'a> Parser<'a> {
+    /// A parser of `source`, lexing as it goes: lexical errors go to `lex_diags`, syntax
+    /// errors to `diags` (syntax errors after a lexical one are not meaningful).
+    pub fn new(
+        source: &'a [u8],
+        interner: &'a mut Interner,
+        lex_diags: &'a mut Diags,
+        diags: &'a mut Diags,
+    ) -> Parser<'a> {
+        let mut p = Parser {
+            lexer: Lexer::new(source, interner, lex_diags),
+            source,
+            toks: Vec::with_capacity(WINDOW + LOOKAHEAD + 1),
+            pos: 0,
+            at_eof: false,
+            ast: Ast::default(),
+            diags,
+            depth: 0,
+            expr_depth: Vec::new(),
+            nesting: 0,
+            fatal: false,
+            done: false,
+            unwind: false,
+            open_braces: Vec::new(),
+            list_items: Vec::new(),
+        };
+        p.fill();
+        p
+    }
+
+    /// The next top-level item (a declaration or function definition), its nodes in `ast`
+    /// (replacing the previous item's); `None` at the end of the file or when parsing cannot
+    /// go on. Items with syntax errors are reported and skipped.
+    pub fn next_item(&mut self) -> Option<Item> {
+        while !self.done && *self.peek() != Tok::Eof {
+            self.ast.clear();
+            self.expr_depth.clear();
+            self.unwind = false;
+            let depth = self.depth;
+            match self.item() {
+                Ok(item) => return Some(item),
+                Err(Stop) => {
+                    self.depth = depth;
+                    self.open_braces.clear();
+                    if self.recover_top().is_err() {
+                        self.done = true;
+                    }
+                }
+            }
+        }
+        self.done = true;
+        None
+    }
+
+    /// The interner the lexer fills.
+    pub fn interner(&self) -> &Interner {
+        self.lexer.interner
+    }
+
+    /// Whether a lexical or syntax error has been reported.
+    pub fn has_errors(&self) -> bool {
+        self.lexer.has_errors() || self.diags.has_errors()
+    }
+
+    /// Lexes what is left of the input, so that all its lexical errors are reported.
+    pub fn finish(mut self) {
+        if !self.at_eof {
+            self.lexer.finish();
+        }
+    }
+
+    /// Lexes until `toks[pos + LOOKAHEAD]` exists (or the input ends), first dropping the
+    /// oldest tokens if the window is full.
+    fn fill(&mut self) {
+        if self.pos >= WINDOW {
+            let drop = self.pos - BEHIND;
+            self.toks.drain(..drop);
+            self.pos -= drop;
+        }
+        while !self.at_eof && self.toks.len() <= self.pos + LOOKAHEAD {
+            let t = self.lexer.next_token();
+            self.at_eof = t.tok == Tok::Eof;
+            self.toks.push(t);
+        }
+    }
+
     fn peek(&self) -> &Tok {
         &self.toks[self.pos].tok
     }
     fn peek_at(&self, k: usize) -> &Tok {
+        debug_assert!(k <= LOOKAHEAD);
         &self.toks[(self.pos + k).min(self.toks.len() - 1)].tok
     }
     fn span(&self) -> Span {
@@ -88,9 +174,10 @@ impl<'a> Parser<'a> {
         }
     }
     fn bump(&mut self) -> Token {
-        let t = self.toks[self.pos].clone();
+        let t = self.toks[self.pos];
         if self.pos + 1 < self.toks.len() {
             self.pos += 1;
+            self.fill();
         }
         t
     }
@@ -103,7 +190,7 @@ impl<'a> Parser<'a> {
         }
     }
     fn error<T>(&mut self, expected: &str) -> PResult<T> {
-        let found = self.peek().describe(self.interner);
+        let found = self.peek().describe(self.interner());
         let span = self.span();
         self.diags
             .error(span, format!("expected {expected}, found {found}"));
@@ -125,10 +212,11 @@ impl<'a> Parser<'a> {
         self.close_error(&format!("`{}`", t.text()), open)
     }
     fn close_error<T>(&mut self, expected: &str, open: Span) -> PResult<T> {
-        let found = self.peek().describe(self.interner);
-        let opener = match self.toks.iter().find(|t| t.span == open).map(|t| &t.tok) {
-            Some(t) => t.text(),
-            None => "(",
+        let found = self.peek().describe(self.interner());
+        let opener = match self.source.get(open.lo as usize) {
+            Some(b'[') => "[",
+            Some(b'{') => "{",
+            _ => "(",
         };
         let d = Diagnostic::new(self.span(), format!("expected {expected}, found {found}"))
             .with_note(Some(open), format!("to match this `{opener}`"));
@@ -231,21 +319,8 @@ impl<'a> Parser<'a> {
         Ok(self.ast.exprs.push(Expr { kind, span }))
     }
 
-    fn comp_unit(&mut self) -> PResult<()> {
-        while *self.peek() != Tok::Eof {
-            self.unwind = false;
-            let depth = self.depth;
-            if self.item().is_err() {
-                self.depth = depth;
-                self.open_braces.clear();
-                self.recover_top()?;
-            }
-        }
-        Ok(())
-    }
-
     /// A declaration or function definition at the top level.
-    fn item(&mut self) -> PResult<()> {
+    fn item(&mut self) -> PResult<Item> {
         {
             let start = self.span();
             let is_const = self.eat(&Tok::KwConst);
@@ -264,8 +339,7 @@ impl<'a> Parser<'a> {
             self.bump();
             if !is_const && matches!(self.peek(), Tok::Ident(_)) && *self.peek_at(1) == Tok::LParen
             {
-                let f = self.func_def(ty, start)?;
-                self.ast.items.push(Item::Func(f));
+                Ok(Item::Func(self.func_def(ty, start)?))
             } else {
                 let Some(ty) = ty else {
                     // `void x;`
@@ -273,11 +347,9 @@ impl<'a> Parser<'a> {
                     self.diags.error(sp, "variable declared `void`");
                     return Err(Stop);
                 };
-                let d = self.decl_rest(is_const, ty, start)?;
-                self.ast.items.push(Item::Decl(d));
+                Ok(Item::Decl(self.decl_rest(is_const, ty, start)?))
             }
         }
-        Ok(())
     }
 
     fn func_def(&mut self, ret: Option<BaseType>, start: Span) -> PResult<FuncDef> {
@@ -455,7 +527,7 @@ impl<'a> Parser<'a> {
 
     fn stmt(&mut self) -> PResult<StmtId> {
         let start = self.span();
-        let kind = match self.peek().clone() {
+        let kind = match *self.peek() {
             Tok::LBrace => return self.block(),
             Tok::KwInt | Tok::KwFloat | Tok::KwVoid
                 if matches!(self.peek_at(1), Tok::Ident(_)) && *self.peek_at(2) == Tok::LParen =>
@@ -628,7 +700,7 @@ impl<'a> Parser<'a> {
     }
 
     fn primary_inner(&mut self) -> PResult<ExprId> {
-        let t = self.peek().clone();
+        let t = *self.peek();
         let start = self.span();
         match t {
             Tok::LParen => {

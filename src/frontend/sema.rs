@@ -23,13 +23,13 @@ enum Binding {
     Func(FuncId),
 }
 
-struct Sema<'a> {
-    ast: &'a ast::Ast,
-    interner: &'a Interner,
-    source: &'a [u8],
+/// Semantic analysis between top-level items: everything that outlives one item (the program
+/// so far, the scopes). The parser hands over one item at a time (`item`) and drops its syntax
+/// tree after, so the tree of at most one item is alive at once; `finish` checks `main` and
+/// returns the program.
+pub struct Checker {
     /// Lines of `starttime()`/`stoptime()` calls, met in source order.
     lines: LineCursor,
-    diags: &'a mut Diags,
     p: Program,
     /// Per name (indexed by `Sym`), its innermost visible binding: an index into `shadow`, or
     /// `NONE`. Lookup is O(1) however deep the nesting.
@@ -53,114 +53,156 @@ struct Sema<'a> {
     in_const: u32,
 }
 
-/// Runs semantic analysis, the bodies' rows in one set of tables or (`separate_bodies`) in a
-/// set per function. Errors go to `diags`; the program is meaningful only if none.
-pub fn check(
-    ast: &ast::Ast,
-    interner: &mut Interner,
-    source: &[u8],
-    separate_bodies: bool,
-    diags: &mut Diags,
-) -> Program {
-    // Intern the runtime names first (needs `&mut`), then analyse with a shared borrow.
-    let runtime = runtime_functions();
-    let syms: Vec<Sym> = runtime.iter().map(|f| interner.intern(&f.0)).collect();
-    let start_sym = interner.intern("starttime");
-    let stop_sym = interner.intern("stoptime");
-    let interner: &Interner = interner;
-    let mut s = Sema {
-        ast,
-        interner,
-        source,
-        lines: LineCursor::default(),
-        diags,
-        p: Program {
-            bodies: if separate_bodies {
-                Bodies::Separate(Vec::new())
-            } else {
-                Bodies::default()
-            },
-            ..Program::default()
-        },
-        names: Vec::new(),
-        shadow: Vec::new(),
-        scopes: vec![Vec::new()],
-        prelude: FxHashMap::default(),
-        starttime: None,
-        stoptime: None,
-        putf: FuncId::new(0),
-        cur_ret: None,
-        cur_func_name: String::new(),
-        loop_depth: 0,
-        div_zero: None,
-        in_const: 0,
-    };
-    for ((name, ret, params, variadic), sym) in runtime.into_iter().zip(syms) {
-        let id = s.p.funcs.push(Func {
-            name: name.clone(),
-            span: Span::default(),
-            ret,
-            param_tys: params,
-            params: Vec::new(),
-            body: None,
-            variadic,
-            used: false,
-            nesting: 0,
-        });
-        match name.as_str() {
-            "_sysy_starttime" => s.starttime = Some((start_sym, id)),
-            "_sysy_stoptime" => s.stoptime = Some((stop_sym, id)),
-            "putf" => {
-                s.putf = id;
-                s.prelude.insert(sym, Binding::Func(id));
-            }
-            _ => {
-                s.prelude.insert(sym, Binding::Func(id));
-            }
-        }
+/// The `Checker` at work on one item, with what it borrows for that item: the item's syntax
+/// tree, the interner, the source and the diagnostics. Derefs to the `Checker`.
+struct Sema<'a> {
+    ast: &'a ast::Ast,
+    interner: &'a Interner,
+    source: &'a [u8],
+    diags: &'a mut Diags,
+    st: &'a mut Checker,
+}
+
+impl std::ops::Deref for Sema<'_> {
+    type Target = Checker;
+    fn deref(&self) -> &Checker {
+        self.st
     }
-    for item in &ast.items {
-        if s.diags.is_full() {
-            break;
+}
+
+impl std::ops::DerefMut for Sema<'_> {
+    fn deref_mut(&mut self) -> &mut Checker {
+        self.st
+    }
+}
+
+impl Checker {
+    /// A checker with the runtime functions declared (their names interned into `interner`),
+    /// the bodies' rows to go in one set of tables or (`separate_bodies`) in a set per
+    /// function.
+    pub fn new(interner: &mut Interner, separate_bodies: bool) -> Checker {
+        let mut c = Checker {
+            lines: LineCursor::default(),
+            p: Program {
+                bodies: if separate_bodies {
+                    Bodies::Separate(Vec::new())
+                } else {
+                    Bodies::default()
+                },
+                ..Program::default()
+            },
+            names: Vec::new(),
+            shadow: Vec::new(),
+            scopes: vec![Vec::new()],
+            prelude: FxHashMap::default(),
+            starttime: None,
+            stoptime: None,
+            putf: FuncId::new(0),
+            cur_ret: None,
+            cur_func_name: String::new(),
+            loop_depth: 0,
+            div_zero: None,
+            in_const: 0,
+        };
+        let runtime = runtime_functions();
+        let syms: Vec<Sym> = runtime.iter().map(|f| interner.intern(&f.0)).collect();
+        let start_sym = interner.intern("starttime");
+        let stop_sym = interner.intern("stoptime");
+        for ((name, ret, params, variadic), sym) in runtime.into_iter().zip(syms) {
+            let id = c.p.funcs.push(Func {
+                name: name.clone(),
+                span: Span::default(),
+                ret,
+                param_tys: params,
+                params: Vec::new(),
+                body: None,
+                variadic,
+                used: false,
+                nesting: 0,
+            });
+            match name.as_str() {
+                "_sysy_starttime" => c.starttime = Some((start_sym, id)),
+                "_sysy_stoptime" => c.stoptime = Some((stop_sym, id)),
+                "putf" => {
+                    c.putf = id;
+                    c.prelude.insert(sym, Binding::Func(id));
+                }
+                _ => {
+                    c.prelude.insert(sym, Binding::Func(id));
+                }
+            }
         }
+        c
+    }
+
+    /// Checks the top-level item `item`, whose nodes are in `ast`. Errors go to `diags`; the
+    /// caller stops handing items over once `diags.is_full()`.
+    pub fn item(
+        &mut self,
+        item: &Item,
+        ast: &ast::Ast,
+        interner: &Interner,
+        source: &[u8],
+        diags: &mut Diags,
+    ) {
+        let mut s = Sema {
+            ast,
+            interner,
+            source,
+            diags,
+            st: self,
+        };
         match item {
             Item::Decl(d) => s.decl(d, true, &mut Vec::new()),
             Item::Func(f) => s.func(f),
         }
     }
-    // `main`
-    let main_sym = s.interner_lookup("main");
-    match main_sym
-        .and_then(|m| s.innermost(m))
-        .map(|k| s.shadow[k])
-        .filter(|b| b.0 == 0)
-        .map(|b| b.1)
-    {
-        Some(Binding::Func(f)) => {
-            let func = &s.p.funcs[f];
-            if func.ret != Some(Scalar::Int) || !func.param_tys.is_empty() {
-                let span = func.span;
-                s.diags
-                    .error(span, "`main` must be declared as `int main()`");
+
+    /// Checks that `main` is defined as it must be, and returns the program (meaningful only if
+    /// `diags` has no error).
+    pub fn finish(mut self, interner: &Interner, source: &[u8], diags: &mut Diags) -> Program {
+        let ast = ast::Ast::default();
+        let mut s = Sema {
+            ast: &ast,
+            interner,
+            source,
+            diags,
+            st: &mut self,
+        };
+        let main_sym = s.interner_lookup("main");
+        match main_sym
+            .and_then(|m| s.innermost(m))
+            .map(|k| s.shadow[k])
+            .filter(|b| b.0 == 0)
+            .map(|b| b.1)
+        {
+            Some(Binding::Func(f)) => {
+                let func = &s.p.funcs[f];
+                if func.ret != Some(Scalar::Int) || !func.param_tys.is_empty() {
+                    let span = func.span;
+                    s.diags
+                        .error(span, "`main` must be declared as `int main()`");
+                }
+                s.p.main = Some(f);
             }
-            s.p.main = Some(f);
+            Some(Binding::Var(v)) => {
+                let span = s.p.vars[v].span;
+                s.diags
+                    .error(span, "`main` must be a function, declared as `int main()`");
+            }
+            None => s.diags.error(Span::new(0, 0), "no `main` function defined"),
         }
-        Some(Binding::Var(v)) => {
-            let span = s.p.vars[v].span;
-            s.diags
-                .error(span, "`main` must be a function, declared as `int main()`");
+        let p = &mut self.p;
+        match &mut p.bodies {
+            Bodies::Shared(b) => {
+                b.exprs = std::mem::take(&mut p.exprs);
+                b.stmts = std::mem::take(&mut p.stmts);
+                b.lists = std::mem::take(&mut p.lists);
+            }
+            Bodies::Separate(v) => v.resize_with(p.funcs.len(), || None),
         }
-        None => s.diags.error(Span::new(0, 0), "no `main` function defined"),
+        self.p
     }
-    match &mut s.p.bodies {
-        Bodies::Shared(b) => {
-            b.exprs = std::mem::take(&mut s.p.exprs);
-            b.stmts = std::mem::take(&mut s.p.stmts);
-            b.lists = std::mem::take(&mut s.p.lists);
-        }
-        Bodies::Separate(v) => v.resize_with(s.p.funcs.len(), || None),
-    }
-    s.p
 }
 
 type RuntimeFn = (String, Option<Scalar>, Vec<Ty>, bool);
@@ -487,7 +529,7 @@ impl<'a> Sema<'a> {
             ast::ExprKind::Str(s) => {
                 // Typed as a char array so misuse is caught by the scalar/argument checks.
                 let id = StrId(self.p.strings.len() as u32);
-                self.p.strings.push(self.interner.string(*s).to_vec());
+                self.st.p.strings.push(self.interner.string(*s).to_vec());
                 self.mk(ExprKind::Str(id), ExprTy::Ptr(Scalar::Int), span)
             }
             ast::ExprKind::LVal { name, indices } => {
@@ -827,7 +869,7 @@ impl<'a> Sema<'a> {
                     );
                     return self.error_expr(span);
                 }
-                let line = self.lines.line_of(self.source, span.lo) as i32;
+                let line = self.st.lines.line_of(self.source, span.lo) as i32;
                 let arg = self.mk_const(Const::Int(line), span);
                 self.p.funcs[timer.1].used = true;
                 let args = self.p.push_list(&[arg]);
@@ -1091,7 +1133,7 @@ impl<'a> Sema<'a> {
                 (true, VarInit::None) => VarInit::Const(Vec::new()),
                 (_, i) => i,
             };
-            let v = self.p.vars.push(Var {
+            let v = self.st.p.vars.push(Var {
                 name: self.interner.get(def.name).to_string(),
                 span: def.span,
                 elem,
@@ -1259,7 +1301,7 @@ impl<'a> Sema<'a> {
                 }
             }
         }
-        let fid = self.p.funcs.push(Func {
+        let fid = self.st.p.funcs.push(Func {
             name: self.interner.get(f.name).to_string(),
             span: f.name_span,
             ret,
@@ -1275,7 +1317,7 @@ impl<'a> Sema<'a> {
         self.push_scope();
         let mut params = Vec::with_capacity(f.params.len());
         for (i, (p, dims)) in f.params.iter().zip(param_dims).enumerate() {
-            let v = self.p.vars.push(Var {
+            let v = self.st.p.vars.push(Var {
                 name: self.interner.get(p.name).to_string(),
                 span: p.span,
                 elem: scalar_of(p.ty),
