@@ -17,6 +17,7 @@
 use super::ast::Arena;
 use super::diag::Span;
 use crate::entity;
+use std::sync::Arc;
 
 entity!(/// A variable: global, local or parameter.
     VarId, "var");
@@ -127,19 +128,21 @@ pub enum VarInit {
     Expr(ExprId),
     /// Local array: flattened row-major `(element index, value)`, increasing indices; all other
     /// elements are zero.
-    Elems(Vec<(u32, ExprId)>),
+    Elems(Box<[(u32, ExprId)]>),
     /// Constant value (globals, `const` variables): sparse `(element index, value)` pairs in
     /// increasing index order, other elements zero. A scalar has at most the pair at index 0.
-    Const(Vec<(u32, Const)>),
+    Const(Box<[(u32, Const)]>),
 }
 
+/// A variable. A program may have a million (one per local declared), so the row is kept
+/// small: the name is the interner's (shared, not copied), the lists are boxed slices.
 #[derive(Clone, Debug)]
 pub struct Var {
-    pub name: String,
+    pub name: Arc<str>,
     pub span: Span,
     pub elem: Scalar,
     /// Array dimensions (empty for scalars). For an array parameter, `dims[0]` is 0 (omitted).
-    pub dims: Vec<u32>,
+    pub dims: Box<[u32]>,
     pub kind: VarKind,
     pub is_const: bool,
     pub init: VarInit,
@@ -489,5 +492,6 @@ mod tests {
     fn expression_rows_stay_small() {
         assert_eq!(std::mem::size_of::<ExprKind>(), 16);
         assert_eq!(std::mem::size_of::<Expr>(), 28);
+        assert_eq!(std::mem::size_of::<Var>(), 80);
     }
 }

@@ -18,6 +18,7 @@
 
 use super::diag::{Diags, Span};
 use rustc_hash::FxHashMap;
+use std::sync::Arc;
 
 /// An interned identifier.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -26,9 +27,10 @@ pub struct Sym(pub u32);
 /// Maps identifier text to `Sym` and back.
 #[derive(Default, Debug)]
 pub struct Interner {
-    /// One allocation per distinct name, shared by the map and the list.
-    map: FxHashMap<std::rc::Rc<str>, Sym>,
-    names: Vec<std::rc::Rc<str>>,
+    /// One allocation per distinct name, shared by the map, the list and the checked
+    /// program's variables (`shared`).
+    map: FxHashMap<Arc<str>, Sym>,
+    names: Vec<Arc<str>>,
     /// String literals' bytes, indexed by `Tok::Str` (keeps tokens small: 16 bytes each).
     strings: Vec<Box<[u8]>>,
 }
@@ -39,13 +41,17 @@ impl Interner {
             return sym;
         }
         let sym = Sym(self.names.len() as u32);
-        let name: std::rc::Rc<str> = s.into();
+        let name: Arc<str> = s.into();
         self.names.push(name.clone());
         self.map.insert(name, sym);
         sym
     }
     pub fn get(&self, sym: Sym) -> &str {
         &self.names[sym.0 as usize]
+    }
+    /// The text of `sym`, shared (no copy).
+    pub fn shared(&self, sym: Sym) -> Arc<str> {
+        self.names[sym.0 as usize].clone()
     }
     /// The bytes of string literal `n` (`Tok::Str(n)`).
     pub fn string(&self, n: u32) -> &[u8] {

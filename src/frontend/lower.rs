@@ -280,7 +280,7 @@ fn declare(
             continue;
         }
         let name = match var.kind {
-            VarKind::Global => var.name.clone(),
+            VarKind::Global => var.name.to_string(),
             _ => format!("{}.{}", var.name, v.index()),
         };
         let init = match &var.init {

@@ -1130,14 +1130,14 @@ impl<'a> Sema<'a> {
             // A constant without a valid initialiser still gets declared (as zero) to avoid
             // follow-on "undefined" errors.
             let init = match (d.is_const, init) {
-                (true, VarInit::None) => VarInit::Const(Vec::new()),
+                (true, VarInit::None) => VarInit::Const(Box::default()),
                 (_, i) => i,
             };
             let v = self.st.p.vars.push(Var {
-                name: self.interner.get(def.name).to_string(),
+                name: self.interner.shared(def.name),
                 span: def.span,
                 elem,
-                dims,
+                dims: dims.into(),
                 kind,
                 is_const: d.is_const,
                 init,
@@ -1171,8 +1171,13 @@ impl<'a> Sema<'a> {
             if let InitKind::Expr(e) = node.kind {
                 return if const_needed {
                     let what = "initializer";
-                    self.const_expr(e, elem, what)
-                        .map(|c| VarInit::Const(if c.is_zero() { vec![] } else { vec![(0, c)] }))
+                    self.const_expr(e, elem, what).map(|c| {
+                        VarInit::Const(if c.is_zero() {
+                            Box::default()
+                        } else {
+                            Box::new([(0, c)])
+                        })
+                    })
                 } else {
                     Some(VarInit::Expr(self.scalar_expr(&e, elem)))
                 };
@@ -1207,7 +1212,7 @@ impl<'a> Sema<'a> {
                     None => ok = false,
                 }
             }
-            ok.then_some(VarInit::Const(vals))
+            ok.then_some(VarInit::Const(vals.into()))
         } else {
             let vals: Vec<(u32, ExprId)> = flat
                 .into_iter()
@@ -1222,7 +1227,7 @@ impl<'a> Sema<'a> {
                 };
                 return Some(VarInit::Expr(e));
             }
-            Some(VarInit::Elems(vals))
+            Some(VarInit::Elems(vals.into()))
         }
     }
 
@@ -1318,10 +1323,10 @@ impl<'a> Sema<'a> {
         let mut params = Vec::with_capacity(f.params.len());
         for (i, (p, dims)) in f.params.iter().zip(param_dims).enumerate() {
             let v = self.st.p.vars.push(Var {
-                name: self.interner.get(p.name).to_string(),
+                name: self.interner.shared(p.name),
                 span: p.span,
                 elem: scalar_of(p.ty),
-                dims,
+                dims: dims.into(),
                 kind: VarKind::Param(i as u32),
                 is_const: false,
                 init: VarInit::None,

@@ -551,9 +551,9 @@ fn folds_and_flattens() {
         .globals
         .iter()
         .map(|&v| &p.vars[v])
-        .find(|v| v.name == "g")
+        .find(|v| &*v.name == "g")
         .unwrap();
-    assert_eq!(g.dims, vec![4, 2]);
+    assert_eq!(*g.dims, [4, 2]);
     let hir::VarInit::Const(vals) = &g.init else {
         panic!()
     };
@@ -569,14 +569,14 @@ fn folds_and_flattens() {
         .globals
         .iter()
         .map(|&v| &p.vars[v])
-        .find(|v| v.name == "F")
+        .find(|v| &*v.name == "F")
         .unwrap();
     assert_eq!(f.const_elem(0), Some(hir::Const::Float(1.0f32 / 3.0f32)));
     let m = p
         .globals
         .iter()
         .map(|&v| &p.vars[v])
-        .find(|v| v.name == "M")
+        .find(|v| &*v.name == "M")
         .unwrap();
     assert_eq!(m.const_elem(0), Some(hir::Const::Int(i32::MAX)));
 }
