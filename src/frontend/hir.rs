@@ -310,19 +310,28 @@ pub struct Expr {
     pub span: Span,
 }
 
-#[derive(Clone, Debug)]
+/// The statements of a block: a range of `Body::blocks`, read with `Body::block`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StmtList {
+    start: u32,
+    len: u32,
+}
+
+/// A statement. Every variant holds ids and small values only (20 bytes): the statements of a
+/// block and the indices of an assignment live in tables of the `Body`.
+#[derive(Clone, Copy, Debug)]
 pub enum StmtKind {
     /// A local variable comes into existence; lowering evaluates `vars[v].init` here.
     Decl(VarId),
-    /// `var[indices] = value`; `indices` is empty for scalars, else one per dimension.
-    /// `value` has the element type.
+    /// `var[indices] = value`; `indices` (in `lists`) is empty for scalars, else one per
+    /// dimension. `value` has the element type.
     Assign {
         var: VarId,
-        indices: Vec<ExprId>,
+        indices: ExprList,
         value: ExprId,
     },
     Expr(ExprId),
-    Block(Vec<StmtId>),
+    Block(StmtList),
     /// `cond` is int.
     If {
         cond: ExprId,
@@ -339,7 +348,7 @@ pub enum StmtKind {
     Return(Option<ExprId>),
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 pub struct Stmt {
     pub kind: StmtKind,
     pub span: Span,
@@ -376,14 +385,21 @@ impl Func {
 pub struct Body {
     pub exprs: Arena<ExprId, Expr>,
     pub stmts: Arena<StmtId, Stmt>,
-    /// The operand lists of expressions (`ExprList`), one after another.
+    /// The operand lists of expressions and the indices of assignments (`ExprList`), one
+    /// after another.
     pub lists: Vec<ExprId>,
+    /// The statements of blocks (`StmtList`), one after another.
+    pub blocks: Vec<StmtId>,
 }
 
 impl Body {
     /// The expressions of `l`.
     pub fn list(&self, l: ExprList) -> &[ExprId] {
         &self.lists[l.start as usize..(l.start + l.len) as usize]
+    }
+    /// The statements of `l`.
+    pub fn block(&self, l: StmtList) -> &[StmtId] {
+        &self.blocks[l.start as usize..(l.start + l.len) as usize]
     }
 }
 
@@ -431,8 +447,10 @@ pub struct Program {
     pub globals: Vec<VarId>,
     /// The `main` function (always set when sema succeeds).
     pub main: Option<FuncId>,
-    /// The operand lists of `exprs` (`ExprList`), one after another.
+    /// The operand lists of `exprs` and indices of `stmts` (`ExprList`), one after another.
     pub lists: Vec<ExprId>,
+    /// The statements of the blocks of `stmts` (`StmtList`), one after another.
+    pub blocks: Vec<StmtId>,
     /// The bytes of each string literal (`StrId`).
     pub strings: Vec<Vec<u8>>,
 }
@@ -459,6 +477,16 @@ impl Program {
         ExprList {
             start,
             len: items.len() as u32,
+        }
+    }
+
+    /// Stores `stmts` as the statements of a new block.
+    pub fn push_block(&mut self, stmts: &[StmtId]) -> StmtList {
+        let start = self.blocks.len() as u32;
+        self.blocks.extend_from_slice(stmts);
+        StmtList {
+            start,
+            len: stmts.len() as u32,
         }
     }
 
@@ -492,6 +520,7 @@ mod tests {
     fn expression_rows_stay_small() {
         assert_eq!(std::mem::size_of::<ExprKind>(), 16);
         assert_eq!(std::mem::size_of::<Expr>(), 28);
+        assert_eq!(std::mem::size_of::<Stmt>(), 28);
         assert_eq!(std::mem::size_of::<Var>(), 80);
     }
 }

@@ -142,7 +142,7 @@ impl Walk<'_> {
                 indices,
                 value,
             } => {
-                for &i in indices {
+                for &i in self.b.list(*indices) {
                     self.expr(i);
                 }
                 self.expr(*value);
@@ -150,7 +150,7 @@ impl Walk<'_> {
             }
             StmtKind::Expr(e) => self.expr(*e),
             StmtKind::Block(items) => {
-                for &s in items {
+                for &s in self.b.block(*items) {
                     self.stmt(s);
                 }
             }

@@ -430,7 +430,7 @@ fn collect_writes(
             }
         }
         StmtKind::Block(list) => {
-            for &s in list {
+            for &s in bd.block(*list) {
                 collect_writes(bd, s, writes, loops);
             }
         }
@@ -580,7 +580,7 @@ impl<'a> FnLower<'a> {
                 let val = self.expr(*value);
                 let info = &p.vars[*var];
                 if info.is_array() {
-                    let addr = self.address(*var, indices);
+                    let addr = self.address(*var, bd.list(*indices));
                     self.builder().store(val, addr);
                 } else if info.kind == VarKind::Global {
                     let g = self.info.globals[var];
@@ -601,7 +601,7 @@ impl<'a> FnLower<'a> {
                 }
             },
             StmtKind::Block(list) => {
-                for &s in list {
+                for &s in bd.block(*list) {
                     if self.cur.is_none() {
                         break;
                     }

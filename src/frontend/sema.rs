@@ -34,10 +34,11 @@ pub struct Checker {
     /// Per name (indexed by `Sym`), its innermost visible binding: an index into `shadow`, or
     /// `NONE`. Lookup is O(1) however deep the nesting.
     names: Vec<u32>,
-    /// Visible bindings: (scope depth, binding, the binding of the same name it shadows).
-    shadow: Vec<(u32, Binding, u32)>,
-    /// Per open scope, the names it declared (popped from `names` when it closes).
-    scopes: Vec<Vec<Sym>>,
+    /// The visible bindings, in order of declaration (so those of the innermost scope last,
+    /// popped when it closes).
+    shadow: Vec<Shadow>,
+    /// The depth of the innermost open scope (0: the global scope).
+    depth: u32,
     /// Runtime functions, visible behind the global scope.
     prelude: FxHashMap<Sym, Binding>,
     starttime: Option<(Sym, FuncId)>,
@@ -93,7 +94,7 @@ impl Checker {
             },
             names: Vec::new(),
             shadow: Vec::new(),
-            scopes: vec![Vec::new()],
+            depth: 0,
             prelude: FxHashMap::default(),
             starttime: None,
             stoptime: None,
@@ -173,8 +174,8 @@ impl Checker {
         match main_sym
             .and_then(|m| s.innermost(m))
             .map(|k| s.shadow[k])
-            .filter(|b| b.0 == 0)
-            .map(|b| b.1)
+            .filter(|b| b.depth == 0)
+            .map(|b| b.binding)
         {
             Some(Binding::Func(f)) => {
                 let func = &s.p.funcs[f];
@@ -198,6 +199,7 @@ impl Checker {
                 b.exprs = std::mem::take(&mut p.exprs);
                 b.stmts = std::mem::take(&mut p.stmts);
                 b.lists = std::mem::take(&mut p.lists);
+                b.blocks = std::mem::take(&mut p.blocks);
             }
             Bodies::Separate(v) => v.resize_with(p.funcs.len(), || None),
         }
@@ -247,12 +249,24 @@ fn scalar_of(t: BaseType) -> Scalar {
 /// No binding (in `Sema::names`).
 const NONE: u32 = u32::MAX;
 
+/// A visible binding of `sym` (`Checker::shadow`).
+#[derive(Clone, Copy, Debug)]
+struct Shadow {
+    /// The depth of the scope that declared it.
+    depth: u32,
+    sym: Sym,
+    binding: Binding,
+    /// The binding of the same name it shadows (an index into `shadow`), or `NONE`.
+    prev: u32,
+}
+
 impl<'a> Sema<'a> {
     fn interner_lookup(&self, name: &str) -> Option<Sym> {
         // The interner has no reverse lookup without `&mut`; scan the global scope instead.
-        self.scopes[0]
+        self.shadow
             .iter()
-            .copied()
+            .take_while(|b| b.depth == 0)
+            .map(|b| b.sym)
             .find(|&k| self.interner.get(k) == name)
     }
     /// The span of the name `name` of an lvalue or call `e`.
@@ -283,7 +297,7 @@ impl<'a> Sema<'a> {
         }
         let limit = (target.len() / 3).max(1);
         let mut best: Option<(usize, &str)> = None;
-        let scoped = self.scopes.iter().flatten().copied();
+        let scoped = self.shadow.iter().map(|b| b.sym);
         let runtime = self.prelude.keys().copied();
         let timers = [self.starttime, self.stoptime]
             .into_iter()
@@ -345,21 +359,21 @@ impl<'a> Sema<'a> {
 
     fn lookup(&self, s: Sym) -> Option<Binding> {
         match self.innermost(s) {
-            Some(k) => Some(self.shadow[k].1),
+            Some(k) => Some(self.shadow[k].binding),
             None => self.prelude.get(&s).copied(),
         }
     }
 
     fn push_scope(&mut self) {
-        self.scopes.push(Vec::new());
+        self.depth += 1;
     }
 
     fn pop_scope(&mut self) {
-        for s in self.scopes.pop().expect("scope") {
-            if let Some(k) = self.innermost(s) {
-                self.names[s.0 as usize] = self.shadow[k].2;
-            }
+        while let Some(&b) = self.shadow.last().filter(|b| b.depth == self.depth) {
+            self.names[b.sym.0 as usize] = b.prev;
+            self.shadow.pop();
         }
+        self.depth -= 1;
     }
 
     fn binding_span(&self, b: Binding) -> Span {
@@ -371,10 +385,10 @@ impl<'a> Sema<'a> {
 
     /// Declares `s` in the innermost scope; reports a redefinition.
     fn declare(&mut self, s: Sym, b: Binding, span: Span) {
-        let depth = (self.scopes.len() - 1) as u32;
-        if let Some((d, old, _)) = self.innermost(s).map(|k| self.shadow[k]) {
-            if d == depth {
-                let old_span = self.binding_span(old);
+        let depth = self.depth;
+        if let Some(old) = self.innermost(s).map(|k| self.shadow[k]) {
+            if old.depth == depth {
+                let old_span = self.binding_span(old.binding);
                 let d = Diagnostic::new(span, format!("redefinition of `{}`", self.name(s)))
                     .with_note(Some(old_span), "previous definition is here");
                 self.diags.push(d);
@@ -386,8 +400,12 @@ impl<'a> Sema<'a> {
         }
         let prev = self.names[s.0 as usize];
         self.names[s.0 as usize] = self.shadow.len() as u32;
-        self.shadow.push((depth, b, prev));
-        self.scopes.last_mut().expect("scope").push(s);
+        self.shadow.push(Shadow {
+            depth,
+            sym: s,
+            binding: b,
+            prev,
+        });
     }
 
     // ---------------------------------------------------------------- expressions
@@ -1349,6 +1367,7 @@ impl<'a> Sema<'a> {
             exprs: std::mem::take(&mut self.p.exprs),
             stmts: std::mem::take(&mut self.p.stmts),
             lists: std::mem::take(&mut self.p.lists),
+            blocks: std::mem::take(&mut self.p.blocks),
         });
         let mut body = Vec::with_capacity(items.len());
         for &s in items {
@@ -1356,20 +1375,20 @@ impl<'a> Sema<'a> {
         }
         self.pop_scope();
         let span = self.ast.stmts[f.body].span;
-        let b = self.p.stmts.push(Stmt {
-            kind: StmtKind::Block(body),
-            span,
-        });
+        let kind = StmtKind::Block(self.p.push_block(&body));
+        let b = self.p.stmts.push(Stmt { kind, span });
         self.p.funcs[fid].body = Some(b);
         if let Some(outer) = outer {
             let mut checked = Body {
                 exprs: std::mem::replace(&mut self.p.exprs, outer.exprs),
                 stmts: std::mem::replace(&mut self.p.stmts, outer.stmts),
                 lists: std::mem::replace(&mut self.p.lists, outer.lists),
+                blocks: std::mem::replace(&mut self.p.blocks, outer.blocks),
             };
             checked.exprs.shrink_to_fit();
             checked.stmts.shrink_to_fit();
             checked.lists.shrink_to_fit();
+            checked.blocks.shrink_to_fit();
             if let Bodies::Separate(v) = &mut self.p.bodies {
                 if v.len() <= fid.index() {
                     v.resize_with(fid.index() + 1, || None);
@@ -1426,7 +1445,7 @@ impl<'a> Sema<'a> {
                 let value = self.scalar_expr(value, elem);
                 StmtKind::Assign {
                     var: v,
-                    indices: idx,
+                    indices: self.p.push_list(&idx),
                     value,
                 }
             }
@@ -1448,7 +1467,7 @@ impl<'a> Sema<'a> {
                     self.stmt(s, &mut body);
                 }
                 self.pop_scope();
-                StmtKind::Block(body)
+                StmtKind::Block(self.p.push_block(&body))
             }
             AStmt::If { cond, then, els } => {
                 let c = self.cond(*cond);
@@ -1520,10 +1539,8 @@ impl<'a> Sema<'a> {
         if v.len() == 1 {
             v[0]
         } else {
-            self.p.stmts.push(Stmt {
-                kind: StmtKind::Block(v),
-                span,
-            })
+            let kind = StmtKind::Block(self.p.push_block(&v));
+            self.p.stmts.push(Stmt { kind, span })
         }
     }
 }
