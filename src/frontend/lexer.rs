@@ -175,11 +175,38 @@ pub struct Token {
     pub span: Span,
 }
 
+/// `CLASS` bit: whitespace (space, `\t`, `\n`, `\r`, `\v`, `\f`).
+const SPACE: u8 = 1;
+/// `CLASS` bit: a letter or `_` (starts an identifier).
+const IDENT_START: u8 = 2;
+/// `CLASS` bit: a letter, digit or `_`.
+const IDENT: u8 = 4;
+
+/// The class bits of each byte: one load per byte in the lexer's inner loops.
+static CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        if matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c) {
+            t[b] |= SPACE;
+        }
+        if c.is_ascii_alphabetic() || c == b'_' {
+            t[b] |= IDENT_START | IDENT;
+        }
+        if c.is_ascii_digit() {
+            t[b] |= IDENT;
+        }
+        b += 1;
+    }
+    t
+};
+
 fn is_ident_start(b: u8) -> bool {
-    b.is_ascii_alphabetic() || b == b'_'
+    CLASS[b as usize] & IDENT_START != 0
 }
 fn is_ident_char(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_'
+    CLASS[b as usize] & IDENT != 0
 }
 
 /// Tokenizes all of `src`; the last token is always `Eof`.
@@ -235,9 +262,11 @@ impl<'a> Lexer<'a> {
         while i < n {
             let b = src[i];
             let start = i;
-            // whitespace
-            if b == b' ' || b == b'\t' || b == b'\n' || b == b'\r' || b == 0x0b || b == 0x0c {
+            if CLASS[b as usize] & SPACE != 0 {
                 i += 1;
+                while i < n && CLASS[src[i] as usize] & SPACE != 0 {
+                    i += 1;
+                }
                 continue;
             }
             // comments
@@ -270,20 +299,22 @@ impl<'a> Lexer<'a> {
                 while i < n && is_ident_char(src[i]) {
                     i += 1;
                 }
-                // Identifier bytes are ASCII, hence valid UTF-8.
-                let text = std::str::from_utf8(&src[start..i]).unwrap_or("_");
-                let tok = match text {
-                    "int" => Tok::KwInt,
-                    "float" => Tok::KwFloat,
-                    "void" => Tok::KwVoid,
-                    "const" => Tok::KwConst,
-                    "if" => Tok::KwIf,
-                    "else" => Tok::KwElse,
-                    "while" => Tok::KwWhile,
-                    "break" => Tok::KwBreak,
-                    "continue" => Tok::KwContinue,
-                    "return" => Tok::KwReturn,
-                    _ => Tok::Ident(self.interner.intern(text)),
+                let tok = match &src[start..i] {
+                    b"int" => Tok::KwInt,
+                    b"float" => Tok::KwFloat,
+                    b"void" => Tok::KwVoid,
+                    b"const" => Tok::KwConst,
+                    b"if" => Tok::KwIf,
+                    b"else" => Tok::KwElse,
+                    b"while" => Tok::KwWhile,
+                    b"break" => Tok::KwBreak,
+                    b"continue" => Tok::KwContinue,
+                    b"return" => Tok::KwReturn,
+                    // Identifier bytes are ASCII, hence valid UTF-8.
+                    text => Tok::Ident(
+                        self.interner
+                            .intern(std::str::from_utf8(text).unwrap_or("_")),
+                    ),
                 };
                 (tok, i)
             } else if b.is_ascii_digit() || (b == b'.' && i + 1 < n && src[i + 1].is_ascii_digit())
