@@ -299,6 +299,20 @@ pub fn spill_cost(mf: &MFunc, alloc: &Allocation) -> f64 {
 /// reload it saves.
 const LOCAL_GAP: usize = 32;
 
+/// Whether rematerializing with `mi` takes more than one machine instruction (`li` of a
+/// constant that neither fits 12 bits nor is a `lui` alone, `lla`): such a value is worth a
+/// copy for a cluster of reads like a spilled one.
+fn multi_inst(mi: &MInst) -> bool {
+    match mi.op {
+        MOp::Li => {
+            let c = mi.imm;
+            !(fits12(c) || c & 0xfff == 0 && c == c as i32 as i64)
+        }
+        MOp::Lla => true,
+        _ => false,
+    }
+}
+
 /// Splits spilled values into short register copies around their clustered accesses.
 ///
 /// A value spilled for its whole life (typically one live across calls when every
@@ -311,7 +325,9 @@ const LOCAL_GAP: usize = 32;
 /// cluster that starts with a read begins with `v' = v` (the one reload), and the cluster's
 /// reads read `v'`. Calls end clusters, so `v'` never lives across one and any
 /// caller-saved register suits it. No copy is placed after a block's first branch (nothing
-/// is written there); reads there use a copy made before it.
+/// is written there); reads there use a copy made before it. A constant or address that takes
+/// more than one instruction to rematerialize (`multi_inst`) is treated alike for its reads: a
+/// cluster starts with one rematerialization into the copy instead of one per read.
 ///
 /// Like `around_loops`, the caller allocates the result again and keeps the allocation with
 /// the lower `spill_cost`. Splits in place; `None` if nothing qualified (`mf` unchanged),
@@ -319,7 +335,7 @@ const LOCAL_GAP: usize = 32;
 pub fn local_copies(mf: &mut MFunc, alloc: &Allocation) -> Option<Undo> {
     let nv = mf.num_vregs();
     let candidate: Vec<bool> = (0..nv)
-        .map(|v| alloc.slot[v] != u32::MAX && mf.remat[v].is_none())
+        .map(|v| alloc.slot[v] != u32::MAX && mf.remat[v].is_none_or(|mi| multi_inst(&mi)))
         .collect();
     if !candidate.iter().any(|&c| c) {
         return None;
@@ -390,9 +406,16 @@ pub fn local_copies(mf: &mut MFunc, alloc: &Allocation) -> Option<Undo> {
                 let to = if c.is_some() && i - last[v] <= LOCAL_GAP {
                     c
                 } else if !branched && near(i, next_read) {
-                    // Open a cluster: one reload for this read and the next ones.
+                    // Open a cluster: one reload (or rematerialization, which the copy
+                    // keeps: spilled again, it is recomputed) for this read and the next ones.
                     let c = mf.new_vreg(mf.vclass[v]);
-                    insts.push(MInst::unary(move_op(mf.vclass[v]), c, r));
+                    if let Some(mut rm) = mf.remat[v] {
+                        rm.rd = c;
+                        mf.remat[c.vindex()] = Some(rm);
+                        insts.push(rm);
+                    } else {
+                        insts.push(MInst::unary(move_op(mf.vclass[v]), c, r));
+                    }
                     if copy[v].is_none() {
                         touched.push(v);
                     }
@@ -413,7 +436,7 @@ pub fn local_copies(mf: &mut MFunc, alloc: &Allocation) -> Option<Undo> {
             }
             branched |= mi.op.is_branch() || mi.op.is_terminator();
             let d = mi.rd;
-            if !is_cand(d) {
+            if !is_cand(d) || mf.remat[d.vindex()].is_some() {
                 insts.push(mi);
                 continue;
             }
