@@ -9,7 +9,8 @@
 //! function is allocated again and the cheaper allocation kept) -> [`regalloc::checker`] ->
 //! `frame` (with `shrinkwrap::place`: the block where the frame opens) -> `emit::rewrite`
 //! (physical code with spill code, prologue, epilogues) ->
-//! `peephole` (with spill-slot forwarding and dead spill stores) -> `sched::after_alloc` and
+//! `peephole` (with spill-slot forwarding and dead spill stores) -> `sched::after_alloc`,
+//! `placement` (block order from static edge probabilities: likely successors fall through),
 //! `layout::latch_fallthrough`, `exits_out_of_line` and `copy_jump_targets` (-O1 and up) ->
 //! `emit::print`. At -O1 and up `sched::before_alloc`
 //! schedules each block between `layout` and `liveness`.
@@ -30,6 +31,7 @@ pub mod minst;
 pub mod model;
 pub mod peephole;
 pub mod phi;
+pub mod placement;
 pub mod regalloc;
 pub mod sched;
 pub mod shrinkwrap;
@@ -233,6 +235,7 @@ fn compile_function(
     lap.done("peephole");
     if opts.opt_level > 0 {
         sched::after_alloc(&mut s.code, spill_hi);
+        placement::run(&mut s.code);
         layout::latch_fallthrough(&mut s.code);
         let blocks = &mf.blocks;
         layout::exits_out_of_line(&mut s.code, |l| {
