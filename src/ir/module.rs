@@ -135,6 +135,14 @@ pub struct GlobalData {
 }
 
 impl GlobalData {
+    /// The word at byte offset `off` of a constant global (never written, so its initial
+    /// contents are what every read sees), if the global is constant and the word lies aligned
+    /// inside it.
+    pub fn const_word(&self, off: i64) -> Option<u32> {
+        (self.is_const && off >= 0 && off % 4 == 0 && off as u64 + 4 <= self.size)
+            .then(|| self.word_at(off as u64))
+    }
+
     /// The 32-bit word at byte offset `off` of the initial contents.
     pub fn word_at(&self, off: u64) -> u32 {
         match &self.init {

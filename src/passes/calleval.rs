@@ -230,11 +230,7 @@ impl Evaluator<'_> {
 
 /// The `ty` word at byte offset `at` of constant global `g`, if it lies inside it.
 fn read_const(cx: &ModuleCx, g: GlobalId, at: i64, ty: Type) -> Option<Const> {
-    let data = cx.globals.get(g)?;
-    if !data.is_const || at < 0 || at % 4 != 0 || at as u64 + 4 > data.size {
-        return None;
-    }
-    let word = data.word_at(at as u64);
+    let word = cx.globals.get(g)?.const_word(at)?;
     match ty {
         Type::I32 => Some(Const::int(Type::I32, word as i32 as i64)),
         Type::F32 => Some(Const::F32(word)),

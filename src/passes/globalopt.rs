@@ -80,15 +80,10 @@ pub fn run_module(m: &mut Module) -> bool {
                 let at_constant = constant_offset(f, ptr)
                     .and_then(|(root, off)| Some((gaddr_global(f, root)?, off)));
                 let w = match at_constant {
-                    Some((g, off)) => {
-                        let Some(gd) = cx.globals.get(g) else {
-                            continue;
-                        };
-                        if !gd.is_const || off < 0 || off as u64 + 4 > gd.size || off % 4 != 0 {
-                            continue;
-                        }
-                        gd.word_at(off as u64)
-                    }
+                    Some((g, off)) => match cx.globals.get(g).and_then(|gd| gd.const_word(off)) {
+                        Some(w) => w,
+                        None => continue,
+                    },
                     None => {
                         let Some(gd) =
                             gaddr_global(f, offset_root(f, ptr)).and_then(|g| cx.globals.get(g))
