@@ -19,21 +19,45 @@ pub fn is_root(f: &Function, cx: &ModuleCx, i: Inst) -> bool {
     }
 }
 
-/// Removes the instructions and block parameters no root needs. Returns whether any went; the
-/// CFG stays valid (only instructions and parameters go, every branch keeps its targets).
-pub fn remove_dead(f: &mut Function, cx: &ModuleCx, cfg: &Cfg) -> bool {
+/// The values some root needs when the instructions of the blocks in `not_roots` are not roots
+/// (what stays live if those blocks went away: a loop whose results only its own branches and
+/// dead values read is dead). Cost: O(instructions + uses).
+pub fn live_values(
+    f: &Function,
+    cx: &ModuleCx,
+    cfg: &Cfg,
+    not_roots: &IdSet<Block>,
+) -> IdSet<Value> {
+    let blocks: Vec<Block> = f.layout().blocks().collect();
+    mark(f, cx, cfg, &blocks, Some(not_roots)).live_val
+}
+
+struct Marks {
+    live_inst: IdSet<Inst>,
+    live_val: IdSet<Value>,
+    num_insts: usize,
+    num_live: usize,
+}
+
+fn mark(
+    f: &Function,
+    cx: &ModuleCx,
+    cfg: &Cfg,
+    blocks: &[Block],
+    not_roots: Option<&IdSet<Block>>,
+) -> Marks {
     let mut live_inst: IdSet<Inst> = IdSet::with_capacity(f.num_insts());
     let mut live_val: IdSet<Value> = IdSet::with_capacity(f.num_values());
     let mut work: Vec<Value> = Vec::new();
 
-    let blocks: Vec<Block> = f.layout().blocks().collect();
     // Instructions in the layout, and those marked live (operands of linked instructions are
     // defined by linked ones, so every mark is one of them).
     let (mut num_insts, mut num_live) = (0usize, 0usize);
-    for &b in &blocks {
+    for &b in blocks {
+        let skipped = not_roots.is_some_and(|s| s.contains(b));
         for i in f.layout().block_insts(b) {
             num_insts += 1;
-            if is_root(f, cx, i) {
+            if !skipped && is_root(f, cx, i) {
                 live_inst.insert(i);
                 num_live += 1;
                 let args = f.args(i);
@@ -72,6 +96,24 @@ pub fn remove_dead(f: &mut Function, cx: &ModuleCx, cfg: &Cfg) -> bool {
             }
         }
     }
+    Marks {
+        live_inst,
+        live_val,
+        num_insts,
+        num_live,
+    }
+}
+
+/// Removes the instructions and block parameters no root needs. Returns whether any went; the
+/// CFG stays valid (only instructions and parameters go, every branch keeps its targets).
+pub fn remove_dead(f: &mut Function, cx: &ModuleCx, cfg: &Cfg) -> bool {
+    let blocks: Vec<Block> = f.layout().blocks().collect();
+    let Marks {
+        live_inst,
+        live_val,
+        num_insts,
+        num_live,
+    } = mark(f, cx, cfg, &blocks, None);
 
     let mut changed = false;
     // Sweep instructions, last to first so users go before their operands; nothing to do when
