@@ -165,6 +165,24 @@ impl FuncAnalyses {
         (cfg, dt, ranges)
     }
 
+    /// The CFG, the dominator tree, the loop forest and the value ranges, borrowed together.
+    pub fn all_ranges(
+        &mut self,
+        f: &Function,
+        cx: &ModuleCx,
+    ) -> (&Cfg, &DomTree, &LoopForest, &Ranges) {
+        self.debug_check(f);
+        let cfg = self.cfg.get_or_insert_with(|| Cfg::compute(f));
+        let dt = self.domtree.get_or_insert_with(|| DomTree::compute(f, cfg));
+        let loops = self
+            .loops
+            .get_or_insert_with(|| LoopForest::compute(cfg, dt));
+        let ranges = self
+            .ranges
+            .get_or_insert_with(|| Ranges::compute(f, cx, cfg, dt));
+        (cfg, dt, loops, ranges)
+    }
+
     /// In debug builds, every request first checks that what is cached is still true: a pass
     /// that edits the CFG and asks again without `invalidate` is caught where it asks.
     fn debug_check(&self, f: &Function) {

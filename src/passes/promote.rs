@@ -3,7 +3,8 @@
 //! `c[i][j] = c[i][j] + a[i][k] * b[k][j]` in a `k` loop loads and stores the same invariant
 //! address every iteration. When nothing else in the loop may touch that location (no other
 //! access with a possibly aliasing base, unless the dependence test of [`depend`] shows it
-//! disjoint on every iteration; no call that may read or write it, by the callees'
+//! disjoint on every iteration, or the value ranges of the indices put the two accesses' bytes
+//! apart at offsets from one root (asked for only when the dependence test fails); no call that may read or write it, by the callees'
 //! `FuncDecl::reads` and `writes`) and some access to it runs on every
 //! iteration (so the address is valid whenever the loop runs), the location lives in a register
 //! across the loop: one load in the preheader, one store on each exit edge.
@@ -15,7 +16,9 @@
 //! loop forest.
 //! Cost: O(promotions * function size).
 
-use crate::analysis::alias::{base_of, call_reads, call_writes, may_alias, Base};
+use crate::analysis::alias::{
+    base_of, call_reads, call_writes, may_alias, offset_range, offset_root, Base,
+};
 use crate::analysis::depend;
 use crate::analysis::ivrange::counter_range;
 use crate::analysis::{FuncAnalyses, Preserved};
@@ -35,8 +38,23 @@ struct Candidate {
     exits: Vec<(Block, usize)>,
 }
 
-fn find(f: &Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Option<Candidate> {
-    let (cfg, dt, forest) = am.all(f);
+/// The next location to promote. Without `with_ranges`, a pair of accesses the dependence test
+/// cannot separate keeps a location in memory, and the second result says whether that
+/// happened (the value ranges may separate them: ask again with them).
+fn find(
+    f: &Function,
+    cx: &ModuleCx,
+    am: &mut FuncAnalyses,
+    with_ranges: bool,
+) -> (Option<Candidate>, bool) {
+    let (cfg, dt, forest, ranges) = if with_ranges {
+        let (cfg, dt, forest, r) = am.all_ranges(f, cx);
+        (cfg, dt, forest, Some(r))
+    } else {
+        let (cfg, dt, forest) = am.all(f);
+        (cfg, dt, forest, None)
+    };
+    let mut ranges_may_help = false;
     // Innermost loops first.
     let mut loops: Vec<_> = forest.loops.keys().collect();
     loops.sort_by_key(|&l| std::cmp::Reverse(forest.loops[l].depth));
@@ -107,8 +125,27 @@ fn find(f: &Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Option<Candidate>
                 .get_or_insert_with(|| counter_range(f, cfg, dt, forest, l).into_iter().collect());
             let alone = accesses.iter().filter(|a| a.1 != addr).all(|a| {
                 let other = base_of(f, cfg, a.1);
-                (!may_alias(cx, base, other) && other != base)
+                if (!may_alias(cx, base, other) && other != base)
                     || depend::disjoint(f, addr, ty.bytes() as i64, a.1, size(a.0), counters)
+                {
+                    return true;
+                }
+                // Byte ranges at offsets from one root that cannot overlap, by the value ranges
+                // of the indices where the other access runs (`t[i / 2]` below 600 against
+                // `t[1999 - r]` above 1900).
+                let Some(r) = ranges else {
+                    ranges_may_help |= offset_root(f, addr) == offset_root(f, a.1);
+                    return false;
+                };
+                let at = f.layout().inst_block(a.0).unwrap();
+                let extent = |p: Value, bytes: i64| {
+                    offset_range(f, p, |v| r.range_at(f, v, at))
+                        .and_then(|(root, lo, hi)| Some((root, lo, hi.checked_add(bytes)?)))
+                };
+                match (extent(addr, ty.bytes() as i64), extent(a.1, size(a.0))) {
+                    (Some((ra, la, ea)), Some((rb, lb, eb))) => ra == rb && (ea <= lb || eb <= la),
+                    _ => false,
+                }
             });
             if !alone {
                 continue;
@@ -129,16 +166,19 @@ fn find(f: &Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Option<Candidate>
                     }
                 }
             }
-            return Some(Candidate {
-                pre,
-                addr,
-                ty,
-                accesses: mine,
-                exits,
-            });
+            return (
+                Some(Candidate {
+                    pre,
+                    addr,
+                    ty,
+                    accesses: mine,
+                    exits,
+                }),
+                false,
+            );
         }
     }
-    None
+    (None, ranges_may_help)
 }
 
 fn apply(f: &mut Function, c: Candidate) {
@@ -174,7 +214,14 @@ pub fn run(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved 
     let mut changed = false;
     let mut promoted = 0;
     while promoted < MAX_PROMOTIONS {
-        let Some(c) = find(f, cx, am) else { break };
+        let c = match find(f, cx, am, false) {
+            (Some(c), _) => c,
+            (None, true) => match find(f, cx, am, true) {
+                (Some(c), _) => c,
+                (None, _) => break,
+            },
+            (None, false) => break,
+        };
         apply(f, c);
         // Exit edges were split.
         am.invalidate(Preserved::none());
