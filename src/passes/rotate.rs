@@ -15,7 +15,10 @@
 //! and each latch's copy): each goes through a fresh stack slot, stored where it is defined and
 //! loaded where it is used, and `rewrite::ssa::promote_slots` places the block parameters. The
 //! trip count and the code executed per trip are unchanged; the code grows by one header per
-//! latch. Needs: CFG, dominator tree, loop forest, loop-simplified form. Preserves nothing.
+//! latch. A latch that only joins back edges ending in jumps (loop-simplified form gives a loop
+//! with `continue`s one latch) is taken apart first, so each of those paths gets its own copy of
+//! the test instead of sharing one that half of them must jump to. Needs: CFG, dominator tree,
+//! loop forest, loop-simplified form. Preserves nothing.
 //! Cost: O(loop headers) plus one promotion per value crossing a rotated header.
 
 use crate::analysis::{FuncAnalyses, Preserved};
@@ -27,7 +30,7 @@ const MAX_HEADER: usize = 16;
 
 pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved {
     let (cfg, _, forest) = am.all(f);
-    let mut plans: Vec<(Block, Vec<Block>)> = Vec::new();
+    let mut plans: Vec<(Block, Vec<Block>, Option<Block>)> = Vec::new();
     for (l, data) in forest.loops.iter() {
         let h = data.header;
         let Some(t) = f.terminator(h) else { continue };
@@ -40,7 +43,24 @@ pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved
         if inside[0] == inside[1] || succs.contains(&h) {
             continue;
         }
-        let latches = &data.latches;
+        // A latch that only joins back edges ending in jumps (loop-simplified form's single
+        // latch) is taken apart: each of those edges gets its own copy of the header, as with
+        // the `continue`s of a loop before the join, so each path tests on its own.
+        let join = match data.latches[..] {
+            [b] if f.layout().block_insts(b).count() == 1
+                && cfg.preds[b].len() > 1
+                && cfg.preds[b]
+                    .iter()
+                    .all(|&p| f.terminator(p).map(|j| f.op(j)) == Some(Opcode::Jump)) =>
+            {
+                Some(b)
+            }
+            _ => None,
+        };
+        let latches = match join {
+            Some(b) => &cfg.preds[b],
+            None => &data.latches,
+        };
         if latches
             .iter()
             .any(|&b| f.terminator(b).map(|j| f.op(j)) != Some(Opcode::Jump))
@@ -57,18 +77,42 @@ pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved
         {
             continue;
         }
-        plans.push((h, latches.clone()));
+        plans.push((h, latches.to_vec(), join));
     }
     if plans.is_empty() {
         return Preserved::all();
     }
     let mut slots: Vec<Inst> = Vec::new();
-    for (h, latches) in plans {
+    for (h, latches, join) in plans {
+        if let Some(b) = join {
+            unjoin(f, b, h, &latches);
+        }
         rotate(f, h, &latches, &mut slots);
     }
     am.invalidate(Preserved::none());
     crate::rewrite::ssa::promote_slots(f, am, &slots);
     Preserved::cached_kept(true)
+}
+
+/// Sends the jumps of `preds` to `join` (a block that only jumps to `h`) straight to `h`, with
+/// `join`'s arguments to `h` read through its parameters, and drops `join`.
+fn unjoin(f: &mut Function, join: Block, h: Block, preds: &[Block]) {
+    let jt = f.terminator(join).unwrap();
+    let out: Vec<Value> = f.branch_args(jt, 0).to_vec();
+    let params: Vec<Value> = f.blocks.params[join].to_vec();
+    for &p in preds {
+        let t = f.terminator(p).unwrap();
+        let a: Vec<Value> = f.branch_args(t, 0).to_vec();
+        let args: Vec<Value> = out
+            .iter()
+            .map(|&x| match params.iter().position(|&q| q == x) {
+                Some(k) => a[k],
+                None => x,
+            })
+            .collect();
+        f.set_branch_target(t, 0, h, &args);
+    }
+    f.remove_block(join);
 }
 
 /// Replaces each latch's `jump h(..)` by a copy of `h` and routes `h`'s values used outside it

@@ -1,5 +1,6 @@
 //! Loop-simplified form: every loop entered from outside has a preheader, a block that only
-//! jumps to the header and is the header's only predecessor from outside the loop.
+//! jumps to the header and is the header's only predecessor from outside the loop, and one
+//! latch (the back edges of a loop with several meet in a block that jumps back).
 //!
 //! The `loop_simplify` pass establishes it and the pass manager runs that pass before every loop
 //! pass unless the form was kept since; loop passes that restructure loops call
@@ -87,6 +88,33 @@ pub fn ensure_preheaders(f: &mut Function, am: &mut FuncAnalyses) -> bool {
         for p in outside {
             let t = f.terminator(p).unwrap();
             f.retarget(t, h, pre);
+        }
+        changed = true;
+    }
+    // One latch per loop: the back edges of a loop with several (`continue`) meet in a new
+    // block that alone jumps back, so the loop has one edge carrying its next values.
+    let (_, _, forest) = am.all(f);
+    let multi: Vec<(Block, Vec<Block>)> = forest
+        .loops
+        .values()
+        .filter(|d| d.latches.len() > 1)
+        .map(|d| (d.header, d.latches.clone()))
+        .collect();
+    for (h, latches) in multi {
+        let tys: Vec<_> = f.blocks.params[h].iter().map(|&p| f.ty(p)).collect();
+        let back = f.make_block();
+        let last = f
+            .layout()
+            .blocks()
+            .filter(|b| latches.contains(b))
+            .last()
+            .unwrap();
+        f.insert_block_after(back, last);
+        let params: Vec<Value> = tys.iter().map(|&t| f.append_block_param(back, t)).collect();
+        f.append_new(back, mk::jump(h), &params);
+        for x in latches {
+            let t = f.terminator(x).unwrap();
+            f.retarget(t, h, back);
         }
         changed = true;
     }
