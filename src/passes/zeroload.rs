@@ -25,13 +25,15 @@
 //! keeps it cleared around its back edge.
 //!
 //! Needs: CFG, dominator tree and ranges from the analysis manager, the ranges asked for only
-//! in functions with a cleared array that is loaded. Keeps the CFG (loads become constants).
+//! in functions with a cleared array whose loads the ranges may decide: a load no clearing
+//! call dominates, or at a constant offset that a store at a constant offset overlaps, reads
+//! what it reads whatever the ranges say. Keeps the CFG (loads become constants).
 //! Cost: that of the ranges plus O(uses of the arrays' addresses * stores); for globals,
 //! O(instructions) once plus O(blocks * edges) per round of the dataflow.
 
 use crate::analysis::alias::{base_of, call_writes, may_alias, Base};
-use crate::analysis::{Cfg, DomTree, FuncAnalyses, Preserved, Ranges};
-use crate::ir::{mk, Function, GlobalId, Inst, ModuleCx, Opcode, Type, Value};
+use crate::analysis::{Cfg, DomTree, FuncAnalyses, Interval, Preserved, Ranges};
+use crate::ir::{mk, Block, Function, GlobalId, Inst, ModuleCx, Opcode, Type, Value};
 
 pub fn run(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved {
     let arrays: Vec<Inst> = f
@@ -42,9 +44,21 @@ pub fn run(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved 
     let mut zeros = Vec::new();
     zero_global_loads(f, cx, am, &mut zeros);
     if !arrays.is_empty() {
-        let (cfg, dt, ranges) = am.ranges(f, cx);
-        for a in arrays {
-            zero_loads(f, cx, cfg, dt, ranges, a, &mut zeros);
+        // The ranges cost more than the rest of the pass: asked for only when some load may
+        // read zero whatever they say (see `may_read_zero`).
+        let (cfg, dt) = am.cfg_domtree(f);
+        let arrays: Vec<Inst> = arrays
+            .into_iter()
+            .filter(|&a| {
+                accesses(f, cx, cfg, a, |v, _| Interval::full(f.ty(v)))
+                    .is_some_and(|acc| may_read_zero(f, dt, f.data(a).imm, &acc))
+            })
+            .collect();
+        if !arrays.is_empty() {
+            let (cfg, dt, ranges) = am.ranges(f, cx);
+            for a in arrays {
+                zero_loads(f, cx, cfg, dt, ranges, a, &mut zeros);
+            }
         }
     }
     for &l in &zeros {
@@ -262,6 +276,106 @@ impl Reach {
     }
 }
 
+/// The accesses of a cleared alloca that does not escape (`accesses`).
+struct Accesses {
+    /// The calls clearing it whole.
+    clears: Vec<Inst>,
+    /// Each load with the bytes it may read, and whether its address is the alloca plus a
+    /// constant (no `gep` on the way: the bytes do not depend on the ranges).
+    loads: Vec<(Inst, Reach, bool)>,
+    /// The bytes each store of a value other than zero may write, and whether its address is
+    /// the alloca plus a constant.
+    stores: Vec<(Reach, bool)>,
+}
+
+/// The accesses of alloca `a`, a `gep` index `v` in block `b` taken to lie in `index(v, b)`;
+/// `None` when the array escapes.
+fn accesses(
+    f: &Function,
+    cx: &ModuleCx,
+    cfg: &Cfg,
+    a: Inst,
+    mut index: impl FnMut(Value, Block) -> Interval,
+) -> Option<Accesses> {
+    let root = f.res(a);
+    let size = f.data(a).imm;
+    // Offsets of every derived address, from the root outwards, and whether each is constant.
+    let mut offs: Vec<(Value, i128, i128, bool)> = vec![(root, 0, 0, true)];
+    let mut acc = Accesses {
+        clears: Vec::new(),
+        loads: Vec::new(),
+        stores: Vec::new(),
+    };
+    let mut k = 0;
+    while k < offs.len() {
+        let (v, lo, hi, exact) = offs[k];
+        k += 1;
+        // Beyond any array: kept finite so that sums of offsets cannot overflow.
+        let (lo, hi) = (lo.max(-FAR), hi.min(FAR));
+        for u in f.uses_of(v) {
+            let user = f.uses().user[u];
+            match f.op(user) {
+                Opcode::Offset if f.arg(user, 0) == v => {
+                    let c = f.data(user).imm as i128;
+                    offs.push((f.res(user), lo + c, hi + c, exact));
+                }
+                Opcode::Gep if f.arg(user, 0) == v && f.arg(user, 1) != v => {
+                    let scale = f.data(user).imm as i128;
+                    let idx = f.arg(user, 1);
+                    let b = f.layout().inst_block(user)?;
+                    let r = index(idx, b);
+                    let (x, y) = (r.lo as i128 * scale, r.hi as i128 * scale);
+                    offs.push((f.res(user), lo + x.min(y), hi + x.max(y), false));
+                }
+                Opcode::Load if f.arg(user, 0) == v => {
+                    let bytes = f.data(user).ty.bytes() as i128;
+                    acc.loads.push((user, reach(lo, hi + bytes - 1), exact));
+                }
+                Opcode::Store if f.arg(user, 1) == v && f.arg(user, 0) != v => {
+                    let val = f.arg(user, 0);
+                    let bytes = f.ty(val).bytes() as i128;
+                    if !is_zero(f, val) {
+                        acc.stores.push((reach(lo, hi + bytes - 1), exact));
+                    }
+                }
+                Opcode::Call if v == root && is_clearing(f, cx, root, size, user) => {
+                    acc.clears.push(user)
+                }
+                // A call that only reads the array (printing it).
+                Opcode::Call
+                    if call_writes(f, cx, cfg, user)
+                        .is_some_and(|w| !w.contains(&Base::Alloca(a))) => {}
+                _ => return None,
+            }
+        }
+    }
+    Some(acc)
+}
+
+/// The bytes of an alloca of `size` bytes: an access outside the array is undefined, so only
+/// the bytes inside count.
+fn inside(size: i64) -> Reach {
+    Reach {
+        lo: 0,
+        hi: size - 1,
+    }
+}
+
+/// Whether a load of `acc` (found with any index ranges) may read zero under some ranges: one
+/// a clearing call dominates, unless its constant bytes lie outside the array or a store at a
+/// constant offset overlaps them (the ranges change neither).
+fn may_read_zero(f: &Function, dt: &DomTree, size: i64, acc: &Accesses) -> bool {
+    acc.loads.iter().any(|&(l, r, exact)| {
+        if exact {
+            let r = r.meet(inside(size));
+            if r.lo > r.hi || acc.stores.iter().any(|&(s, sx)| sx && s.overlaps(r)) {
+                return false;
+            }
+        }
+        acc.clears.iter().any(|&c| dt.inst_dominates(f, c, l))
+    })
+}
+
 /// Pushes onto `out` the loads of alloca `a` that read zero; nothing when the array escapes or
 /// is not cleared.
 fn zero_loads(
@@ -273,68 +387,15 @@ fn zero_loads(
     a: Inst,
     out: &mut Vec<Inst>,
 ) {
-    let root = f.res(a);
     let size = f.data(a).imm;
-    // Offsets of every derived address, from the root outwards.
-    let mut offs: Vec<(Value, i128, i128)> = vec![(root, 0, 0)];
-    let mut clears: Vec<Inst> = Vec::new();
-    let mut loads: Vec<(Inst, Reach)> = Vec::new();
-    let mut stores: Vec<Reach> = Vec::new();
-    let mut k = 0;
-    while k < offs.len() {
-        let (v, lo, hi) = offs[k];
-        k += 1;
-        // Beyond any array: kept finite so that sums of offsets cannot overflow.
-        let (lo, hi) = (lo.max(-FAR), hi.min(FAR));
-        for u in f.uses_of(v) {
-            let user = f.uses().user[u];
-            match f.op(user) {
-                Opcode::Offset if f.arg(user, 0) == v => {
-                    let c = f.data(user).imm as i128;
-                    offs.push((f.res(user), lo + c, hi + c));
-                }
-                Opcode::Gep if f.arg(user, 0) == v && f.arg(user, 1) != v => {
-                    let scale = f.data(user).imm as i128;
-                    let idx = f.arg(user, 1);
-                    let Some(b) = f.layout().inst_block(user) else {
-                        return;
-                    };
-                    let r = ranges.range_at(f, idx, b);
-                    let (x, y) = (r.lo as i128 * scale, r.hi as i128 * scale);
-                    offs.push((f.res(user), lo + x.min(y), hi + x.max(y)));
-                }
-                Opcode::Load if f.arg(user, 0) == v => {
-                    let bytes = f.data(user).ty.bytes() as i128;
-                    loads.push((user, reach(lo, hi + bytes - 1)));
-                }
-                Opcode::Store if f.arg(user, 1) == v && f.arg(user, 0) != v => {
-                    let val = f.arg(user, 0);
-                    let bytes = f.ty(val).bytes() as i128;
-                    if !is_zero(f, val) {
-                        stores.push(reach(lo, hi + bytes - 1));
-                    }
-                }
-                Opcode::Call if v == root && is_clearing(f, cx, root, size, user) => {
-                    clears.push(user)
-                }
-                // A call that only reads the array (printing it).
-                Opcode::Call
-                    if call_writes(f, cx, cfg, user)
-                        .is_some_and(|w| !w.contains(&Base::Alloca(a))) => {}
-                _ => return,
-            }
-        }
-    }
-    // An access outside the array is undefined: only the bytes inside count.
-    let inside = Reach {
-        lo: 0,
-        hi: size - 1,
+    let Some(acc) = accesses(f, cx, cfg, a, |v, b| ranges.range_at(f, v, b)) else {
+        return;
     };
-    for (l, r) in loads {
-        let r = r.meet(inside);
+    for &(l, r, _) in &acc.loads {
+        let r = r.meet(inside(size));
         if r.lo > r.hi
-            || stores.iter().any(|s| s.overlaps(r))
-            || !clears.iter().any(|&c| dt.inst_dominates(f, c, l))
+            || acc.stores.iter().any(|&(s, _)| s.overlaps(r))
+            || !acc.clears.iter().any(|&c| dt.inst_dominates(f, c, l))
         {
             continue;
         }
