@@ -238,6 +238,76 @@ struct Scratch {
     npreds: Vec<u32>,
     info: Vec<machine::Info>,
     ready_at: ReadyAt,
+    effects: EffectCache,
+}
+
+/// Per node of a region, its `Pressure::effect_of` while one order is scheduled, found again
+/// only once an instruction issued since touched one of its registers: near the limit every
+/// ready node's effect is asked for at every choice, and most stay the same.
+#[derive(Default)]
+struct EffectCache {
+    /// Per node: the effect and the clock when it was found (before `start`: not this order's).
+    node: Vec<(Effect, u32)>,
+    /// Per virtual register: the clock when an issued instruction last changed its row.
+    touched: Vec<u32>,
+    /// Advanced at the start of each order and at each issue.
+    clock: u32,
+    /// The clock when the current order started.
+    start: u32,
+}
+
+impl EffectCache {
+    /// Starts an order of `n` nodes whose instructions name virtual registers below `nv`.
+    fn start(&mut self, n: usize, nv: usize) {
+        if self.clock >= u32::MAX / 2 {
+            self.touched.iter_mut().for_each(|t| *t = 0);
+            self.clock = 0;
+        }
+        if self.touched.len() < nv {
+            self.touched.resize(nv, 0);
+        }
+        self.clock += 1;
+        self.start = self.clock;
+        self.node.clear();
+        self.node.resize(n, (Effect::default(), 0));
+    }
+
+    #[inline]
+    fn touched_at(&self, v: u32) -> u32 {
+        if v == NO_VREG {
+            0
+        } else {
+            self.touched[v as usize]
+        }
+    }
+
+    /// `p.effect_of(v)` for node `k` with virtual registers `v`.
+    #[inline]
+    fn get(&mut self, k: u32, v: &VRegs, p: &Pressure) -> Effect {
+        let (e, at) = self.node[k as usize];
+        if at >= self.start
+            && self.touched_at(v.a) <= at
+            && self.touched_at(v.b) <= at
+            && self.touched_at(v.d) <= at
+        {
+            return e;
+        }
+        let e = p.effect_of(v);
+        self.node[k as usize] = (e, self.clock);
+        e
+    }
+
+    /// Records that an instruction with virtual registers `v` issued (`Pressure::issue`
+    /// changes the rows of its operands and its result, no others).
+    #[inline]
+    fn issued(&mut self, v: &VRegs) {
+        self.clock += 1;
+        for r in [v.a, v.b, v.d] {
+            if r != NO_VREG {
+                self.touched[r as usize] = self.clock;
+            }
+        }
+    }
 }
 
 /// Per register number, a value that holds for the current run only (one region, one
@@ -708,18 +778,23 @@ impl<'a> Pressure<'a> {
     }
 
     fn issue(&mut self, mi: &MInst) {
-        for r in mi.uses().filter(|r| r.is_virt()) {
-            let e = &mut self.left[r.vindex()];
-            e.0 -= 1;
-            if e.0 == 0 && !e.1 && e.2 {
-                e.2 = false;
-                let c = self.class(r);
-                self.cur[c] -= 1;
+        self.issue_v(&self.vregs(mi));
+    }
+
+    /// `issue` of an instruction with virtual registers `v` (`vregs`).
+    #[inline]
+    fn issue_v(&mut self, v: &VRegs) {
+        if v.a != NO_VREG {
+            for _ in 0..v.a_reads {
+                self.read(v.a, v.a_class);
             }
         }
-        if mi.rd.is_virt() {
-            let c = self.class(mi.rd);
-            let e = &mut self.left[mi.rd.vindex()];
+        if v.b != NO_VREG {
+            self.read(v.b, v.b_class);
+        }
+        if v.d != NO_VREG {
+            let c = v.d_class as usize;
+            let e = &mut self.left[v.d as usize];
             if !e.2 {
                 self.cur[c] += 1;
                 self.peak[c] = self.peak[c].max(self.cur[c]);
@@ -732,6 +807,17 @@ impl<'a> Pressure<'a> {
         }
         for c in 0..2 {
             self.excess[c] += self.cur[c].saturating_sub(self.limit[c]) as u64;
+        }
+    }
+
+    /// One read of virtual register `r` of class `c`: dead after its last read unless live out.
+    #[inline]
+    fn read(&mut self, r: u32, c: u8) {
+        let e = &mut self.left[r as usize];
+        e.0 -= 1;
+        if e.0 == 0 && !e.1 && e.2 {
+            e.2 = false;
+            self.cur[c as usize] -= 1;
         }
     }
 
@@ -864,10 +950,14 @@ fn schedule_prepared(
         npreds,
         info,
         vregs,
+        effects,
         ..
     } = s;
     let dag = &*dag;
     let vregs = &vregs[..if pressure.is_some() { n } else { 0 }];
+    if let Some(p) = pressure.as_deref() {
+        effects.start(n, p.left.len());
+    }
     npreds.clear();
     npreds.extend_from_slice(&dag.npreds);
     earliest.clear();
@@ -915,7 +1005,7 @@ fn schedule_prepared(
         } else if tight.contains(&true) {
             let p = pressure.as_deref().unwrap();
             let startable = |k: u32| start_of(k, earliest, &unit_free) <= cycle;
-            best_tight(ready, |_| true, startable, p, vregs, tight)
+            best_tight(ready, |_| true, startable, p, vregs, effects, tight)
                 .unwrap()
                 .0
         } else {
@@ -936,7 +1026,8 @@ fn schedule_prepared(
         let at = ready.binary_search(&rank(pick)).unwrap();
         ready.remove(at);
         if let Some(p) = pressure.as_deref_mut() {
-            p.issue(&insts[pick as usize]);
+            p.issue_v(&vregs[pick as usize]);
+            effects.issued(&vregs[pick as usize]);
         }
         // Second slot: independent of the first and allowed to pair with it. Near the limit,
         // only an instruction that does not add to the tight classes' live registers.
@@ -954,8 +1045,8 @@ fn schedule_prepared(
             None
         } else if tight.contains(&true) {
             let p = pressure.as_deref().unwrap();
-            best_tight(ready, pairs, |_| true, p, vregs, tight)
-                .filter(|&(_, key)| !key.over && !key.grows)
+            best_tight(ready, pairs, |_| true, p, vregs, effects, tight)
+                .filter(|&(_, key)| !key.over() && !key.grows())
                 .map(|(k, _)| k)
         } else {
             best(ready, pairs, pressure.as_deref(), vregs)
@@ -966,7 +1057,8 @@ fn schedule_prepared(
             let at = ready.binary_search(&rank(k)).unwrap();
             ready.remove(at);
             if let Some(p) = pressure.as_deref_mut() {
-                p.issue(&insts[k as usize]);
+                p.issue_v(&vregs[k as usize]);
+                effects.issued(&vregs[k as usize]);
             }
             issued[1] = k;
             num_issued = 2;
@@ -1046,24 +1138,40 @@ fn best(
     Some(pick)
 }
 
-/// How a candidate ranks near the limit: smaller is better, field by field.
+/// How a candidate ranks near the limit, smaller is better, packed into one integer so that
+/// comparing two is one comparison. Field by field, most significant first:
+/// - it takes some class beyond its cap (bit 127, `over`);
+/// - it adds to the live registers of the tight classes (bit 126, `grows`);
+/// - if it grows: its source position (bits 64..96): among instructions that all add a
+///   register, source order, whose pressure is known to fit (the position is unique, so
+///   nothing after it counts);
+/// - otherwise: it cannot issue this cycle (bit 96), then its change to the live registers of
+///   the tight classes (bits 64..96, offset to be unsigned), then its `rank` (bits 0..64: the
+///   greatest height, then source order).
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
-struct TightKey {
-    /// It takes some class beyond its cap.
-    over: bool,
-    /// It adds to the live registers of the tight classes.
-    grows: bool,
-    /// Its source position if it grows (0 otherwise): among instructions that all add a
-    /// register, source order, whose pressure is known to fit.
-    grows_at: u32,
-    /// It cannot issue this cycle.
-    waits: bool,
-    /// Its change to the live registers of the tight classes.
-    change: i32,
-    /// Its height, negated.
-    depth: i64,
-    /// Its source position.
-    at: u32,
+struct TightKey(u128);
+
+impl TightKey {
+    const OVER: u128 = 1 << 127;
+    const GROWS: u128 = 1 << 126;
+
+    fn new(over: bool, change: i32, waits: impl FnOnce() -> bool, rank: u64) -> TightKey {
+        let over = if over { Self::OVER } else { 0 };
+        if change > 0 {
+            TightKey(over | Self::GROWS | (node(rank) as u128) << 64)
+        } else {
+            let change = (change as i64 - i32::MIN as i64) as u128;
+            TightKey(over | (waits() as u128) << 96 | change << 64 | rank as u128)
+        }
+    }
+
+    fn over(self) -> bool {
+        self.0 & Self::OVER != 0
+    }
+
+    fn grows(self) -> bool {
+        self.0 & Self::GROWS != 0
+    }
 }
 
 /// The candidate to issue near the limit among those of `ready` that `ok` accepts, with its
@@ -1076,6 +1184,7 @@ fn best_tight(
     startable: impl Fn(u32) -> bool,
     p: &Pressure,
     vregs: &[VRegs],
+    effects: &mut EffectCache,
     tight: [bool; 2],
 ) -> Option<(u32, TightKey)> {
     let mut pick: Option<(u32, TightKey)> = None;
@@ -1084,17 +1193,9 @@ fn best_tight(
         if !ok(k) {
             continue;
         }
-        let e = p.effect_of(&vregs[k as usize]);
+        let e = effects.get(k, &vregs[k as usize], p);
         let change = (0..2).filter(|&c| tight[c]).map(|c| e.net[c]).sum::<i32>();
-        let key = TightKey {
-            over: p.over_cap(&e),
-            grows: change > 0,
-            grows_at: if change > 0 { k } else { 0 },
-            waits: !startable(k),
-            change,
-            depth: -((u32::MAX - (r >> 32) as u32) as i64),
-            at: k,
-        };
+        let key = TightKey::new(p.over_cap(&e), change, || !startable(k), r);
         if pick.is_none_or(|(_, b)| key < b) {
             pick = Some((k, key));
         }
