@@ -778,23 +778,18 @@ impl<'a> Pressure<'a> {
     }
 
     fn issue(&mut self, mi: &MInst) {
-        self.issue_v(&self.vregs(mi));
-    }
-
-    /// `issue` of an instruction with virtual registers `v` (`vregs`).
-    #[inline]
-    fn issue_v(&mut self, v: &VRegs) {
-        if v.a != NO_VREG {
-            for _ in 0..v.a_reads {
-                self.read(v.a, v.a_class);
+        for r in mi.uses().filter(|r| r.is_virt()) {
+            let e = &mut self.left[r.vindex()];
+            e.0 -= 1;
+            if e.0 == 0 && !e.1 && e.2 {
+                e.2 = false;
+                let c = self.class(r);
+                self.cur[c] -= 1;
             }
         }
-        if v.b != NO_VREG {
-            self.read(v.b, v.b_class);
-        }
-        if v.d != NO_VREG {
-            let c = v.d_class as usize;
-            let e = &mut self.left[v.d as usize];
+        if mi.rd.is_virt() {
+            let c = self.class(mi.rd);
+            let e = &mut self.left[mi.rd.vindex()];
             if !e.2 {
                 self.cur[c] += 1;
                 self.peak[c] = self.peak[c].max(self.cur[c]);
@@ -807,17 +802,6 @@ impl<'a> Pressure<'a> {
         }
         for c in 0..2 {
             self.excess[c] += self.cur[c].saturating_sub(self.limit[c]) as u64;
-        }
-    }
-
-    /// One read of virtual register `r` of class `c`: dead after its last read unless live out.
-    #[inline]
-    fn read(&mut self, r: u32, c: u8) {
-        let e = &mut self.left[r as usize];
-        e.0 -= 1;
-        if e.0 == 0 && !e.1 && e.2 {
-            e.2 = false;
-            self.cur[c as usize] -= 1;
         }
     }
 
@@ -1026,7 +1010,7 @@ fn schedule_prepared(
         let at = ready.binary_search(&rank(pick)).unwrap();
         ready.remove(at);
         if let Some(p) = pressure.as_deref_mut() {
-            p.issue_v(&vregs[pick as usize]);
+            p.issue(&insts[pick as usize]);
             effects.issued(&vregs[pick as usize]);
         }
         // Second slot: independent of the first and allowed to pair with it. Near the limit,
@@ -1057,7 +1041,7 @@ fn schedule_prepared(
             let at = ready.binary_search(&rank(k)).unwrap();
             ready.remove(at);
             if let Some(p) = pressure.as_deref_mut() {
-                p.issue_v(&vregs[k as usize]);
+                p.issue(&insts[k as usize]);
                 effects.issued(&vregs[k as usize]);
             }
             issued[1] = k;
