@@ -171,16 +171,15 @@ impl FuncAnalyses {
         f: &Function,
         cx: &ModuleCx,
     ) -> (&Cfg, &DomTree, &LoopForest, &Ranges) {
-        self.debug_check(f);
-        let cfg = self.cfg.get_or_insert_with(|| Cfg::compute(f));
-        let dt = self.domtree.get_or_insert_with(|| DomTree::compute(f, cfg));
-        let loops = self
-            .loops
-            .get_or_insert_with(|| LoopForest::compute(cfg, dt));
-        let ranges = self
-            .ranges
-            .get_or_insert_with(|| Ranges::compute(f, cx, cfg, dt));
-        (cfg, dt, loops, ranges)
+        self.all(f);
+        self.ranges(f, cx);
+        // All four were just computed (or were cached).
+        (
+            self.cfg.as_ref().unwrap(),
+            self.domtree.as_ref().unwrap(),
+            self.loops.as_ref().unwrap(),
+            self.ranges.as_ref().unwrap(),
+        )
     }
 
     /// In debug builds, every request first checks that what is cached is still true: a pass
