@@ -229,6 +229,15 @@ fn dead_loops(
     out
 }
 
+/// Whether some instruction outside loop `l` reads `v`.
+fn used_outside(f: &Function, forest: &LoopForest, l: Loop, v: Value) -> bool {
+    f.uses_of(v).any(|u| {
+        f.layout()
+            .inst_block(f.uses().user[u])
+            .is_none_or(|ub| !forest.contains(l, ub))
+    })
+}
+
 /// Loop `l` as a candidate: no stores, impure calls or returns inside, one exit block.
 fn candidate(
     f: &Function,
@@ -239,13 +248,7 @@ fn candidate(
 ) -> Option<Candidate> {
     let data = &forest.loops[l];
     let inside = |b: Block| forest.contains(l, b);
-    let used_outside = |v: Value| {
-        f.uses_of(v).any(|u| {
-            f.layout()
-                .inst_block(f.uses().user[u])
-                .is_none_or(|ub| !inside(ub))
-        })
-    };
+    let used_outside = |v: Value| used_outside(f, forest, l, v);
     let mut exit: Option<Block> = None;
     let mut escapes = false;
     for &b in &data.blocks {
@@ -314,12 +317,7 @@ fn plan(
                 if is_live(v) {
                     return None;
                 }
-                let outside = f.uses_of(v).any(|u| {
-                    f.layout()
-                        .inst_block(f.uses().user[u])
-                        .is_none_or(|ub| !inside(ub))
-                });
-                if outside {
+                if used_outside(f, forest, c.l, v) {
                     if !has_zero(f.ty(v)) {
                         return None;
                     }

@@ -23,6 +23,7 @@
 
 use crate::analysis::{FuncAnalyses, Preserved};
 use crate::ir::{mk, Block, Function, Inst, ModuleCx, Opcode, Value};
+use crate::rewrite::blocks::forwarded_args;
 use rustc_hash::FxHashMap;
 
 /// Largest header copied, in instructions (its terminator included), per latch.
@@ -102,14 +103,7 @@ fn unjoin(f: &mut Function, join: Block, h: Block, preds: &[Block]) {
     let params: Vec<Value> = f.blocks.params[join].to_vec();
     for &p in preds {
         let t = f.terminator(p).unwrap();
-        let a: Vec<Value> = f.branch_args(t, 0).to_vec();
-        let args: Vec<Value> = out
-            .iter()
-            .map(|&x| match params.iter().position(|&q| q == x) {
-                Some(k) => a[k],
-                None => x,
-            })
-            .collect();
+        let args = forwarded_args(&out, &params, f.branch_args(t, 0));
         f.set_branch_target(t, 0, h, &args);
     }
     f.remove_block(join);

@@ -15,7 +15,9 @@
 use crate::analysis::cfg::BlockLists;
 use crate::analysis::{FuncAnalyses, Preserved};
 use crate::ir::{Block, Function, IdVec, ModuleCx, Opcode, Value};
-use crate::rewrite::blocks::{fold_constant_branches, merge_into_preds, remove_unreachable};
+use crate::rewrite::blocks::{
+    fold_constant_branches, forwarded_args, merge_into_preds, remove_unreachable,
+};
 
 pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved {
     let mut changed = false;
@@ -108,13 +110,7 @@ fn bypass_jump_blocks(f: &mut Function, preds: &BlockLists) -> bool {
                 if *tb != b {
                     continue;
                 }
-                let new_args: Vec<Value> = fwd
-                    .iter()
-                    .map(|&v| match params.iter().position(|&p| p == v) {
-                        Some(n) => args[n],
-                        None => v,
-                    })
-                    .collect();
+                let new_args = forwarded_args(&fwd, &params, args);
                 f.set_branch_target(pt, k, c, &new_args);
                 added[c].push(p);
             }

@@ -154,3 +154,15 @@ pub fn forward_params(f: &mut Function, cfg: &Cfg, b: Block) -> bool {
     remove_params(f, cfg, b, &all);
     true
 }
+
+/// The arguments a jump `jump T(fwd)` in a block with parameters `params` passes to `T` when
+/// the block is entered with `args`: each of `fwd` that is one of `params` becomes the matching
+/// argument (bypassing a block that only jumps on).
+pub fn forwarded_args(fwd: &[Value], params: &[Value], args: &[Value]) -> Vec<Value> {
+    fwd.iter()
+        .map(|&v| match params.iter().position(|&p| p == v) {
+            Some(n) => args[n],
+            None => v,
+        })
+        .collect()
+}
