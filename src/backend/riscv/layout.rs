@@ -216,25 +216,38 @@ fn label_positions(code: &[MInst]) -> rustc_hash::FxHashMap<i64, usize> {
 /// ending in a jump or return (conditional branches inside it allowed, at most `MAX_DUP`
 /// instructions, no calls) becomes a copy of that block, so the path pays no taken jump. A loop
 /// block ending `bcc X; j L` with `L: addi i; blt i, n, H; j E` (the latch, laid out elsewhere)
-/// then closes the loop with one taken branch instead of two. Registers are allocated, so a copy
-/// is the same instructions; blocks falling through into a label are not copied. Returns whether
-/// anything changed. Cost: O(instructions).
+/// then closes the loop with one taken branch instead of two. A block that ends in a
+/// conditional branch and falls through into the next label `F` is copied with its fall-through
+/// made explicit (`j F`): the path that takes the branch saves the jump, the one that falls
+/// through trades `j L` for `j F`.
+/// Registers are allocated, so a copy is the same instructions. Returns whether anything
+/// changed. Cost: O(instructions).
 pub fn copy_jump_targets(code: &mut Vec<MInst>) -> bool {
     let label_at = label_positions(code);
-    // The copyable block after the label at `t`: its instructions `t + 1..=end`.
-    let block = |t: usize| -> Option<usize> {
+    // The copyable block after the label at `t`: its instructions `t + 1..=end`, and the label
+    // it falls through into after a conditional branch at `end`, if it does.
+    let block = |t: usize| -> Option<(usize, Option<i64>)> {
         let mut end = t + 1;
-        loop {
+        let falls_into = loop {
             let mi = code.get(end)?;
-            if mi.op == MOp::Label || mi.op == MOp::Call || mi.op == MOp::TailCall {
+            if mi.op == MOp::Label {
+                let last = code[end - 1];
+                if end == t + 1 || !last.op.is_branch() {
+                    return None;
+                }
+                end -= 1;
+                break Some(mi.imm);
+            }
+            if mi.op == MOp::Call || mi.op == MOp::TailCall {
                 return None;
             }
             if mi.op.is_terminator() {
-                break;
+                break None;
             }
             end += 1;
-        }
-        (end - t <= MAX_DUP as usize).then_some(end)
+        };
+        let len = end - t + usize::from(falls_into.is_some());
+        (len <= MAX_DUP as usize).then_some((end, falls_into))
     };
     let mut out: Vec<MInst> = Vec::with_capacity(code.len());
     let mut changed = false;
@@ -242,8 +255,11 @@ pub fn copy_jump_targets(code: &mut Vec<MInst>) -> bool {
         if mi.op == MOp::J {
             if let Some(&t) = label_at.get(&mi.imm) {
                 if t != k + 1 {
-                    if let Some(end) = block(t) {
+                    if let Some((end, falls_into)) = block(t) {
                         out.extend_from_slice(&code[t + 1..=end]);
+                        if let Some(f) = falls_into {
+                            out.push(MInst::new(MOp::J, Reg::NONE, Reg::NONE, Reg::NONE, f));
+                        }
                         changed = true;
                         continue;
                     }
@@ -735,6 +751,37 @@ mod tests {
         want.splice(13..14, latch);
         want.splice(9..10, latch);
         want.splice(1..2, code[7..10].to_vec());
+        assert!(copy_jump_targets(&mut code));
+        assert_eq!(code, want);
+    }
+
+    #[test]
+    fn jump_targets_falling_through_are_copied_with_a_jump() {
+        let (a0, a1, a2) = (Reg::a(0), Reg::a(1), Reg::a(2));
+        let ret = MInst::new(MOp::Ret, Reg::NONE, a0, Reg::NONE, 0);
+        // Block 2 (count, back to 1, else fall into the exit 3) is reached by `j 2` from the
+        // body 1 and by a branch from block 4.
+        let latch = [
+            MInst::i(MOp::Addi, a2, a2, 1),
+            MInst::branch(MOp::Blt, a2, a1, 1),
+        ];
+        let mut code = vec![label(2)];
+        code.extend(latch);
+        code.extend([
+            label(3),
+            ret,
+            label(1),
+            MInst::r(MOp::Add, a0, a0, a2),
+            MInst::jump(2),
+            label(4),
+            MInst::branch(MOp::Beq, a0, a1, 2),
+            MInst::jump(3),
+        ]);
+        let mut want = code.clone();
+        // The body's `j 2` becomes the latch and a jump to its fall-through; block 4's `j 3`
+        // becomes the return.
+        want[10] = ret;
+        want.splice(7..8, [latch[0], latch[1], MInst::jump(3)]);
         assert!(copy_jump_targets(&mut code));
         assert_eq!(code, want);
     }
