@@ -4,6 +4,7 @@
 use crate::ir::entity::IdVec;
 use crate::ir::func::brif_targets;
 use crate::ir::{Block, Function, Opcode};
+use std::cell::Cell;
 
 /// Predecessor and successor lists. An edge appears once per branch target, so a `brif` with
 /// both targets equal gives two entries.
@@ -37,21 +38,35 @@ impl BlockLists {
 
     /// `n` lists from `(list, block)` pairs: each list keeps the pairs' order.
     pub fn from_pairs(n: usize, pairs: impl Iterator<Item = (Block, Block)> + Clone) -> BlockLists {
-        let mut offset = vec![0u32; n + 1];
+        let mut lists = BlockLists::default();
+        lists.refill(n, pairs);
+        lists
+    }
+
+    /// Makes these lists `from_pairs(n, pairs)`, in the tables they already have.
+    pub fn refill(&mut self, n: usize, pairs: impl Iterator<Item = (Block, Block)> + Clone) {
+        let BlockLists { offset, data } = self;
+        offset.clear();
+        offset.resize(n + 1, 0);
         for (b, _) in pairs.clone() {
             offset[b.index() + 1] += 1;
         }
         for k in 0..n {
             offset[k + 1] += offset[k];
         }
-        let mut data = vec![Block::new(0); offset[n] as usize];
-        let mut fill: Vec<u32> = offset[..n].to_vec();
+        data.clear();
+        data.resize(offset[n] as usize, Block::new(0));
+        // Each list's next free slot is the end of the list before it: filled in order, every
+        // slot of `offset` moves one list along, and is shifted back at the end.
         for (b, x) in pairs {
-            let at = &mut fill[b.index()];
+            let at = &mut offset[b.index()];
             data[*at as usize] = x;
             *at += 1;
         }
-        BlockLists { offset, data }
+        for k in (0..n).rev() {
+            offset[k + 1] = offset[k];
+        }
+        offset[0] = 0;
     }
 
     /// Keeps, in order, the entries `keep_entry` accepts of the lists `keep_list` accepts, and
@@ -98,14 +113,48 @@ impl std::ops::Index<Block> for BlockLists {
     }
 }
 
+/// Successors of a block read off its terminator (up to two, and how many).
+type BlockEdges = (Block, [Block; 2], u8);
+
+/// A block on the stack of the depth-first walk, with the range of its successors not
+/// visited yet.
+type WalkEntry = (Block, u32, u32);
+
+thread_local! {
+    /// `Cfg::recompute`'s work lists (each block's successors, the walk's stack), kept from one
+    /// computation to the next on this thread.
+    static SCRATCH: Cell<(Vec<BlockEdges>, Vec<WalkEntry>)> = Cell::default();
+}
+
 impl Cfg {
     pub fn compute(f: &Function) -> Cfg {
+        let mut cfg = Cfg::default();
+        cfg.recompute(f);
+        cfg
+    }
+
+    /// Makes this the CFG of `f`, equal to `compute(f)`, in the tables it already has: an
+    /// analysis recomputed after every edit of the block graph allocates nothing then.
+    pub fn recompute(&mut self, f: &Function) {
         let n = f.num_blocks();
-        // Every block's successors, read off its terminator once, in layout order.
-        let mut edges_of: Vec<(Block, [Block; 2], u8)> = Vec::with_capacity(n);
+        let Cfg {
+            preds,
+            succs,
+            rpo,
+            rpo_index,
+        } = self;
+        // Every block's successors, read off its terminator once, in layout order, and the
+        // stack of the walk below: this thread's buffers from the last computation.
+        let (mut edges_of, mut stack) = SCRATCH.take();
+        edges_of.clear();
+        stack.clear();
         // Counted per block first, then turned into the ends of the lists (see below).
-        let mut succ_off = vec![0u32; n + 1];
-        let mut pred_off = vec![0u32; n + 1];
+        let succ_off = &mut succs.offset;
+        succ_off.clear();
+        succ_off.resize(n + 1, 0);
+        let pred_off = &mut preds.offset;
+        pred_off.clear();
+        pred_off.resize(n + 1, 0);
         let mut edges = 0usize;
         for b in f.layout().blocks() {
             let (ss, ns) = match f.terminator(b).map(|t| f.data(t)) {
@@ -135,8 +184,12 @@ impl Cfg {
         }
         succ_off[n] = ts;
         pred_off[n] = tp;
-        let mut succ_data = vec![Block::new(0); edges];
-        let mut pred_data = vec![Block::new(0); edges];
+        let succ_data = &mut succs.data;
+        succ_data.clear();
+        succ_data.resize(edges, Block::new(0));
+        let pred_data = &mut preds.data;
+        pred_data.clear();
+        pred_data.resize(edges, Block::new(0));
         for &(b, ss, ns) in edges_of.iter().rev() {
             for &s in ss[..ns as usize].iter().rev() {
                 let at = &mut succ_off[b.index()];
@@ -147,21 +200,13 @@ impl Cfg {
                 pred_data[*at as usize] = b;
             }
         }
-        drop(edges_of);
-        let succs = BlockLists {
-            offset: succ_off,
-            data: succ_data,
-        };
-        let preds = BlockLists {
-            offset: pred_off,
-            data: pred_data,
-        };
         // Iterative DFS for post-order; `rpo_index` marks the blocks seen until it is filled.
         const UNSEEN: u32 = u32::MAX;
-        let mut rpo_index = IdVec::filled(n, UNSEEN);
-        let mut post = Vec::with_capacity(n);
+        rpo_index.clear();
+        rpo_index.resize(n, UNSEEN);
+        let post = rpo;
+        post.clear();
         if let Some(entry) = f.layout().entry_block() {
-            let mut stack: Vec<(Block, u32, u32)> = Vec::with_capacity(n);
             let off = &succs.offset;
             stack.push((entry, off[entry.index()], off[entry.index() + 1]));
             rpo_index[entry] = 0;
@@ -183,12 +228,7 @@ impl Cfg {
         for (i, &b) in post.iter().enumerate() {
             rpo_index[b] = i as u32;
         }
-        Cfg {
-            preds,
-            succs,
-            rpo: post,
-            rpo_index,
-        }
+        SCRATCH.set((edges_of, stack));
     }
 
     pub fn is_reachable(&self, b: Block) -> bool {

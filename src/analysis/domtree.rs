@@ -28,22 +28,42 @@ pub struct DomTree {
 
 impl DomTree {
     pub fn compute(f: &Function, cfg: &Cfg) -> DomTree {
+        let mut dt = DomTree::default();
+        dt.recompute(f, cfg);
+        dt
+    }
+
+    /// Makes this the dominator tree of `f`, equal to `compute(f, cfg)`, in the tables it
+    /// already has: an analysis recomputed after every edit of the block graph allocates
+    /// less then.
+    pub fn recompute(&mut self, f: &Function, cfg: &Cfg) {
         let n = f.num_blocks();
         let rpo = &cfg.rpo;
         if rpo.is_empty() {
-            return DomTree {
+            *self = DomTree {
                 idom: IdVec::filled(n, None),
                 ..Default::default()
             };
+            return;
         }
+        let DomTree {
+            idom,
+            children,
+            pre,
+            post,
+            depth,
+            preorder,
+        } = self;
         let entry = rpo[0];
-        let idom = immediate_dominators(n, entry, cfg);
-        let children =
-            BlockLists::from_pairs(n, rpo[1..].iter().filter_map(|&b| idom[b].map(|d| (d, b))));
-        let mut pre = IdVec::filled(n, u32::MAX);
-        let mut post = IdVec::filled(n, 0);
-        let mut depth = IdVec::filled(n, 0);
-        let mut preorder = Vec::with_capacity(rpo.len());
+        immediate_dominators(n, entry, cfg, idom);
+        children.refill(n, rpo[1..].iter().filter_map(|&b| idom[b].map(|d| (d, b))));
+        pre.clear();
+        pre.resize(n, u32::MAX);
+        post.clear();
+        post.resize(n, 0);
+        depth.clear();
+        depth.resize(n, 0);
+        preorder.clear();
         let (mut tick_pre, mut tick_post) = (0u32, 0u32);
         let mut stack: Vec<(Block, usize)> = Vec::with_capacity(rpo.len());
         stack.push((entry, 0));
@@ -63,14 +83,6 @@ impl DomTree {
                 tick_post += 1;
                 stack.pop();
             }
-        }
-        DomTree {
-            idom,
-            children,
-            pre,
-            post,
-            depth,
-            preorder,
         }
     }
 
@@ -149,8 +161,8 @@ impl DomTree {
     }
 }
 
-/// Immediate dominators of the blocks reachable from `entry` (`None` for the entry and
-/// unreachable blocks), by the Semi-NCA algorithm (semidominators as in Lengauer and Tarjan's,
+/// Fills `out` with the immediate dominators of the blocks reachable from `entry` (`None` for
+/// the entry and unreachable blocks), by the Semi-NCA algorithm (semidominators as in Lengauer and Tarjan's,
 /// then each idom as the nearest common ancestor of the block's DFS parent and semidominator).
 ///
 /// Phases: (1) an iterative DFS numbers the reachable blocks in pre-order and records each
@@ -160,7 +172,7 @@ impl DomTree {
 /// idoms above it while they lie below its semidominator. `eval` compresses paths with an
 /// explicit stack, so deep trees cannot overflow the call stack. Everything below works on
 /// pre-order numbers (`u32`), `NONE` meaning absent.
-fn immediate_dominators(n: usize, entry: Block, cfg: &Cfg) -> IdVec<Block, Option<Block>> {
+fn immediate_dominators(n: usize, entry: Block, cfg: &Cfg, out: &mut IdVec<Block, Option<Block>>) {
     const NONE: u32 = u32::MAX;
     // (1) DFS pre-order.
     let mut num: IdVec<Block, u32> = IdVec::filled(n, NONE);
@@ -238,11 +250,11 @@ fn immediate_dominators(n: usize, entry: Block, cfg: &Cfg) -> IdVec<Block, Optio
         }
         idom[w] = d;
     }
-    let mut out: IdVec<Block, Option<Block>> = IdVec::filled(n, None);
+    out.clear();
+    out.resize(n, None);
     for w in 1..count {
         out[vertex[w]] = Some(vertex[idom[w] as usize]);
     }
-    out
 }
 
 #[cfg(test)]

@@ -37,9 +37,19 @@ pub struct LoopForest {
 
 impl LoopForest {
     pub fn compute(cfg: &Cfg, dt: &DomTree) -> LoopForest {
+        let mut forest = LoopForest::default();
+        forest.recompute(cfg, dt);
+        forest
+    }
+
+    /// Makes this the loop forest of `cfg` and `dt`, equal to `compute(cfg, dt)`, in the
+    /// tables it already has.
+    pub fn recompute(&mut self, cfg: &Cfg, dt: &DomTree) {
         let n = cfg.preds.len();
-        let mut innermost: IdVec<Block, Option<Loop>> = IdVec::filled(n, None);
-        let mut loops: IdVec<Loop, LoopData> = IdVec::new();
+        let LoopForest { loops, innermost } = self;
+        innermost.clear();
+        innermost.resize(n, None);
+        loops.clear();
         // The blocks whose predecessors are still to be claimed (empty between headers).
         let mut stack: Vec<Block> = Vec::new();
         // Headers, innermost first: reverse dominator-tree pre-order visits a header after all
@@ -90,7 +100,7 @@ impl LoopForest {
             for k in 0..loops[l].latches.len() {
                 let lt = loops[l].latches[k];
                 if lt != h {
-                    claim(lt, &mut stack, &mut loops, &mut innermost);
+                    claim(lt, &mut stack, loops, innermost);
                 }
             }
             while let Some(b) = stack.pop() {
@@ -98,7 +108,7 @@ impl LoopForest {
                     if !dt.is_reachable(p) || p == h {
                         continue;
                     }
-                    claim(p, &mut stack, &mut loops, &mut innermost);
+                    claim(p, &mut stack, loops, innermost);
                 }
             }
         }
@@ -134,7 +144,6 @@ impl LoopForest {
                 cur = loops[x].parent;
             }
         }
-        LoopForest { loops, innermost }
     }
 
     /// Loop depth of a block (0 outside loops).

@@ -104,6 +104,20 @@ impl Preserved {
     }
 }
 
+/// The CFG of `f`, in the tables of the spare one if there is one.
+fn fresh_cfg(f: &Function, spare: &mut Spare) -> Cfg {
+    let mut cfg = spare.cfg.take().unwrap_or_default();
+    cfg.recompute(f);
+    cfg
+}
+
+/// The dominator tree of `f`, in the tables of the spare one if there is one.
+fn fresh_domtree(f: &Function, cfg: &Cfg, spare: &mut Spare) -> DomTree {
+    let mut dt = spare.domtree.take().unwrap_or_default();
+    dt.recompute(f, cfg);
+    dt
+}
+
 /// The cached analyses of one function.
 #[derive(Default)]
 pub struct FuncAnalyses {
@@ -113,6 +127,17 @@ pub struct FuncAnalyses {
     ranges: Option<Ranges>,
     /// Loop-simplified form holds (established by `loop_simplify`, kept since).
     loop_simplified: bool,
+    /// Dropped analyses whose tables the next computation of the same analysis refills:
+    /// passes that edit the block graph and ask again recompute without allocating anew.
+    spare: Spare,
+}
+
+/// The tables of dropped analyses (see `FuncAnalyses::spare`).
+#[derive(Default)]
+struct Spare {
+    cfg: Option<Cfg>,
+    domtree: Option<DomTree>,
+    loops: Option<LoopForest>,
 }
 
 impl FuncAnalyses {
@@ -122,7 +147,8 @@ impl FuncAnalyses {
 
     pub fn cfg(&mut self, f: &Function) -> &Cfg {
         self.debug_check(f);
-        self.cfg.get_or_insert_with(|| Cfg::compute(f))
+        let spare = &mut self.spare;
+        self.cfg.get_or_insert_with(|| fresh_cfg(f, spare))
     }
 
     pub fn domtree(&mut self, f: &Function) -> &DomTree {
@@ -136,19 +162,27 @@ impl FuncAnalyses {
     /// The CFG and the dominator tree, borrowed together.
     pub fn cfg_domtree(&mut self, f: &Function) -> (&Cfg, &DomTree) {
         self.debug_check(f);
-        let cfg = self.cfg.get_or_insert_with(|| Cfg::compute(f));
-        let dt = self.domtree.get_or_insert_with(|| DomTree::compute(f, cfg));
+        let spare = &mut self.spare;
+        let cfg = self.cfg.get_or_insert_with(|| fresh_cfg(f, spare));
+        let dt = self
+            .domtree
+            .get_or_insert_with(|| fresh_domtree(f, cfg, spare));
         (cfg, dt)
     }
 
     /// The CFG, the dominator tree and the loop forest, borrowed together.
     pub fn all(&mut self, f: &Function) -> (&Cfg, &DomTree, &LoopForest) {
         self.debug_check(f);
-        let cfg = self.cfg.get_or_insert_with(|| Cfg::compute(f));
-        let dt = self.domtree.get_or_insert_with(|| DomTree::compute(f, cfg));
-        let loops = self
-            .loops
-            .get_or_insert_with(|| LoopForest::compute(cfg, dt));
+        let spare = &mut self.spare;
+        let cfg = self.cfg.get_or_insert_with(|| fresh_cfg(f, spare));
+        let dt = self
+            .domtree
+            .get_or_insert_with(|| fresh_domtree(f, cfg, spare));
+        let loops = self.loops.get_or_insert_with(|| {
+            let mut forest = spare.loops.take().unwrap_or_default();
+            forest.recompute(cfg, dt);
+            forest
+        });
         (cfg, dt, loops)
     }
 
@@ -157,8 +191,11 @@ impl FuncAnalyses {
     /// result bounds, constant globals).
     pub fn ranges(&mut self, f: &Function, cx: &ModuleCx) -> (&Cfg, &DomTree, &Ranges) {
         self.debug_check(f);
-        let cfg = self.cfg.get_or_insert_with(|| Cfg::compute(f));
-        let dt = self.domtree.get_or_insert_with(|| DomTree::compute(f, cfg));
+        let spare = &mut self.spare;
+        let cfg = self.cfg.get_or_insert_with(|| fresh_cfg(f, spare));
+        let dt = self
+            .domtree
+            .get_or_insert_with(|| fresh_domtree(f, cfg, spare));
         let ranges = self
             .ranges
             .get_or_insert_with(|| Ranges::compute(f, cx, cfg, dt));
@@ -219,13 +256,19 @@ impl FuncAnalyses {
             self.loop_simplified = false;
         }
         if !keep.contains(Preserved::CFG) {
-            self.cfg = None;
+            if let Some(cfg) = self.cfg.take() {
+                self.spare.cfg = Some(cfg);
+            }
         }
         if self.cfg.is_none() || !keep.contains(Preserved::DOMTREE) {
-            self.domtree = None;
+            if let Some(dt) = self.domtree.take() {
+                self.spare.domtree = Some(dt);
+            }
         }
         if self.domtree.is_none() || !keep.contains(Preserved::LOOPS) {
-            self.loops = None;
+            if let Some(loops) = self.loops.take() {
+                self.spare.loops = Some(loops);
+            }
         }
         if self.domtree.is_none() || !keep.contains(Preserved::INSTS) {
             self.ranges = None;
