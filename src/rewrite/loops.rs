@@ -82,13 +82,7 @@ pub fn ensure_preheaders(f: &mut Function, am: &mut FuncAnalyses) -> bool {
                 continue;
             }
         }
-        let tys: Vec<_> = f.blocks.params[h].iter().map(|&p| f.ty(p)).collect();
-        let params: Vec<Value> = tys.iter().map(|&t| f.append_block_param(pre, t)).collect();
-        f.append_new(pre, mk::jump(h), &params);
-        for p in outside {
-            let t = f.terminator(p).unwrap();
-            f.retarget(t, h, pre);
-        }
+        join_edges(f, &outside, h, pre);
         changed = true;
     }
     // One latch per loop: the back edges of a loop with several (`continue`) meet in a new
@@ -101,7 +95,6 @@ pub fn ensure_preheaders(f: &mut Function, am: &mut FuncAnalyses) -> bool {
         .map(|d| (d.header, d.latches.clone()))
         .collect();
     for (h, latches) in multi {
-        let tys: Vec<_> = f.blocks.params[h].iter().map(|&p| f.ty(p)).collect();
         let back = f.make_block();
         let last = f
             .layout()
@@ -110,12 +103,7 @@ pub fn ensure_preheaders(f: &mut Function, am: &mut FuncAnalyses) -> bool {
             .last()
             .unwrap();
         f.insert_block_after(back, last);
-        let params: Vec<Value> = tys.iter().map(|&t| f.append_block_param(back, t)).collect();
-        f.append_new(back, mk::jump(h), &params);
-        for x in latches {
-            let t = f.terminator(x).unwrap();
-            f.retarget(t, h, back);
-        }
+        join_edges(f, &latches, h, back);
         changed = true;
     }
     if changed {
@@ -123,6 +111,50 @@ pub fn ensure_preheaders(f: &mut Function, am: &mut FuncAnalyses) -> bool {
     }
     am.set_loop_simplified();
     changed
+}
+
+/// Sends every edge from `preds` to `h` through the new, empty block `join`, which jumps to `h`.
+/// An argument of `h` that every such edge passes the same value for goes from `join`'s jump
+/// directly (the value's block dominates every pred, so it dominates `join`): the loop passes
+/// then see the value itself, a constant start or a shared step, instead of a parameter; the
+/// others become parameters of `join`.
+fn join_edges(f: &mut Function, preds: &[Block], h: Block, join: Block) {
+    let edges: Vec<(Inst, usize)> = preds
+        .iter()
+        .flat_map(|&p| {
+            let t = f.terminator(p).unwrap();
+            f.edges_to(t, h).into_iter().map(move |k| (t, k))
+        })
+        .collect();
+    let n = f.blocks.params[h].len();
+    let same: Vec<Option<Value>> = (0..n)
+        .map(|j| {
+            let v = f.branch_args(edges[0].0, edges[0].1)[j];
+            edges
+                .iter()
+                .all(|&(t, k)| f.branch_args(t, k)[j] == v)
+                .then_some(v)
+        })
+        .collect();
+    let args: Vec<Value> = same
+        .iter()
+        .enumerate()
+        .map(|(j, s)| match *s {
+            Some(v) => v,
+            None => f.append_block_param(join, f.ty(f.blocks.params[h][j])),
+        })
+        .collect();
+    f.append_new(join, mk::jump(h), &args);
+    for (t, k) in edges {
+        let kept: Vec<Value> = f
+            .branch_args(t, k)
+            .iter()
+            .zip(&same)
+            .filter(|(_, s)| s.is_none())
+            .map(|(&a, _)| a)
+            .collect();
+        f.set_branch_target(t, k, join, &kept);
+    }
 }
 
 /// A value of a loop used after it, below exit block `exit` (whose predecessors are all in the
