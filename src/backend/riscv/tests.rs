@@ -884,7 +884,9 @@ bb0:
 fn multiplications_by_two_powers_plus_or_minus_one() {
     // `x * 3`, `* 7`, `* 9`, `* 31`, `* 65537` (wrapping) and a 64-bit `* (2^32 + 1)` become a
     // shift and an addition or subtraction, and a loop counting by 7 stays exact.
-    let text = "declare @getint() -> i32
+    let factors = [3, 7, 9, 31, 65537];
+    let mut text = String::from(
+        "declare @getint() -> i32
 declare @putint(i32) -> void
 declare @putch(i32) -> void
 
@@ -893,34 +895,24 @@ bb0:
     v0 = call.i32 @getint()
     v1 = call.i32 @getint()
     v2 = iconst.i32 10
-    v3 = iconst.i32 3
-    v4 = mul.i32 v0, v3
-    call.void @putint(v4)
+",
+    );
+    for (k, c) in factors.iter().enumerate() {
+        let (cv, pv) = (10 + 2 * k, 11 + 2 * k);
+        text += &format!(
+            "    v{cv} = iconst.i32 {c}\n    v{pv} = mul.i32 v0, v{cv}\n    \
+             call.void @putint(v{pv})\n    call.void @putch(v2)\n"
+        );
+    }
+    text += "    v23 = sext.i64 v0
+    v24 = iconst.i64 4294967297
+    v25 = mul.i64 v23, v24
+    v26 = iconst.i64 32
+    v27 = ashr.i64 v25, v26
+    v28 = trunc.i32 v27
+    call.void @putint(v28)
     call.void @putch(v2)
     v5 = iconst.i32 7
-    v6 = mul.i32 v0, v5
-    call.void @putint(v6)
-    call.void @putch(v2)
-    v7 = iconst.i32 9
-    v8 = mul.i32 v0, v7
-    call.void @putint(v8)
-    call.void @putch(v2)
-    v9 = iconst.i32 31
-    v10 = mul.i32 v0, v9
-    call.void @putint(v10)
-    call.void @putch(v2)
-    v11 = iconst.i32 65537
-    v12 = mul.i32 v0, v11
-    call.void @putint(v12)
-    call.void @putch(v2)
-    v13 = sext.i64 v0
-    v14 = iconst.i64 4294967297
-    v15 = mul.i64 v13, v14
-    v16 = iconst.i64 32
-    v17 = ashr.i64 v15, v16
-    v18 = trunc.i32 v17
-    call.void @putint(v18)
-    call.void @putch(v2)
     v20 = icmp.le v0, v1
     v21 = iconst.i32 0
     v22 = iconst.i32 100
@@ -936,9 +928,9 @@ bb3(v40: i32):
     ret v21
 }
 ";
-    let m = crate::ir::parse::module(text).unwrap_or_else(|e| panic!("{}: {}", e.line, e.message));
+    let m = crate::ir::parse::module(&text).unwrap_or_else(|e| panic!("{}: {}", e.line, e.message));
     for (x, y, last) in [(123456i32, 123457, 105), (-98765, -98766, 0)] {
-        let want: Vec<String> = [3, 7, 9, 31, 65537]
+        let want: Vec<String> = factors
             .iter()
             .map(|&c| x.wrapping_mul(c).to_string())
             .chain([((x as i64).wrapping_mul(4294967297) >> 32).to_string()])
