@@ -222,17 +222,19 @@ fn unroll(f: &mut Function, b: Block, pre: Block, full_only: bool) -> Unrolled {
         CmpCond::Le if s > 0 => 1,
         _ => return Unrolled::No,
     };
-    // Exit arguments are next values, invariants or (for complete unrolling only, which has a
-    // last copy to take them from) other values of B; nothing else of B may leave it.
+    // Exit arguments are next values, invariants, current values (B's parameters: the
+    // remainder check receives the last copy's as well) or (for complete unrolling only, which
+    // has a last copy to take them from) other values of B; nothing else of B may leave it.
     let mut exit_map = Vec::with_capacity(exit_args.len());
+    // For each exit argument that is a current value, the index of its parameter.
+    let mut current: Vec<Option<usize>> = Vec::with_capacity(exit_args.len());
     let mut exits_other = false;
     for &a in &exit_args {
-        if !in_b(f, a) && !params.contains(&a) {
-            exit_map.push(None);
-        } else if let Some(k) = back_args.iter().position(|&x| x == a) {
-            exit_map.push(Some(k));
-        } else {
-            exit_map.push(None);
+        let param = params.iter().position(|&p| p == a);
+        let next = back_args.iter().position(|&x| x == a);
+        exit_map.push(next);
+        current.push(param.filter(|_| next.is_none()));
+        if next.is_none() && param.is_none() && in_b(f, a) {
             exits_other = true;
         }
     }
@@ -287,6 +289,11 @@ fn unroll(f: &mut Function, b: Block, pre: Block, full_only: bool) -> Unrolled {
     f.insert_block_after(rb, b);
     let up: Vec<Value> = tys.iter().map(|&t| f.append_block_param(ub, t)).collect();
     let rp: Vec<Value> = tys.iter().map(|&t| f.append_block_param(rb, t)).collect();
+    // The remainder check's parameters for the current values that leave: the last copy's.
+    let rc: Vec<Option<Value>> = current
+        .iter()
+        .map(|c| c.map(|k| f.append_block_param(rb, tys[k])))
+        .collect();
     let mut bld = Builder::before(f, pre_t);
     let n64 = bld.unary(Opcode::Sext, Type::I64, bound);
     let lim = bld.iconst_ty(Type::I64, extra - (fac - 1) * s);
@@ -300,7 +307,9 @@ fn unroll(f: &mut Function, b: Block, pre: Block, full_only: bool) -> Unrolled {
 
     // The unrolled body: `fac` chained copies.
     let mut vals = up.clone();
+    let mut last = up.clone();
     for _ in 0..fac {
+        last.clone_from(&vals);
         let mut map: FxHashMap<Value, Value> = FxHashMap::default();
         for (k, &p) in params.iter().enumerate() {
             map.insert(p, vals[k]);
@@ -318,15 +327,18 @@ fn unroll(f: &mut Function, b: Block, pre: Block, full_only: bool) -> Unrolled {
     let mut bld = Builder::at_end(f, ub);
     let inext = bld.unary(Opcode::Sext, Type::I64, vals[iv_idx]);
     let more = bld.icmp(CmpCond::Lt, inext, lim);
-    bld.brif(more, ub, &vals, rb, &vals);
+    let mut to_check = vals.clone();
+    to_check.extend(current.iter().flatten().map(|&k| last[k]));
+    bld.brif(more, ub, &vals, rb, &to_check);
 
     // The remainder check.
     let mut bld = Builder::at_end(f, rb);
     let again = bld.icmp(cond, rp[iv_idx], bound);
     let out: Vec<Value> = exit_map
         .iter()
+        .zip(&rc)
         .zip(&exit_args)
-        .map(|(m, &a)| m.map_or(a, |k| rp[k]))
+        .map(|((m, c), &a)| m.map(|k| rp[k]).or(*c).unwrap_or(a))
         .collect();
     bld.brif(again, b, &rp, exit, &out);
     Unrolled::Partly
