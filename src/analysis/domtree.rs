@@ -162,8 +162,9 @@ impl DomTree {
 }
 
 /// Fills `out` with the immediate dominators of the blocks reachable from `entry` (`None` for
-/// the entry and unreachable blocks), by the Semi-NCA algorithm (semidominators as in Lengauer and Tarjan's,
-/// then each idom as the nearest common ancestor of the block's DFS parent and semidominator).
+/// the entry and unreachable blocks), by the Semi-NCA algorithm (semidominators as in Lengauer
+/// and Tarjan's, then each idom as the nearest common ancestor of the block's DFS parent and
+/// semidominator).
 ///
 /// Phases: (1) an iterative DFS numbers the reachable blocks in pre-order and records each
 /// one's DFS-tree parent; (2) in reverse pre-order, each block's semidominator is the least

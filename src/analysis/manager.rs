@@ -118,6 +118,13 @@ fn fresh_domtree(f: &Function, cfg: &Cfg, spare: &mut Spare) -> DomTree {
     dt
 }
 
+/// The loop forest of `cfg` and `dt`, in the tables of the spare one if there is one.
+fn fresh_loops(cfg: &Cfg, dt: &DomTree, spare: &mut Spare) -> LoopForest {
+    let mut forest = spare.loops.take().unwrap_or_default();
+    forest.recompute(cfg, dt);
+    forest
+}
+
 /// The cached analyses of one function.
 #[derive(Default)]
 pub struct FuncAnalyses {
@@ -178,11 +185,9 @@ impl FuncAnalyses {
         let dt = self
             .domtree
             .get_or_insert_with(|| fresh_domtree(f, cfg, spare));
-        let loops = self.loops.get_or_insert_with(|| {
-            let mut forest = spare.loops.take().unwrap_or_default();
-            forest.recompute(cfg, dt);
-            forest
-        });
+        let loops = self
+            .loops
+            .get_or_insert_with(|| fresh_loops(cfg, dt, spare));
         (cfg, dt, loops)
     }
 

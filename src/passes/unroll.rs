@@ -307,7 +307,8 @@ fn unroll(f: &mut Function, b: Block, pre: Block, full_only: bool) -> Unrolled {
 
     // The unrolled body: `fac` chained copies.
     let mut vals = up.clone();
-    let mut last = up.clone();
+    // The parameters' values in the copy being made: the last copy's once the loop ends.
+    let mut last = Vec::new();
     for _ in 0..fac {
         last.clone_from(&vals);
         let mut map: FxHashMap<Value, Value> = FxHashMap::default();

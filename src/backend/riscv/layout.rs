@@ -219,9 +219,8 @@ fn label_positions(code: &[MInst]) -> rustc_hash::FxHashMap<i64, usize> {
 /// then closes the loop with one taken branch instead of two. A block that ends in a
 /// conditional branch and falls through into the next label `F` is copied with its fall-through
 /// made explicit (`j F`): the path that takes the branch saves the jump, the one that falls
-/// through trades `j L` for `j F`.
-/// Registers are allocated, so a copy is the same instructions. Returns whether anything
-/// changed. Cost: O(instructions).
+/// through trades `j L` for `j F`. Registers are allocated, so a copy is the same
+/// instructions. Returns whether anything changed. Cost: O(instructions).
 pub fn copy_jump_targets(code: &mut Vec<MInst>) -> bool {
     let label_at = label_positions(code);
     // The copyable block after the label at `t`: its instructions `t + 1..=end`, and the label
