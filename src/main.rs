@@ -510,9 +510,37 @@ fn check_march(march: &str) -> Result<(), String> {
     }
 }
 
+/// Caps glibc's malloc arenas at one per compile thread. By default each thread that
+/// allocates gets an arena of its own, and memory freed into one arena serves only the threads
+/// using it: the checked program, built on the calling thread and freed body by body as the
+/// worker threads lower it, would stay resident beside the IR it becomes. With the cap, a worker
+/// shares the calling thread's arena and fills what the bodies leave.
+fn limit_malloc_arenas(threads: usize) {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        const M_ARENA_MAX: std::ffi::c_int = -8;
+        extern "C" {
+            fn mallopt(param: std::ffi::c_int, value: std::ffi::c_int) -> std::ffi::c_int;
+        }
+        let arenas = std::ffi::c_int::try_from(threads.max(1)).unwrap_or(std::ffi::c_int::MAX);
+        // SAFETY: `mallopt` only sets a tuning parameter of the allocator; a refused value
+        // leaves the default in place.
+        unsafe {
+            mallopt(M_ARENA_MAX, arenas);
+        }
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    let _ = threads;
+}
+
 fn run(cli: &Cli, input: &str, opts: CompileOptions) -> i32 {
     let _ = cli.asm; // assembly is the default output
     let timings = std::sync::Arc::new(Timings::new(opts.time_passes));
+    // Before any worker thread exists: a thread's arena is chosen at its first allocation.
+    limit_malloc_arenas(
+        cli.jobs
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+    );
     let _ = rayon::ThreadPoolBuilder::new()
         .num_threads(cli.jobs.unwrap_or(0).max(usize::from(cli.jobs.is_some())))
         .stack_size(64 << 20)
@@ -565,8 +593,8 @@ fn run(cli: &Cli, input: &str, opts: CompileOptions) -> i32 {
             panic!("SYSYC_DEBUG_PANIC=1 asked for a panic in the compiler");
         }
         let mut sink = sink;
-        let report = driver::compile_to(&source, &name, &opts, syntax_only, &t, &mut sink);
-        t.stage("drop source", || drop(source));
+        let source = std::borrow::Cow::Owned(source);
+        let report = driver::compile_to(source, &name, &opts, syntax_only, &t, &mut sink);
         (report, sink)
     });
     let (report, sink) = match result {

@@ -11,6 +11,7 @@ use crate::frontend::diag::DiagOptions;
 use crate::ir::{print, verify};
 use crate::passes::{self, PassOptions};
 use crate::timing::Timings;
+use std::borrow::Cow;
 
 /// What `compile` produces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,7 +74,7 @@ impl Default for CompileOptions {
 pub fn compile(source: &[u8], file_name: &str, opts: &CompileOptions) -> Result<String, String> {
     let t = Timings::new(opts.time_passes);
     let mut text = Vec::new();
-    let report = compile_to(source, file_name, opts, false, &t, &mut text);
+    let report = compile_to(Cow::Borrowed(source), file_name, opts, false, &t, &mut text);
     if t.is_on() {
         eprint!("{}", t.report());
     }
@@ -100,9 +101,10 @@ pub struct Report {
 /// function by function, each function's IR and machine code freed once written) and keeping
 /// the warnings; with `syntax_only`, stops after the front end (`-fsyntax-only`: every
 /// diagnostic, no output). Nothing is written when the source has errors. Times every stage
-/// and phase into `t`.
+/// and phase into `t`. An owned source is freed as soon as nothing needs it any more (after the
+/// front end when its diagnostics are rendered there).
 pub fn compile_to(
-    source: &[u8],
+    source: Cow<'_, [u8]>,
     file_name: &str,
     opts: &CompileOptions,
     syntax_only: bool,
@@ -110,7 +112,9 @@ pub fn compile_to(
     out: &mut dyn std::io::Write,
 ) -> Report {
     if opts.opt_level == 0 && opts.emit == Emit::Asm && !syntax_only && !opts.diagnostics.werror {
-        return compile_lazily(source, file_name, opts, t, out);
+        let report = compile_lazily(&source, file_name, opts, t, out);
+        t.stage("drop source", || drop(source));
+        return report;
     }
     // Without passes, the functions go to code generation as lowered: building them one at a
     // time frees the checked program as the module grows.
@@ -119,7 +123,8 @@ pub fn compile_to(
     } else {
         crate::frontend::lower::Schedule::Parallel
     };
-    let front = crate::frontend::run_timed(source, file_name, &opts.diagnostics, schedule, t);
+    let front = crate::frontend::run_timed(&source, file_name, &opts.diagnostics, schedule, t);
+    t.stage("drop source", || drop(source));
     let Some(mut m) = front.module else {
         return Report {
             diagnostics: front.diagnostics,

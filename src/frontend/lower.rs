@@ -129,6 +129,18 @@ pub fn lower_program(
             let deep = |fid: FuncId| {
                 source_of[fid.index()].is_some_and(|(id, _)| p.funcs[id].nesting > PARALLEL_NESTING)
             };
+            // Separate bodies are taken out (in the order of the module's functions) and each
+            // is freed as soon as its function is built.
+            let mut taken: Vec<Option<Body>> = match &mut bodies {
+                Bodies::Shared(_) => Vec::new(),
+                Bodies::Separate(v) => (0..m.funcs.len())
+                    .map(|i| {
+                        let fid = FuncId::new(i);
+                        v[body_of(fid).filter(|_| !deep(fid))?].take()
+                    })
+                    .collect(),
+            };
+            taken.resize_with(m.funcs.len(), || None);
             let bodies = &bodies;
             let body = |fid: FuncId| match bodies {
                 Bodies::Shared(b) => body_of(fid).map(|_| b),
@@ -137,7 +149,11 @@ pub fn lower_program(
             let mut falls: Vec<Option<(hir::FuncId, Span)>> = m
                 .funcs
                 .par_iter_mut()
-                .map(|(fid, f)| lower_one(fid, f, body(fid).filter(|_| !deep(fid))?))
+                .zip(taken.par_iter_mut())
+                .map(|((fid, f), own)| match own.take() {
+                    Some(b) => lower_one(fid, f, &b),
+                    None => lower_one(fid, f, body(fid).filter(|_| !deep(fid))?),
+                })
                 .collect();
             for (fid, f) in m.funcs.iter_mut() {
                 if let Some(b) = body(fid).filter(|_| deep(fid)) {

@@ -64,9 +64,9 @@ pub fn run_timed(
 ) -> Frontend {
     let mut diags = diag::Diags::new(opts.clone());
     let module = (|| {
-        // Lowering one function at a time frees each body after it: it needs one per function.
-        let separate_bodies = schedule == lower::Schedule::Sequential;
-        let mut program = analyze(source, separate_bodies, &mut diags, t)?;
+        // Lowering frees each function's checked body once the function is built: each gets
+        // tables of its own.
+        let mut program = analyze(source, true, &mut diags, t)?;
         let mut falls_off = Vec::new();
         let module = t.stage("lower", || {
             lower::lower_program(&mut program, schedule, &mut falls_off)
