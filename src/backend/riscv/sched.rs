@@ -227,6 +227,8 @@ struct Scratch {
     dag: Dag,
     regs: RegRows,
     accesses: Vec<Access>,
+    /// The stores among `accesses` (a load depends on stores only).
+    stores: Vec<Access>,
     pending: Vec<Reg>,
     uses: Vec<[Reg; 2]>,
     /// The ready nodes as `rank` keys, in increasing order.
@@ -441,6 +443,7 @@ fn build_dag_into(
         dag,
         regs,
         accesses,
+        stores,
         pending,
         ..
     } = s;
@@ -473,6 +476,7 @@ fn build_dag_into(
     // Per register: the last writer and the readers since.
     regs.clear();
     accesses.clear();
+    stores.clear();
     for (k, mi) in insts.iter().enumerate() {
         let k = k as u32;
         for &r in uses[k as usize]
@@ -504,13 +508,18 @@ fn build_dag_into(
                 lo: mi.imm,
                 hi: mi.imm.saturating_add(width(mi.op)),
             };
-            for b in accesses.iter() {
-                if (a.store || b.store) && !disjoint(&a, b, private_below) {
+            // A store is ordered against every earlier access, a load against earlier stores.
+            let earlier = if a.store { &accesses[..] } else { &stores[..] };
+            for b in earlier {
+                if !disjoint(&a, b, private_below) {
                     // Store then load: the value passes through memory; otherwise order only.
                     edge(b.node, k, b.store as u32);
                 }
             }
             accesses.push(a);
+            if a.store {
+                stores.push(a);
+            }
         }
         let d = mi.rd;
         // `d = f(u)` with `d` and `u` joined by a copy (a loop counter and its update): the
