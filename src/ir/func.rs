@@ -60,15 +60,23 @@ pub struct Values {
 }
 
 /// Use columns: per operand slot the value it reads, the instruction reading it and the links of
-/// its value's use list; per value the head of that list.
+/// its value's use list; per value the head of that list. A slot in no list is its own
+/// predecessor (`prev[u] == Some(u)`, which no listed slot is).
 #[derive(Clone, Default, Debug)]
 pub struct Uses {
     pub value: IdVec<Use, Value>,
     pub user: IdVec<Use, Inst>,
-    pub prev: IdVec<Use, Option<Use>>,
+    prev: IdVec<Use, Option<Use>>,
     pub next: IdVec<Use, Option<Use>>,
-    pub linked: IdVec<Use, bool>,
     pub first: IdVec<Value, Option<Use>>,
+}
+
+impl Uses {
+    /// Whether slot `u` is in its value's use list.
+    #[inline]
+    pub fn is_linked(&self, u: Use) -> bool {
+        self.prev[u] != Some(u)
+    }
 }
 
 /// Block columns.
@@ -469,9 +477,8 @@ impl Function {
         for &v in args {
             let u = self.uses.value.push(v);
             self.uses.user.push(user);
-            self.uses.prev.push(None);
+            self.uses.prev.push(Some(u));
             self.uses.next.push(None);
-            self.uses.linked.push(false);
             self.link_use(u);
         }
         UseRange {
@@ -481,7 +488,7 @@ impl Function {
     }
 
     fn link_use(&mut self, u: Use) {
-        debug_assert!(!self.uses.linked[u]);
+        debug_assert!(!self.uses.is_linked(u));
         let v = self.uses.value[u];
         let head = self.uses.first[v];
         self.uses.prev[u] = None;
@@ -490,11 +497,10 @@ impl Function {
             self.uses.prev[h] = Some(u);
         }
         self.uses.first[v] = Some(u);
-        self.uses.linked[u] = true;
     }
 
     fn unlink_use(&mut self, u: Use) {
-        if !self.uses.linked[u] {
+        if !self.uses.is_linked(u) {
             return;
         }
         let v = self.uses.value[u];
@@ -506,16 +512,15 @@ impl Function {
         if let Some(n) = n {
             self.uses.prev[n] = p;
         }
-        self.uses.prev[u] = None;
+        self.uses.prev[u] = Some(u);
         self.uses.next[u] = None;
-        self.uses.linked[u] = false;
     }
 
     // ---- editing operands ----------------------------------------------------------------
 
     /// Points operand slot `u` at `v`.
     pub fn set_use(&mut self, u: Use, v: Value) {
-        if self.uses.value[u] == v && self.uses.linked[u] {
+        if self.uses.value[u] == v && self.uses.is_linked(u) {
             return;
         }
         self.unlink_use(u);
@@ -758,14 +763,12 @@ impl Function {
             user,
             prev,
             next,
-            linked,
             first,
         } = &mut self.uses;
         value.reserve(uses);
         user.reserve(uses);
         prev.reserve(uses);
         next.reserve(uses);
-        linked.reserve(uses);
         first.reserve(values);
         self.layout.reserve_insts(insts);
     }
@@ -784,14 +787,12 @@ impl Function {
             user,
             prev,
             next,
-            linked,
             first,
         } = &mut self.uses;
         value.shrink_to_fit();
         user.shrink_to_fit();
         prev.shrink_to_fit();
         next.shrink_to_fit();
-        linked.shrink_to_fit();
         first.shrink_to_fit();
         self.blocks.params.shrink_to_fit();
         self.layout.shrink_to_fit();
@@ -818,14 +819,14 @@ impl Function {
         let mut kept_insts = 0usize;
         let mut kept_uses = 0usize;
         {
-            let linked = self.uses.linked.as_slice();
+            let uses = &self.uses;
             let first = self.uses.first.as_slice();
             let results = self.insts.result.as_slice();
             for (k, (&args, &result)) in self.insts.args.as_slice().iter().zip(results).enumerate()
             {
                 let slots = args.start as usize..(args.start + args.len) as usize;
                 let keep = self.layout.inst_block(Inst::new(k)).is_some()
-                    || linked[slots.clone()].contains(&true)
+                    || slots.clone().any(|u| uses.is_linked(Use::new(u)))
                     || result.is_some_and(|v| first[v.index()].is_some());
                 if !keep {
                     new_inst.push(None);
@@ -878,9 +879,9 @@ impl Function {
         }
         drop(keep_use);
         let n = value.len();
-        let mut prev: Vec<Option<Use>> = vec![None; n];
+        // Every slot starts in no list (its own predecessor).
+        let mut prev: Vec<Option<Use>> = (0..n).map(|u| Some(Use::new(u))).collect();
         let mut next: Vec<Option<Use>> = vec![None; n];
-        let mut linked = vec![false; n];
         let mut first: Vec<Option<Use>> = vec![None; kept_values];
         // Use lists in their old order, through kept slots only.
         let (old_first, old_next) = (old_uses.first.as_slice(), old_uses.next.as_slice());
@@ -893,7 +894,6 @@ impl Function {
                 let Some(nu) = new_use[u.index()] else {
                     continue;
                 };
-                linked[nu.index()] = true;
                 prev[nu.index()] = last;
                 match last {
                     Some(l) => next[l.index()] = Some(nu),
@@ -908,7 +908,6 @@ impl Function {
             user: IdVec::from_vec(user),
             prev: IdVec::from_vec(prev),
             next: IdVec::from_vec(next),
-            linked: IdVec::from_vec(linked),
             first: IdVec::from_vec(first),
         };
         // Instruction and value columns.

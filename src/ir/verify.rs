@@ -267,7 +267,7 @@ fn check(ck: &mut Ck) {
             }
             for u in f.arg_uses(i) {
                 let us = f.uses();
-                if !us.linked[u] || us.user[u] != i {
+                if !us.is_linked(u) || us.user[u] != i {
                     ck.at(
                         i,
                         format!("operand slot {u} is not linked to this instruction"),
