@@ -116,7 +116,10 @@ fn compile_function(
     let mut lap = Lap::start(t);
     let mut mf = isel::select(f, cx, opts.isa);
     lap.done("instruction selection");
-    layout::run(&mut mf);
+    // Tail duplication rotates loops: an optimization, left out at -O0 as gcc does.
+    if opts.opt_level > 0 {
+        layout::run(&mut mf);
+    }
     lap.done("block layout");
     let mut iv = if opts.opt_level > 0 {
         // Scheduling keeps the registers live out of each block.
@@ -228,7 +231,14 @@ fn compile_function(
     // The simple allocator is the unoptimized baseline: its spill code stays as emitted.
     let slots = (opts.regalloc != regalloc::Allocator::Simple).then_some(spill_lo..spill_hi);
     lap.done("frame and rewrite");
-    peephole::run(&mut s.code, slots);
+    // At -O0 only the clean-up of what allocation and rewriting leave (moves to self, scratch
+    // moves, jumps to jumps and to the next label), none of the optimizations over spill
+    // slots, constants, divisions and stores.
+    if opts.opt_level > 0 {
+        peephole::run(&mut s.code, slots);
+    } else {
+        peephole::cleanup(&mut s.code);
+    }
     if opts.opt_level > 0 {
         layout::copies_before_exit(&mut s.code);
     }

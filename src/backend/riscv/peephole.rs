@@ -103,7 +103,8 @@ fn merge_zero_stores(code: &mut Vec<MInst>) {
     }
 }
 
-fn cleanup(code: &mut Vec<MInst>) {
+/// The rules run to a fixed point (see the module comment) alone.
+pub fn cleanup(code: &mut Vec<MInst>) {
     // Per label number (labels are block numbers, so the table is dense): the target of the
     // `j` right after it, and whether something branches to it. No rule adds a label.
     let labels = code
