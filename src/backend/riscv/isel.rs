@@ -26,8 +26,8 @@ use crate::analysis::{Cfg, DomTree, Loop, LoopForest};
 use crate::ir::entity::IdVec;
 use crate::ir::pattern::{abs_select, is_negation_of, sign_test};
 use crate::ir::{
-    func_symbol, global_symbol, Block, CmpCond, FuncId, Function, Inst, ModuleCx, Opcode, Type,
-    Value,
+    func_symbol, global_symbol, Block, CmpCond, FuncId, Function, GlobalId, Inst, ModuleCx, Opcode,
+    Type, Value,
 };
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -90,6 +90,8 @@ struct Isel<'a> {
     remat: Vec<Option<Remat>>,
     block_map: Vec<u32>,
     sym_ids: FxHashMap<String, u32>,
+    /// The interned symbol of each global whose address was taken so far.
+    global_syms: FxHashMap<GlobalId, u32>,
     /// Compares fused into the branch that reads them (not emitted on their own).
     fused: Vec<bool>,
     /// Conversions that share their operand's register (no instruction): see `share_registers`.
@@ -214,6 +216,7 @@ pub fn select(f: &Function, cx: &ModuleCx, isa: Isa) -> MFunc {
         remat: vec![None; f.num_values()],
         block_map: vec![u32::MAX; nb],
         sym_ids: FxHashMap::default(),
+        global_syms: FxHashMap::default(),
         fused: vec![false; f.num_insts()],
         shared: vec![false; f.num_insts()],
         pending_edges: Vec::new(),
@@ -297,10 +300,7 @@ impl<'a> Isel<'a> {
                 let rm = match d.op {
                     Opcode::Iconst => Some(Remat::Iconst(d.imm)),
                     Opcode::Fconst => Some(Remat::Fconst(d.ty, d.imm as u64)),
-                    Opcode::Gaddr => {
-                        let g = &self.cx.globals[f.global(i)];
-                        Some(Remat::Gaddr(self.intern(global_symbol(g))))
-                    }
+                    Opcode::Gaddr => Some(Remat::Gaddr(self.global_sym(f.global(i)))),
                     Opcode::Alloca => {
                         let obj = self.mf.objects.len() as u32;
                         self.mf.objects.push(StackObject {
@@ -383,6 +383,8 @@ impl<'a> Isel<'a> {
             let at = at.filter(|&p| cfg.is_reachable(p) && loops.innermost[p] == l.parent);
             self.loop_place.push(at);
         }
+        // The blocks of the uses of one value that need a register.
+        let mut use_blocks: Vec<Block> = Vec::new();
         for &b in blocks {
             let d0 = loops.depth(b);
             for i in f.layout().block_insts(b) {
@@ -391,16 +393,13 @@ impl<'a> Isel<'a> {
                     None | Some(Remat::Iconst(0)) | Some(Remat::Incoming(..)) => continue,
                     Some(_) => {}
                 }
-                // The blocks of the uses that need a register.
-                let use_blocks: Vec<Block> = f
-                    .uses_of(v)
-                    .filter_map(|u| {
-                        let user = f.uses().user[u];
-                        let k = u.index() - f.insts.args[user].start as usize;
-                        let ub = f.layout().inst_block(user)?;
-                        (!self.folds(user, k, v)).then_some(ub)
-                    })
-                    .collect();
+                use_blocks.clear();
+                use_blocks.extend(f.uses_of(v).filter_map(|u| {
+                    let user = f.uses().user[u];
+                    let k = u.index() - f.insts.args[user].start as usize;
+                    let ub = f.layout().inst_block(user)?;
+                    (!self.folds(user, k, v)).then_some(ub)
+                }));
                 let Some(deepest) = use_blocks.iter().map(|&ub| loops.depth(ub)).max() else {
                     continue;
                 };
@@ -515,6 +514,16 @@ impl<'a> Isel<'a> {
             }
             _ => false,
         }
+    }
+
+    /// The interned symbol of global `g`.
+    fn global_sym(&mut self, g: GlobalId) -> u32 {
+        if let Some(&k) = self.global_syms.get(&g) {
+            return k;
+        }
+        let k = self.intern(global_symbol(&self.cx.globals[g]));
+        self.global_syms.insert(g, k);
+        k
     }
 
     fn intern(&mut self, s: String) -> u32 {
@@ -1783,20 +1792,22 @@ fn sweep_dead(mf: &mut MFunc) {
     if !dead.iter().any(|&d| d) {
         return;
     }
+    // Compacts in place: `insts[..w]` are the instructions kept so far.
     let mut new_index = vec![0u32; mf.insts.len() + 1];
-    let mut out = Vec::with_capacity(mf.insts.len());
+    let mut w = 0;
     for k in 0..mf.insts.len() {
-        new_index[k] = out.len() as u32;
+        new_index[k] = w as u32;
         if !dead[k] {
-            out.push(mf.insts[k]);
+            mf.insts[w] = mf.insts[k];
+            w += 1;
         }
     }
-    new_index[mf.insts.len()] = out.len() as u32;
+    new_index[mf.insts.len()] = w as u32;
     for b in &mut mf.blocks {
         b.start = new_index[b.start as usize];
         b.end = new_index[b.end as usize];
     }
-    mf.insts = out;
+    mf.insts.truncate(w);
 }
 
 #[cfg(test)]

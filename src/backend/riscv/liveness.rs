@@ -229,27 +229,9 @@ pub fn live_out(mf: &MFunc) -> LiveOut {
     SCRATCH.with(|s| live_out_in(mf, &mut s.borrow_mut()))
 }
 
+/// Phases 1 and 2: the registers live out of each block, per block in decreasing order of
+/// their number among the globals (`s.globals`, the global registers).
 fn live_out_in(mf: &MFunc, s: &mut Scratch) -> LiveOut {
-    solve(mf, s);
-    let nb = mf.blocks.len();
-    let mut offset = Vec::with_capacity(nb + 1);
-    let mut list = Vec::with_capacity(s.outs.len());
-    offset.push(0);
-    for b in 0..nb {
-        let mut e = s.out_head[b];
-        while e != NIL {
-            let (g, next) = s.outs[e as usize];
-            list.push(s.globals[g as usize]);
-            e = next;
-        }
-        offset.push(list.len() as u32);
-    }
-    LiveOut { offset, list }
-}
-
-/// Phases 1 and 2: fills `s.globals` (the global registers), and `s.out_head`/`s.outs` (per
-/// block, the globals live out of it, in decreasing order).
-fn solve(mf: &MFunc, s: &mut Scratch) {
     let nv = mf.num_vregs();
     let nb = mf.blocks.len();
     // Phase 1: global registers.
@@ -297,9 +279,9 @@ fn solve(mf: &MFunc, s: &mut Scratch) {
     }
     let ng = globals.len();
     let preds = Preds::of(mf, &mf.order);
-    reset(out_head, nb, NIL);
-    outs.clear();
     let words = ng.div_ceil(64);
+    let mut offset = Vec::with_capacity(nb + 1);
+    offset.push(0);
     if nb * words <= mf.insts.len().max(DENSE_MIN_WORDS) {
         // Phase 2, dense: bit sets per block, solved by a worklist of blocks.
         let Dense {
@@ -363,19 +345,23 @@ fn solve(mf: &MFunc, s: &mut Scratch) {
                 }
             }
         }
-        // The same lists as the sparse solution: per block, globals in decreasing order.
+        // Per block, globals in decreasing order (blocks not in the layout have none).
         for &b in &mf.order {
-            let bi = b as usize;
-            for w in 0..words {
+            queued[b as usize] = true;
+        }
+        let mut list = Vec::new();
+        for bi in 0..nb {
+            for w in (0..words).rev().filter(|_| queued[bi]) {
                 let mut m = live_out[bi * words + w];
                 while m != 0 {
-                    let g = (w * 64) as u32 + m.trailing_zeros();
-                    m &= m - 1;
-                    outs.push((g, out_head[bi]));
-                    out_head[bi] = outs.len() as u32 - 1;
+                    let top = 63 - m.leading_zeros();
+                    m &= !(1 << top);
+                    list.push(globals[w * 64 + top as usize]);
                 }
             }
+            offset.push(list.len() as u32);
         }
+        return LiveOut { offset, list };
     } else {
         // Phase 2: per block, the globals read before written (`gen`) and the blocks writing each
         // global (`kill`); then liveness one global at a time (see the module comment).
@@ -409,6 +395,8 @@ fn solve(mf: &MFunc, s: &mut Scratch) {
             }
         }
         // The globals live out of each block: a linked list of (global, next) entries per block.
+        reset(out_head, nb, NIL);
+        outs.clear();
         reset(kills, nb, u32::MAX);
         reset(live_in_at, nb, u32::MAX);
         reset(live_out_at, nb, u32::MAX);
@@ -445,6 +433,17 @@ fn solve(mf: &MFunc, s: &mut Scratch) {
         }
     }
     drop(preds);
+    let mut list = Vec::with_capacity(outs.len());
+    for &head in out_head.iter() {
+        let mut e = head;
+        while e != NIL {
+            let (g, next) = outs[e as usize];
+            list.push(globals[g as usize]);
+            e = next;
+        }
+        offset.push(list.len() as u32);
+    }
+    LiveOut { offset, list }
 }
 
 fn compute_in(mf: &MFunc, live_out: &LiveOut, s: &mut Scratch) -> Intervals {
