@@ -289,10 +289,31 @@ fn mnemonic(op: MOp) -> &'static str {
     }
 }
 
+/// The numbers 0 to 999, each as three digits (with leading zeros).
+const DIGITS: &str = {
+    const BYTES: [u8; 3000] = {
+        let mut t = [0u8; 3000];
+        let mut n = 0;
+        while n < 1000 {
+            t[3 * n] = b'0' + (n / 100) as u8;
+            t[3 * n + 1] = b'0' + (n / 10 % 10) as u8;
+            t[3 * n + 2] = b'0' + (n % 10) as u8;
+            n += 1;
+        }
+        t
+    };
+    match std::str::from_utf8(&BYTES) {
+        Ok(s) => s,
+        Err(_) => panic!("ASCII digits"),
+    }
+};
+
 /// Appends the decimal digits of `x` (as `{}` formats it).
 fn push_int(s: &mut String, x: i64) {
-    if (0..10).contains(&x) {
-        s.push(char::from(b'0' + x as u8));
+    if (0..1000).contains(&x) {
+        let n = x as usize;
+        let skip = (n < 100) as usize + (n < 10) as usize;
+        s.push_str(&DIGITS[3 * n + skip..3 * n + 3]);
         return;
     }
     let mut buf = [0u8; 20];
@@ -515,6 +536,20 @@ pub fn data(cx: &ModuleCx, s: &mut String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn integers_print_as_display_does() {
+        for x in [
+            0, 7, 9, 10, 42, 99, 100, 512, 999, 1000, 2047, -1, -10, -2048,
+        ]
+        .into_iter()
+        .chain([i64::MIN, i64::MAX])
+        {
+            let mut s = String::from("x");
+            push_int(&mut s, x);
+            assert_eq!(s, format!("x{x}"));
+        }
+    }
 
     /// Large offsets from one base share the address `li t2, k; add t2, base, t2` until a
     /// label, a call or a write of the base; other bases and far offsets build their own.

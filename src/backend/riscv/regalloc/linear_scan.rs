@@ -55,7 +55,8 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
     let nv = mf.num_vregs();
     // Phase 1: hints, each weighted by the execution frequency of its copies. First every
     // (register, hinted register, frequency) in code order, then grouped by register.
-    let mut moves: Vec<(u32, Reg, f32)> = Vec::new();
+    // At most two entries per instruction (the operand hints below).
+    let mut moves: Vec<(u32, Reg, f32)> = Vec::with_capacity(2 * mf.insts.len());
     for &b in &mf.order {
         let blk = &mf.blocks[b as usize];
         let freq = 10f32.powi(blk.depth.min(6) as i32);
@@ -110,6 +111,8 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
         mask(&ALLOC_FLOAT[..CALLER_SAVED_FLOAT]),
     ];
     let pool_masks = [mask(&ALLOC_INT), mask(&ALLOC_FLOAT)];
+    // See `pending` below: one buffer for all values.
+    let mut pending: Vec<(u64, f32)> = Vec::new();
     for &v in &order {
         let vi = v as usize;
         let pos = iv.start[vi];
@@ -136,7 +139,7 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
         // could take: a lighter hint's register that a heavier pending partner cannot take
         // (one live across a call, where the register is caller-saved) would move the heavier
         // copy instead of removing it.
-        let mut pending: Vec<(u64, f32)> = Vec::new();
+        pending.clear();
         let lost = |r: Reg, pending: &[(u64, f32)]| -> f32 {
             pending
                 .iter()
