@@ -2,14 +2,15 @@
 //!
 //! Pipeline per function (functions in parallel, output in `FuncId` order):
 //! `isel` (IR -> machine IR over virtual registers, phi copies, ABI) -> `layout` (tail
-//! duplication of loop tests) -> `liveness` (intervals) -> `copyprop` (-O1 and up, linear scan)
+//! duplication of loop tests; -O1 and up) -> `liveness` (intervals) -> `copyprop` (-O1 and up, linear scan)
 //! -> `shrinkwrap::split_at_region` (-O1 and up, linear scan) -> `regalloc::linear_scan` (or
 //! `regalloc::simple`, the baseline, with `--regalloc=simple`)
 //! -> `regalloc::split` (spilled values read in innermost loops get a register there; the
 //! function is allocated again and the cheaper allocation kept) -> [`regalloc::checker`] ->
 //! `frame` (with `shrinkwrap::place`: the block where the frame opens) -> `emit::rewrite`
 //! (physical code with spill code, prologue, epilogues) ->
-//! `peephole` (with spill-slot forwarding and dead spill stores) -> `sched::after_alloc`,
+//! `peephole` (with spill-slot forwarding and dead spill stores; at -O0 its clean-up alone) ->
+//! `sched::after_alloc`,
 //! `placement` (block order from static edge probabilities: likely successors fall through),
 //! `layout::latch_fallthrough`, `exits_out_of_line` and `copy_jump_targets` (-O1 and up) ->
 //! `emit::print`. At -O1 and up `sched::before_alloc`
