@@ -2,9 +2,9 @@
 //!
 //! Pipeline per function (functions in parallel, output in `FuncId` order):
 //! `isel` (IR -> machine IR over virtual registers, phi copies, ABI) -> `layout` (tail
-//! duplication of loop tests; -O1 and up) -> `liveness` (intervals) -> `copyprop` (-O1 and up, linear scan)
-//! -> `shrinkwrap::split_at_region` (-O1 and up, linear scan) -> `regalloc::linear_scan` (or
-//! `regalloc::simple`, the baseline, with `--regalloc=simple`)
+//! duplication of loop tests; -O1 and up) -> `liveness` (intervals) -> `copyprop` (-O1 and up,
+//! linear scan) -> `shrinkwrap::split_at_region` (-O1 and up, linear scan) ->
+//! `regalloc::linear_scan` (or `regalloc::simple`, the baseline, with `--regalloc=simple`)
 //! -> `regalloc::split` (spilled values read in innermost loops get a register there; the
 //! function is allocated again and the cheaper allocation kept) -> [`regalloc::checker`] ->
 //! `frame` (with `shrinkwrap::place`: the block where the frame opens) -> `emit::rewrite`
