@@ -91,9 +91,12 @@ pub fn lower_program(
     schedule: Schedule,
     falls_off: &mut Vec<(hir::FuncId, Span)>,
 ) -> Module {
-    let mut bodies = std::mem::take(&mut p.bodies);
+    let bodies = std::mem::take(&mut p.bodies);
     let p: &Program = p;
     let (mut m, info, source_of) = declare(p, &bodies);
+    let Bodies::Separate(mut separate) = bodies else {
+        panic!("lowering needs a set of tables per body")
+    };
     let info = &info;
     let source_of = &source_of[..];
     let lower_one = |fid: FuncId, f: &mut Function, body: &Body| {
@@ -106,63 +109,45 @@ pub fn lower_program(
         f.shrink_to_fit();
         falls_off
     };
-    let body_of = |fid: FuncId| source_of[fid.index()].map(|(id, _)| id.index());
-    match (schedule, &mut bodies) {
-        (Schedule::Sequential, Bodies::Separate(separate)) => {
-            for (fid, f) in m.funcs.iter_mut() {
-                let Some(k) = body_of(fid) else { continue };
-                let body = separate[k].take().expect("a defined function has a body");
-                falls_off.extend(lower_one(fid, f, &body));
-            }
-        }
-        (Schedule::Sequential, Bodies::Shared(body)) => {
-            for (fid, f) in m.funcs.iter_mut() {
-                if body_of(fid).is_some() {
-                    falls_off.extend(lower_one(fid, f, body));
-                }
-            }
-        }
-        (Schedule::Parallel, _) => {
-            // Deeply nested bodies recurse deeper than a worker's stack allows: they are built
-            // on the calling thread (whose stack is sized for the deepest program the parser
+    // Per function of the module, its checked body, freed as soon as the function is built.
+    let mut owned: Vec<Option<Body>> = (0..m.funcs.len())
+        .map(|i| {
+            let (id, _) = source_of[i]?;
+            Some(
+                separate[id.index()]
+                    .take()
+                    .expect("a defined function has a body"),
+            )
+        })
+        .collect();
+    drop(separate);
+    // Per function, where its end is reachable: the parallel schedule builds all but the deep
+    // bodies on the workers, then the calling thread builds what is left in order.
+    let mut falls: Vec<Option<(hir::FuncId, Span)>> = match schedule {
+        Schedule::Parallel => {
+            // Deeply nested bodies recurse deeper than a worker's stack allows: they stay for
+            // the calling thread (whose stack is sized for the deepest program the parser
             // accepts).
             let deep = |fid: FuncId| {
                 source_of[fid.index()].is_some_and(|(id, _)| p.funcs[id].nesting > PARALLEL_NESTING)
             };
-            // Separate bodies are taken out (in the order of the module's functions) and each
-            // is freed as soon as its function is built.
-            let mut taken: Vec<Option<Body>> = match &mut bodies {
-                Bodies::Shared(_) => Vec::new(),
-                Bodies::Separate(v) => (0..m.funcs.len())
-                    .map(|i| {
-                        let fid = FuncId::new(i);
-                        v[body_of(fid).filter(|_| !deep(fid))?].take()
-                    })
-                    .collect(),
-            };
-            taken.resize_with(m.funcs.len(), || None);
-            let bodies = &bodies;
-            let body = |fid: FuncId| match bodies {
-                Bodies::Shared(b) => body_of(fid).map(|_| b),
-                Bodies::Separate(v) => v[body_of(fid)?].as_ref(),
-            };
-            let mut falls: Vec<Option<(hir::FuncId, Span)>> = m
-                .funcs
+            m.funcs
                 .par_iter_mut()
-                .zip(taken.par_iter_mut())
-                .map(|((fid, f), own)| match own.take() {
-                    Some(b) => lower_one(fid, f, &b),
-                    None => lower_one(fid, f, body(fid).filter(|_| !deep(fid))?),
+                .zip(owned.par_iter_mut())
+                .map(|((fid, f), own)| {
+                    let body = own.take_if(|_| !deep(fid))?;
+                    lower_one(fid, f, &body)
                 })
-                .collect();
-            for (fid, f) in m.funcs.iter_mut() {
-                if let Some(b) = body(fid).filter(|_| deep(fid)) {
-                    falls[fid.index()] = lower_one(fid, f, b);
-                }
-            }
-            falls_off.extend(falls.into_iter().flatten());
+                .collect()
+        }
+        Schedule::Sequential => vec![None; m.funcs.len()],
+    };
+    for ((fid, f), own) in m.funcs.iter_mut().zip(&mut owned) {
+        if let Some(body) = own.take() {
+            falls[fid.index()] = lower_one(fid, f, &body);
         }
     }
+    falls_off.extend(falls.into_iter().flatten());
     m
 }
 
