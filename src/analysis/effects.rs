@@ -16,6 +16,7 @@
 use super::alias::Base;
 use crate::analysis::Cfg;
 use crate::ir::{Effects, FuncId, GlobalId, Module, Opcode, Touches, Type};
+use rayon::prelude::*;
 
 /// What one function does itself, before looking at callees.
 #[derive(Clone, Default)]
@@ -131,25 +132,28 @@ fn local_facts(m: &Module, id: FuncId) -> Local {
 /// Recomputes `ModuleCx::direct_only`: the globals whose address every defined function uses
 /// only as the address of loads and stores. Returns whether the set changed.
 fn direct_globals(m: &mut Module) -> bool {
-    let mut addressed: Vec<GlobalId> = Vec::new();
-    for (id, d) in m.cx.decls.iter() {
-        if !d.defined {
-            continue;
-        }
-        let f = &m.funcs[id];
-        for b in f.layout().blocks() {
-            for i in f.layout().block_insts(b) {
-                if f.op(i) == Opcode::Gaddr && !super::alias::global_direct_only(f, f.res(i)) {
-                    addressed.push(f.global(i));
+    let ids = m.defined_funcs();
+    let addressed: Vec<Vec<GlobalId>> = ids
+        .par_iter()
+        .map(|&id| {
+            let f = &m.funcs[id];
+            let mut found = Vec::new();
+            for b in f.layout().blocks() {
+                for i in f.layout().block_insts(b) {
+                    if f.op(i) == Opcode::Gaddr && !super::alias::global_direct_only(f, f.res(i)) {
+                        found.push(f.global(i));
+                    }
                 }
             }
-        }
-    }
+            found
+        })
+        .collect();
     let mut direct = slotmap::SecondaryMap::new();
     for (g, _) in m.cx.globals.iter() {
-        if !addressed.contains(&g) {
-            direct.insert(g, ());
-        }
+        direct.insert(g, ());
+    }
+    for g in addressed.into_iter().flatten() {
+        direct.remove(g);
     }
     let changed = direct.len() != m.cx.direct_only.len()
         || direct.keys().any(|g| !m.cx.direct_only.contains_key(g));
@@ -163,7 +167,7 @@ pub fn run_module(m: &mut Module) -> bool {
     let direct_changed = direct_globals(m);
     let ids: Vec<FuncId> = m.cx.decls.keys().collect();
     let locals: Vec<Option<Local>> = ids
-        .iter()
+        .par_iter()
         .map(|&id| m.cx.decls[id].defined.then(|| local_facts(m, id)))
         .collect();
     let mut eff: Vec<Effects> = ids

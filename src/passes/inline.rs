@@ -16,7 +16,9 @@
 use crate::analysis::recursion::{self_calls, stepped_self_calls};
 use crate::analysis::Cfg;
 use crate::ir::func::map_targets;
-use crate::ir::{mk, Block, FuncId, Function, IdVec, Inst, Module, Opcode, Type, Value};
+use crate::ir::{mk, Block, FuncId, Function, IdVec, Inst, Module, ModuleCx, Opcode, Type, Value};
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 const SMALL: usize = 40;
 const SINGLE_SITE: usize = 4000;
@@ -130,30 +132,53 @@ pub fn run_module(m: &mut Module) -> bool {
         }
     }
 
-    let mut changed = false;
-    for caller in order {
-        // Calls whose results nobody reads (a callee's constant result taken by `retconst`)
-        // are not copied, and the code copies leave dead does not count in this function's
-        // size when its own callers judge it.
-        changed |= remove_dead(&mut m.funcs[caller], &m.cx);
-        let sites = m.funcs[caller].calls();
-        for i in sites {
-            let c = m.funcs[caller].callee(i);
-            if !m.cx.decls[c].defined || rec[c.index()] || c == caller {
-                continue;
-            }
-            let csize = m.funcs[c].inst_count();
-            let ok = csize <= SMALL || (site_count[c.index()] == 1 && csize <= SINGLE_SITE);
-            if !ok || m.funcs[caller].inst_count() + csize > CAP {
-                continue;
-            }
-            let callee = m.funcs[c].clone();
-            inline_call(&mut m.funcs[caller], i, &callee);
-            site_count[c.index()] -= 1;
-            changed = true;
+    // Levels: a function's level is one more than the highest level among the callees it may
+    // copy (defined, not recursive, not itself), so the callers of one level read only
+    // callees of lower levels, finished already, and take their copies in parallel. A caller's
+    // choices depend on its own body and its callees alone: a callee beyond `SMALL` is copied
+    // only while its count is 1, when every other counted site is gone, so no other caller
+    // holds one; any order of the callers of a level gives the same module.
+    let copyable =
+        |c: FuncId, caller: FuncId| m.cx.decls[c].defined && !rec[c.index()] && c != caller;
+    let mut level = vec![0usize; m.cx.decls.len()];
+    let mut levels: Vec<Vec<FuncId>> = Vec::new();
+    for &v in &order {
+        let l = callees[v]
+            .iter()
+            .filter(|&&c| copyable(c, v))
+            .map(|&c| level[c.index()] + 1)
+            .max()
+            .unwrap_or(0);
+        level[v.index()] = l;
+        if levels.len() <= l {
+            levels.resize_with(l + 1, Vec::new);
         }
-        changed |= unroll_recursion(&mut m.funcs[caller]);
-        remove_dead(&mut m.funcs[caller], &m.cx);
+        levels[l].push(v);
+    }
+    let site_count: Vec<AtomicUsize> = site_count.into_iter().map(AtomicUsize::new).collect();
+    let mut changed = false;
+    for callers in levels {
+        let taken: Vec<(FuncId, Function)> = callers
+            .iter()
+            .map(|&id| {
+                (
+                    id,
+                    std::mem::replace(&mut m.funcs[id], Function::new(id, "")),
+                )
+            })
+            .collect();
+        let (cx, funcs) = (&m.cx, &m.funcs);
+        let done: Vec<(FuncId, Function, bool)> = taken
+            .into_par_iter()
+            .map(|(id, mut f)| {
+                let changed = inline_into(&mut f, funcs, cx, &rec, &site_count);
+                (id, f, changed)
+            })
+            .collect();
+        for (id, f, c) in done {
+            m.funcs[id] = f;
+            changed |= c;
+        }
     }
 
     // Functions `main` no longer reaches through calls (all of them, also callees of removed
@@ -194,6 +219,41 @@ pub fn run_module(m: &mut Module) -> bool {
             changed = true;
         }
     }
+    changed
+}
+
+/// Inlines into `caller` (taken out of `funcs`) the calls it may copy, reading the callees in
+/// `funcs`; `site_count` counts the call sites of each function not copied yet. Returns whether
+/// `caller` changed.
+fn inline_into(
+    caller: &mut Function,
+    funcs: &id_arena::Arena<Function, FuncId>,
+    cx: &ModuleCx,
+    rec: &[bool],
+    site_count: &[AtomicUsize],
+) -> bool {
+    // Calls whose results nobody reads (a callee's constant result taken by `retconst`) are
+    // not copied, and the code copies leave dead does not count in this function's size when
+    // its own callers judge it.
+    let mut changed = remove_dead(caller, cx);
+    for i in caller.calls() {
+        let c = caller.callee(i);
+        if !cx.decls[c].defined || rec[c.index()] || c == caller.id {
+            continue;
+        }
+        let csize = funcs[c].inst_count();
+        let sites = &site_count[c.index()];
+        let ok = csize <= SMALL || (sites.load(Ordering::Relaxed) == 1 && csize <= SINGLE_SITE);
+        if !ok || caller.inst_count() + csize > CAP {
+            continue;
+        }
+        let callee = funcs[c].clone();
+        inline_call(caller, i, &callee);
+        sites.fetch_sub(1, Ordering::Relaxed);
+        changed = true;
+    }
+    changed |= unroll_recursion(caller);
+    remove_dead(caller, cx);
     changed
 }
 
