@@ -57,6 +57,34 @@ impl Interner {
     pub fn string(&self, n: u32) -> &[u8] {
         &self.strings[n as usize]
     }
+    /// The numbers of names and of string literals interned so far (`copy_since` takes the
+    /// ones after).
+    pub fn counts(&self) -> (usize, usize) {
+        (self.names.len(), self.strings.len())
+    }
+    /// A copy of the names and string literals interned after `counts` gave `since`, for
+    /// `extend` to give a copy kept on another thread. The names are shared, not copied.
+    pub fn copy_since(&self, since: (usize, usize)) -> (Vec<Arc<str>>, Vec<Box<[u8]>>) {
+        (
+            self.names[since.0..].to_vec(),
+            self.strings[since.1..].to_vec(),
+        )
+    }
+    /// A copy of this interner's names and string literals, for `get`, `shared` and `string`
+    /// only (it interns nothing new).
+    pub fn read_only_copy(&self) -> Interner {
+        let (names, strings) = self.copy_since((0, 0));
+        Interner {
+            map: FxHashMap::default(),
+            names,
+            strings,
+        }
+    }
+    /// Appends what `copy_since` gave to a `read_only_copy`.
+    pub fn extend(&mut self, (names, strings): (Vec<Arc<str>>, Vec<Box<[u8]>>)) {
+        self.names.extend(names);
+        self.strings.extend(strings);
+    }
     fn add_string(&mut self, bytes: Vec<u8>) -> u32 {
         self.strings.push(bytes.into_boxed_slice());
         (self.strings.len() - 1) as u32

@@ -163,7 +163,9 @@ fn render(diags: &diag::Diags, source: &[u8], file_name: &str) -> String {
 ///
 /// The stages run interleaved, one top-level item at a time: the parser pulls tokens from the
 /// lexer and hands each item to sema, then drops its syntax tree, so neither the token stream
-/// nor the whole tree is ever held (the peak is the checked program). Each stage keeps its own
+/// nor the whole tree is ever held (the peak is the checked program). With more than one
+/// worker thread the parser runs on a thread of its own, a bounded queue of items ahead of
+/// sema (`check_overlapped`); the `sema` row then holds the time sema adds to parsing. Each stage keeps its own
 /// diagnostics, and the reported ones are those of the first stage with errors, as if each ran
 /// over the whole file before the next: lexical errors (the lexer finishes the file even when
 /// parsing stops), else syntax errors (sema stops at the first), else sema's.
@@ -173,24 +175,27 @@ fn analyze(
     diags: &mut diag::Diags,
     t: &Timings,
 ) -> Option<hir::Program> {
-    use std::time::{Duration, Instant};
+    use std::time::Instant;
     let mut interner = lexer::Interner::default();
     let mut checker = sema::Checker::new(&mut interner, separate_bodies);
     let mut lex_diags = diag::Diags::new(diags.opts.clone());
     let mut parse_diags = diag::Diags::new(diags.opts.clone());
     let start = Instant::now();
-    let mut sema_time = Duration::ZERO;
-    let mut parser = parser::Parser::new(source, &mut interner, &mut lex_diags, &mut parse_diags);
-    while let Some(item) = parser.next_item() {
-        if parser.has_errors() || diags.is_full() {
-            continue;
-        }
-        let checking = Instant::now();
-        checker.item(&item, &parser.ast, parser.interner(), source, diags);
-        sema_time += checking.elapsed();
-    }
-    parser.finish();
-    t.add_stage("lex and parse", start.elapsed().saturating_sub(sema_time));
+    let check = if rayon::current_num_threads() > 1 {
+        check_overlapped
+    } else {
+        check_in_turn
+    };
+    let parsing = check(
+        source,
+        &mut interner,
+        &mut checker,
+        &mut lex_diags,
+        &mut parse_diags,
+        diags,
+    );
+    t.add_stage("lex and parse", parsing);
+    let sema_time = start.elapsed().saturating_sub(parsing);
     if lex_diags.has_errors() {
         *diags = lex_diags;
         return None;
@@ -208,6 +213,100 @@ fn analyze(
     // Lint warnings (errors under -Werror) do not stop lowering, whose CFG gives one more.
     t.stage("lint", || lint::check(&program, diags));
     Some(program)
+}
+
+/// Items the parser may hand over before the checker takes them (`check_overlapped`).
+const QUEUE: usize = 64;
+
+/// The item loop of `analyze` on one thread: each item is checked once parsed, unless there
+/// were lexical or syntax errors (then the parser goes on alone, to report all of them) or the
+/// checker's error limit is reached. Returns the time spent lexing and parsing.
+fn check_in_turn(
+    source: &[u8],
+    interner: &mut lexer::Interner,
+    checker: &mut sema::Checker,
+    lex_diags: &mut diag::Diags,
+    parse_diags: &mut diag::Diags,
+    diags: &mut diag::Diags,
+) -> std::time::Duration {
+    let start = std::time::Instant::now();
+    let mut checking = std::time::Duration::ZERO;
+    let mut parser = parser::Parser::new(source, interner, lex_diags, parse_diags);
+    while let Some(item) = parser.next_item() {
+        if parser.has_errors() || diags.is_full() {
+            continue;
+        }
+        let at = std::time::Instant::now();
+        checker.item(&item, &parser.ast, parser.interner(), source, diags);
+        checking += at.elapsed();
+    }
+    parser.finish();
+    start.elapsed().saturating_sub(checking)
+}
+
+/// `check_in_turn` with the lexer and parser on a thread of their own: they hand each item
+/// over through a bounded queue with the names interned since the last one, and the checker
+/// (on this thread, with its own copy of the names) takes the items in order as they come, so
+/// the diagnostics are those of `check_in_turn`. Returns the time the parsing thread spent
+/// lexing and parsing (not waiting for room in the queue).
+fn check_overlapped(
+    source: &[u8],
+    interner: &mut lexer::Interner,
+    checker: &mut sema::Checker,
+    lex_diags: &mut diag::Diags,
+    parse_diags: &mut diag::Diags,
+    diags: &mut diag::Diags,
+) -> std::time::Duration {
+    use std::sync::mpsc;
+    use std::time::{Duration, Instant};
+    type Copied = (Vec<std::sync::Arc<str>>, Vec<Box<[u8]>>);
+    let mut names = interner.read_only_copy();
+    let mut since = interner.counts();
+    let (items, parsed) = mpsc::sync_channel::<(ast::Item, ast::Ast, Copied)>(QUEUE);
+    // Emptied node tables going back to the parser.
+    let (spares, spare) = mpsc::channel::<ast::Ast>();
+    std::thread::scope(|scope| {
+        // The parser recurses along the tree as deep as `check_in_turn`'s caller's would.
+        let thread = std::thread::Builder::new()
+            .name("sysyc-parse".into())
+            .stack_size(STACK_SIZE);
+        let parsing = thread.spawn_scoped(scope, move || {
+            let mut busy = Duration::ZERO;
+            let mut resumed = Instant::now();
+            let mut parser = parser::Parser::new(source, interner, lex_diags, parse_diags);
+            while let Some(item) = parser.next_item() {
+                if parser.has_errors() {
+                    continue;
+                }
+                let ast = std::mem::replace(&mut parser.ast, spare.try_recv().unwrap_or_default());
+                let copied = parser.interner().copy_since(since);
+                since = parser.interner().counts();
+                busy += resumed.elapsed();
+                if items.send((item, ast, copied)).is_err() {
+                    // The checker stopped (it panicked): nothing more to hand over.
+                    break;
+                }
+                resumed = Instant::now();
+            }
+            parser.finish();
+            busy + resumed.elapsed()
+        });
+        let Ok(parsing) = parsing else {
+            panic!("cannot start the parsing thread");
+        };
+        for (item, mut ast, copied) in parsed {
+            names.extend(copied);
+            if !diags.is_full() {
+                checker.item(&item, &ast, &names, source, diags);
+            }
+            ast.clear();
+            // The parser may be done already; then the tables are dropped.
+            let _ = spares.send(ast);
+        }
+        parsing
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
 }
 
 /// Lexes, parses and checks `source` with the default options. `Err` holds the rendered

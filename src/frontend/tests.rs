@@ -175,35 +175,43 @@ fn lowering_schedules_agree() {
 fn ui_fixtures(dir: &str, ext: &str, fails: bool) -> usize {
     let files = sy_files(&manifest_dir().join(dir));
     let mut failures = Vec::new();
-    for f in &files {
-        let src = std::fs::read(f).unwrap();
-        let name = f.file_name().unwrap().to_string_lossy().to_string();
-        let n2 = name.clone();
-        let out = with_big_stack(move || {
-            let r = run(&src, &n2, &diag::DiagOptions::default());
-            (r.module.is_none(), r.diagnostics)
-        });
-        let expected_path = f.with_extension(ext);
-        if std::env::var_os("BLESS").is_some() {
-            std::fs::write(&expected_path, &out.1).unwrap();
-        }
-        let expected = std::fs::read_to_string(&expected_path)
-            .unwrap_or_else(|_| panic!("missing {}", expected_path.display()));
-        if out.0 != fails {
-            let what = if fails { "accepted" } else { "rejected" };
-            failures.push(format!("{name}: {what}\n{}", out.1));
-        } else if out.1 != expected {
-            failures.push(format!(
-                "{name}: rendering differs\n--- expected\n{expected}--- got\n{}",
-                out.1
-            ));
+    // With one worker thread sema checks each item after parsing it; with two, while the
+    // parser goes on (`check_overlapped`): the diagnostics must be the same.
+    for threads in [1, 2] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .stack_size(STACK_SIZE)
+            .build()
+            .unwrap();
+        for f in &files {
+            let src = std::fs::read(f).unwrap();
+            let name = f.file_name().unwrap().to_string_lossy().to_string();
+            let out = pool.install(|| {
+                let r = run(&src, &name, &diag::DiagOptions::default());
+                (r.module.is_none(), r.diagnostics)
+            });
+            let expected_path = f.with_extension(ext);
+            if std::env::var_os("BLESS").is_some() {
+                std::fs::write(&expected_path, &out.1).unwrap();
+            }
+            let expected = std::fs::read_to_string(&expected_path)
+                .unwrap_or_else(|_| panic!("missing {}", expected_path.display()));
+            if out.0 != fails {
+                let what = if fails { "accepted" } else { "rejected" };
+                failures.push(format!("{name} ({threads} threads): {what}\n{}", out.1));
+            } else if out.1 != expected {
+                failures.push(format!(
+                    "{name} ({threads} threads): rendering differs\n--- expected\n{expected}--- got\n{}",
+                    out.1
+                ));
+            }
         }
     }
     assert!(
         failures.is_empty(),
-        "{} of {} fixtures in {dir} failed (BLESS=1 rewrites the expectations):\n{}",
+        "{} of {} runs of the fixtures in {dir} failed (BLESS=1 rewrites the expectations):\n{}",
         failures.len(),
-        files.len(),
+        2 * files.len(),
         failures.join("\n")
     );
     files.len()

@@ -1,7 +1,8 @@
 //! Function inlining (a module pass), followed by removal of functions nobody calls.
 //!
-//! Order: callers are visited in call-graph post-order, so a callee has already received its own
-//! inlining when it is copied. Recursive functions (in a call-graph cycle) are never inlined into
+//! Order: callers are visited by call-graph level (a function after every callee it may copy),
+//! so a callee has already received its own inlining when it is copied; the callers of one
+//! level run in parallel. Recursive functions (in a call-graph cycle) are never inlined into
 //! others; a small one calling itself from one place is inlined into itself a few levels deep.
 //! A call site is inlined when the callee is small (`SMALL` instructions), or is called from
 //! exactly one place and is not huge (`SINGLE_SITE`), as long as the caller stays under `CAP`.
