@@ -215,8 +215,13 @@ fn analyze(
     Some(program)
 }
 
-/// Items the parser may hand over before the checker takes them (`check_overlapped`).
-const QUEUE: usize = 64;
+/// Syntax-tree nodes the parser gathers, in whole items, before it hands them over to the
+/// checker (`check_overlapped`): a handover costs a thread wake-up, many times the work of a
+/// small item.
+const BATCH_NODES: usize = 1 << 12;
+
+/// Batches of items the parser may hand over before the checker takes them.
+const QUEUE: usize = 4;
 
 /// The item loop of `analyze` on one thread: each item is checked once parsed, unless there
 /// were lexical or syntax errors (then the parser goes on alone, to report all of them) or the
@@ -244,11 +249,12 @@ fn check_in_turn(
     start.elapsed().saturating_sub(checking)
 }
 
-/// `check_in_turn` with the lexer and parser on a thread of their own: they hand each item
-/// over through a bounded queue with the names interned since the last one, and the checker
-/// (on this thread, with its own copy of the names) takes the items in order as they come, so
-/// the diagnostics are those of `check_in_turn`. Returns the time the parsing thread spent
-/// lexing and parsing (not waiting for room in the queue).
+/// `check_in_turn` with the lexer and parser on a thread of their own: they hand the items
+/// over in batches of about `BATCH_NODES` nodes through a bounded queue, each item with the
+/// names interned since the last one, and the checker (on this thread, with its own copy of
+/// the names) takes the items in order as they come, so the diagnostics are those of
+/// `check_in_turn`. Returns the time the parsing thread spent lexing and parsing (not waiting
+/// for room in the queue).
 fn check_overlapped(
     source: &[u8],
     interner: &mut lexer::Interner,
@@ -257,14 +263,15 @@ fn check_overlapped(
     parse_diags: &mut diag::Diags,
     diags: &mut diag::Diags,
 ) -> std::time::Duration {
-    use std::sync::mpsc;
     use std::time::{Duration, Instant};
-    type Copied = (Vec<std::sync::Arc<str>>, Vec<Box<[u8]>>);
+    type Parsed = (
+        ast::Item,
+        ast::Ast,
+        (Vec<std::sync::Arc<str>>, Vec<Box<[u8]>>),
+    );
     let mut names = interner.read_only_copy();
     let mut since = interner.counts();
-    let (items, parsed) = mpsc::sync_channel::<(ast::Item, ast::Ast, Copied)>(QUEUE);
-    // Emptied node tables going back to the parser.
-    let (spares, spare) = mpsc::channel::<ast::Ast>();
+    let (batches, parsed) = std::sync::mpsc::sync_channel::<Vec<Parsed>>(QUEUE);
     std::thread::scope(|scope| {
         // The parser recurses along the tree as deep as `check_in_turn`'s caller's would.
         let thread = std::thread::Builder::new()
@@ -274,19 +281,27 @@ fn check_overlapped(
             let mut busy = Duration::ZERO;
             let mut resumed = Instant::now();
             let mut parser = parser::Parser::new(source, interner, lex_diags, parse_diags);
-            while let Some(item) = parser.next_item() {
-                if parser.has_errors() {
-                    continue;
+            let mut batch: Vec<Parsed> = Vec::new();
+            let mut nodes = 0;
+            let mut item = parser.next_item();
+            while let Some(it) = item {
+                if !parser.has_errors() {
+                    let ast = std::mem::take(&mut parser.ast);
+                    nodes += ast.exprs.len() + ast.stmts.len() + ast.inits.len() + 1;
+                    let copied = parser.interner().copy_since(since);
+                    since = parser.interner().counts();
+                    batch.push((it, ast, copied));
                 }
-                let ast = std::mem::replace(&mut parser.ast, spare.try_recv().unwrap_or_default());
-                let copied = parser.interner().copy_since(since);
-                since = parser.interner().counts();
-                busy += resumed.elapsed();
-                if items.send((item, ast, copied)).is_err() {
-                    // The checker stopped (it panicked): nothing more to hand over.
-                    break;
+                item = parser.next_item();
+                if nodes >= BATCH_NODES || (item.is_none() && !batch.is_empty()) {
+                    nodes = 0;
+                    busy += resumed.elapsed();
+                    if batches.send(std::mem::take(&mut batch)).is_err() {
+                        // The checker stopped (it panicked): nothing more to hand over.
+                        break;
+                    }
+                    resumed = Instant::now();
                 }
-                resumed = Instant::now();
             }
             parser.finish();
             busy + resumed.elapsed()
@@ -294,14 +309,11 @@ fn check_overlapped(
         let Ok(parsing) = parsing else {
             panic!("cannot start the parsing thread");
         };
-        for (item, mut ast, copied) in parsed {
+        for (item, ast, copied) in parsed.into_iter().flatten() {
             names.extend(copied);
             if !diags.is_full() {
                 checker.item(&item, &ast, &names, source, diags);
             }
-            ast.clear();
-            // The parser may be done already; then the tables are dropped.
-            let _ = spares.send(ast);
         }
         parsing
             .join()
