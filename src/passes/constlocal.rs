@@ -14,6 +14,7 @@ use crate::analysis::{Cfg, DomTree};
 use crate::ir::{
     mk, FuncId, Function, GlobalData, GlobalInit, Inst, Module, ModuleCx, Opcode, Type, Value,
 };
+use rayon::prelude::*;
 use rustc_hash::FxHashSet;
 
 /// Largest alloca (bytes) turned into a global.
@@ -115,9 +116,13 @@ fn plan(f: &Function, cx: &ModuleCx, dt: &DomTree, a: Inst) -> Option<Plan> {
 }
 
 pub fn run_module(m: &mut Module) -> bool {
-    let mut changed = false;
-    for id in m.defined_funcs() {
-        let plans: Vec<Plan> = {
+    // Plans per function in parallel (a plan reads its own function and the declarations; the
+    // tables made for other functions' arrays are not among what it reads), then applied in
+    // function order, so the new globals come in the same order.
+    let ids = m.defined_funcs();
+    let plans: Vec<Vec<Plan>> = ids
+        .par_iter()
+        .map(|&id| {
             let f = &m.funcs[id];
             let cfg = Cfg::compute(f);
             let dt = DomTree::compute(f, &cfg);
@@ -131,7 +136,10 @@ pub fn run_module(m: &mut Module) -> bool {
                 .into_iter()
                 .filter_map(|a| plan(f, &m.cx, &dt, a))
                 .collect()
-        };
+        })
+        .collect();
+    let mut changed = false;
+    for (id, plans) in ids.into_iter().zip(plans) {
         for (k, p) in plans.into_iter().enumerate() {
             apply(m, id, k, p);
             changed = true;

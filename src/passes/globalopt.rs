@@ -12,7 +12,10 @@
 //! Cost: O(instructions).
 
 use crate::analysis::alias::{constant_offset, offset_root};
-use crate::ir::{mk, FuncId, GlobalId, GlobalInit, Module, Opcode, Type, Value};
+use crate::ir::{
+    mk, FuncId, Function, GlobalId, GlobalInit, Module, ModuleCx, Opcode, Type, Value,
+};
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 #[derive(Default, Clone, Copy)]
@@ -32,26 +35,37 @@ fn only_loaded(f: &crate::ir::Function, v: Value) -> bool {
 pub fn run_module(m: &mut Module) -> bool {
     let ids = m.defined_funcs();
     let main = m.cx.func_by_name("main");
-    let mut usage: FxHashMap<GlobalId, Usage> = FxHashMap::default();
-    let mut main_called = false;
-    for &id in &ids {
-        let f = &m.funcs[id];
-        for b in f.layout().blocks() {
-            for i in f.layout().block_insts(b) {
-                match f.op(i) {
-                    Opcode::Gaddr => {
-                        let u = usage.entry(f.global(i)).or_default();
-                        if Some(id) != main {
-                            u.outside_main = true;
+    // Per function (in parallel): each `gaddr` as (global, outside main, not only loaded), and
+    // whether it calls main; merged by "or", in any order.
+    type Scan = (Vec<(GlobalId, bool, bool)>, bool);
+    let scans: Vec<Scan> = ids
+        .par_iter()
+        .map(|&id| {
+            let f = &m.funcs[id];
+            let mut found = Vec::new();
+            let mut calls_main = false;
+            for b in f.layout().blocks() {
+                for i in f.layout().block_insts(b) {
+                    match f.op(i) {
+                        Opcode::Gaddr => {
+                            found.push((f.global(i), Some(id) != main, !only_loaded(f, f.res(i))))
                         }
-                        if !only_loaded(f, f.res(i)) {
-                            u.written = true;
-                        }
+                        Opcode::Call if Some(f.callee(i)) == main => calls_main = true,
+                        _ => {}
                     }
-                    Opcode::Call if Some(f.callee(i)) == main => main_called = true,
-                    _ => {}
                 }
             }
+            (found, calls_main)
+        })
+        .collect();
+    let mut usage: FxHashMap<GlobalId, Usage> = FxHashMap::default();
+    let mut main_called = false;
+    for (found, calls_main) in scans {
+        main_called |= calls_main;
+        for (g, outside_main, written) in found {
+            let u = usage.entry(g).or_default();
+            u.outside_main |= outside_main;
+            u.written |= written;
         }
     }
     let mut changed = false;
@@ -62,50 +76,7 @@ pub fn run_module(m: &mut Module) -> bool {
         }
     }
     // 1. Fold constant loads from read-only globals.
-    let cx = &m.cx;
-    for &id in &ids {
-        let f = &mut m.funcs[id];
-        let blocks: Vec<_> = f.layout().blocks().collect();
-        for b in blocks {
-            let insts: Vec<_> = f.layout().block_insts(b).collect();
-            for i in insts {
-                if f.op(i) != Opcode::Load {
-                    continue;
-                }
-                let ty = f.data(i).ty;
-                if !matches!(ty, Type::I32 | Type::F32) {
-                    continue;
-                }
-                let ptr = f.arg(i, 0);
-                let at_constant = constant_offset(f, ptr)
-                    .and_then(|(root, off)| Some((gaddr_global(f, root)?, off)));
-                let w = match at_constant {
-                    Some((g, off)) => match cx.globals.get(g).and_then(|gd| gd.const_word(off)) {
-                        Some(w) => w,
-                        None => continue,
-                    },
-                    None => {
-                        let Some(gd) =
-                            gaddr_global(f, offset_root(f, ptr)).and_then(|g| cx.globals.get(g))
-                        else {
-                            continue;
-                        };
-                        match uniform_word(gd) {
-                            Some(w) if gd.is_const => w,
-                            _ => continue,
-                        }
-                    }
-                };
-                let row = if ty == Type::F32 {
-                    mk::fconst(f32::from_bits(w))
-                } else {
-                    mk::iconst(Type::I32, w as i32 as i64)
-                };
-                f.replace_inst(i, row, &[]);
-                changed = true;
-            }
-        }
-    }
+    changed |= m.par_for_each_func(fold_loads);
     // 2. Scalars used only by a main that nobody calls move into main's frame.
     if let (Some(main), false) = (main, main_called) {
         let mut scalars: Vec<GlobalId> = usage
@@ -121,8 +92,55 @@ pub fn run_module(m: &mut Module) -> bool {
     changed
 }
 
+/// Replaces the loads of `f` from read-only globals at constant offsets (or from globals whose
+/// words are all equal) by the constant. Returns whether it did.
+fn fold_loads(f: &mut Function, cx: &ModuleCx) -> bool {
+    let mut changed = false;
+    let blocks: Vec<_> = f.layout().blocks().collect();
+    for b in blocks {
+        let insts: Vec<_> = f.layout().block_insts(b).collect();
+        for i in insts {
+            if f.op(i) != Opcode::Load {
+                continue;
+            }
+            let ty = f.data(i).ty;
+            if !matches!(ty, Type::I32 | Type::F32) {
+                continue;
+            }
+            let ptr = f.arg(i, 0);
+            let at_constant =
+                constant_offset(f, ptr).and_then(|(root, off)| Some((gaddr_global(f, root)?, off)));
+            let w = match at_constant {
+                Some((g, off)) => match cx.globals.get(g).and_then(|gd| gd.const_word(off)) {
+                    Some(w) => w,
+                    None => continue,
+                },
+                None => {
+                    let Some(gd) =
+                        gaddr_global(f, offset_root(f, ptr)).and_then(|g| cx.globals.get(g))
+                    else {
+                        continue;
+                    };
+                    match uniform_word(gd) {
+                        Some(w) if gd.is_const => w,
+                        _ => continue,
+                    }
+                }
+            };
+            let row = if ty == Type::F32 {
+                mk::fconst(f32::from_bits(w))
+            } else {
+                mk::iconst(Type::I32, w as i32 as i64)
+            };
+            f.replace_inst(i, row, &[]);
+            changed = true;
+        }
+    }
+    changed
+}
+
 /// The global `v` is the address of, if it is one.
-fn gaddr_global(f: &crate::ir::Function, v: Value) -> Option<GlobalId> {
+fn gaddr_global(f: &Function, v: Value) -> Option<GlobalId> {
     f.def_inst(v)
         .filter(|&i| f.op(i) == Opcode::Gaddr)
         .map(|i| f.global(i))
