@@ -186,14 +186,14 @@ fn analyze(
     } else {
         check_in_turn
     };
-    let parsing = check(
+    let parsing = check(Stages {
         source,
-        &mut interner,
-        &mut checker,
-        &mut lex_diags,
-        &mut parse_diags,
+        interner: &mut interner,
+        checker: &mut checker,
+        lex_diags: &mut lex_diags,
+        parse_diags: &mut parse_diags,
         diags,
-    );
+    });
     t.add_stage("lex and parse", parsing);
     let sema_time = start.elapsed().saturating_sub(parsing);
     if lex_diags.has_errors() {
@@ -223,26 +223,31 @@ const BATCH_NODES: usize = 1 << 12;
 /// Batches of items the parser may hand over before the checker takes them.
 const QUEUE: usize = 4;
 
+/// What the item loop of `analyze` works on: the source, the interner, sema's checker and
+/// each stage's diagnostics.
+struct Stages<'a> {
+    source: &'a [u8],
+    interner: &'a mut lexer::Interner,
+    checker: &'a mut sema::Checker,
+    lex_diags: &'a mut diag::Diags,
+    parse_diags: &'a mut diag::Diags,
+    diags: &'a mut diag::Diags,
+}
+
 /// The item loop of `analyze` on one thread: each item is checked once parsed, unless there
 /// were lexical or syntax errors (then the parser goes on alone, to report all of them) or the
 /// checker's error limit is reached. Returns the time spent lexing and parsing.
-fn check_in_turn(
-    source: &[u8],
-    interner: &mut lexer::Interner,
-    checker: &mut sema::Checker,
-    lex_diags: &mut diag::Diags,
-    parse_diags: &mut diag::Diags,
-    diags: &mut diag::Diags,
-) -> std::time::Duration {
+fn check_in_turn(s: Stages) -> std::time::Duration {
     let start = std::time::Instant::now();
     let mut checking = std::time::Duration::ZERO;
-    let mut parser = parser::Parser::new(source, interner, lex_diags, parse_diags);
+    let mut parser = parser::Parser::new(s.source, s.interner, s.lex_diags, s.parse_diags);
     while let Some(item) = parser.next_item() {
-        if parser.has_errors() || diags.is_full() {
+        if parser.has_errors() || s.diags.is_full() {
             continue;
         }
         let at = std::time::Instant::now();
-        checker.item(&item, &parser.ast, parser.interner(), source, diags);
+        s.checker
+            .item(&item, &parser.ast, parser.interner(), s.source, s.diags);
         checking += at.elapsed();
     }
     parser.finish();
@@ -255,22 +260,15 @@ fn check_in_turn(
 /// the names) takes the items in order as they come, so the diagnostics are those of
 /// `check_in_turn`. Returns the time the parsing thread spent lexing and parsing (not waiting
 /// for room in the queue).
-fn check_overlapped(
-    source: &[u8],
-    interner: &mut lexer::Interner,
-    checker: &mut sema::Checker,
-    lex_diags: &mut diag::Diags,
-    parse_diags: &mut diag::Diags,
-    diags: &mut diag::Diags,
-) -> std::time::Duration {
+fn check_overlapped(s: Stages) -> std::time::Duration {
     use std::time::{Duration, Instant};
     type Parsed = (
         ast::Item,
         ast::Ast,
         (Vec<std::sync::Arc<str>>, Vec<Box<[u8]>>),
     );
-    let mut names = interner.read_only_copy();
-    let mut since = interner.counts();
+    let mut names = s.interner.read_only_copy();
+    let mut since = s.interner.counts();
     let (batches, parsed) = std::sync::mpsc::sync_channel::<Vec<Parsed>>(QUEUE);
     std::thread::scope(|scope| {
         // The parser recurses along the tree as deep as `check_in_turn`'s caller's would.
@@ -280,7 +278,7 @@ fn check_overlapped(
         let parsing = thread.spawn_scoped(scope, move || {
             let mut busy = Duration::ZERO;
             let mut resumed = Instant::now();
-            let mut parser = parser::Parser::new(source, interner, lex_diags, parse_diags);
+            let mut parser = parser::Parser::new(s.source, s.interner, s.lex_diags, s.parse_diags);
             let mut batch: Vec<Parsed> = Vec::new();
             let mut nodes = 0;
             let mut item = parser.next_item();
@@ -311,8 +309,8 @@ fn check_overlapped(
         };
         for (item, ast, copied) in parsed.into_iter().flatten() {
             names.extend(copied);
-            if !diags.is_full() {
-                checker.item(&item, &ast, &names, source, diags);
+            if !s.diags.is_full() {
+                s.checker.item(&item, &ast, &names, s.source, s.diags);
             }
         }
         parsing
