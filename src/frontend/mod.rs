@@ -258,8 +258,8 @@ fn check_in_turn(s: Stages) -> std::time::Duration {
 /// over in batches of about `BATCH_NODES` nodes through a bounded queue, each item with the
 /// names interned since the last one, and the checker (on this thread, with its own copy of
 /// the names) takes the items in order as they come, so the diagnostics are those of
-/// `check_in_turn`. Returns the time the parsing thread spent lexing and parsing (not waiting
-/// for room in the queue).
+/// `check_in_turn` (which also runs alone when no thread can be started). Returns the time
+/// the parsing thread spent lexing and parsing (not waiting for room in the queue).
 fn check_overlapped(s: Stages) -> std::time::Duration {
     use std::time::{Duration, Instant};
     type Parsed = (
@@ -270,7 +270,10 @@ fn check_overlapped(s: Stages) -> std::time::Duration {
     let mut names = s.interner.read_only_copy();
     let mut since = s.interner.counts();
     let (batches, parsed) = std::sync::mpsc::sync_channel::<Vec<Parsed>>(QUEUE);
-    std::thread::scope(|scope| {
+    let overlapped = std::thread::scope(|scope| {
+        // Borrowed for the parsing thread only: back with `s` if it cannot start.
+        let (source, interner) = (s.source, &mut *s.interner);
+        let (lex_diags, parse_diags) = (&mut *s.lex_diags, &mut *s.parse_diags);
         // The parser recurses along the tree as deep as `check_in_turn`'s caller's would.
         let thread = std::thread::Builder::new()
             .name("sysyc-parse".into())
@@ -278,7 +281,7 @@ fn check_overlapped(s: Stages) -> std::time::Duration {
         let parsing = thread.spawn_scoped(scope, move || {
             let mut busy = Duration::ZERO;
             let mut resumed = Instant::now();
-            let mut parser = parser::Parser::new(s.source, s.interner, s.lex_diags, s.parse_diags);
+            let mut parser = parser::Parser::new(source, interner, lex_diags, parse_diags);
             let mut batch: Vec<Parsed> = Vec::new();
             let mut nodes = 0;
             let mut item = parser.next_item();
@@ -305,7 +308,7 @@ fn check_overlapped(s: Stages) -> std::time::Duration {
             busy + resumed.elapsed()
         });
         let Ok(parsing) = parsing else {
-            panic!("cannot start the parsing thread");
+            return None;
         };
         for (item, ast, copied) in parsed.into_iter().flatten() {
             names.extend(copied);
@@ -313,10 +316,14 @@ fn check_overlapped(s: Stages) -> std::time::Duration {
                 s.checker.item(&item, &ast, &names, s.source, s.diags);
             }
         }
-        parsing
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-    })
+        Some(
+            parsing
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+        )
+    });
+    // No thread to spare (the system's limit): one item after the other, as with one worker.
+    overlapped.unwrap_or_else(|| check_in_turn(s))
 }
 
 /// Lexes, parses and checks `source` with the default options. `Err` holds the rendered
