@@ -14,7 +14,7 @@
 
 use super::frame::Frame;
 use super::minst::*;
-use super::regalloc::Allocation;
+use super::regalloc::{Allocation, SpillSlot};
 use super::shrinkwrap;
 use crate::ir::{global_symbol, GlobalInit, ModuleCx};
 use std::fmt::Write;
@@ -98,7 +98,7 @@ pub fn rewrite(mf: &MFunc, alloc: &Allocation, frame: &Frame, out: &mut Vec<MIns
                             RegClass::Int => (int_scratch.next().unwrap(), MOp::Ld),
                             RegClass::Float => (float_scratch.next().unwrap(), MOp::Fld),
                         };
-                        let off = frame.offset(FrameRef::Spill, alloc.slot[r.vindex()], 0);
+                        let off = frame.offset(FrameRef::Spill, slot_of(alloc, r).index(), 0);
                         out.push(MInst::load(op, p, Reg::SP, off));
                         loaded[k] = (r, p);
                         p
@@ -123,7 +123,7 @@ pub fn rewrite(mf: &MFunc, alloc: &Allocation, frame: &Frame, out: &mut Vec<MIns
                         RegClass::Int => (Reg::T0, MOp::Sd),
                         RegClass::Float => (Reg::FT0, MOp::Fsd),
                     };
-                    let off = frame.offset(FrameRef::Spill, alloc.slot[r.vindex()], 0);
+                    let off = frame.offset(FrameRef::Spill, slot_of(alloc, r).index(), 0);
                     store_after = Some(MInst::store(op, p, Reg::SP, off));
                     mi.rd = p;
                 } else {
@@ -531,6 +531,13 @@ pub fn data(cx: &ModuleCx, s: &mut String) {
         }
         let _ = writeln!(s, "\t.size {sym}, {size}\n");
     }
+}
+
+/// The stack slot of `r`, spilled and reloaded (not recomputed).
+fn slot_of(alloc: &Allocation, r: Reg) -> SpillSlot {
+    alloc
+        .slot(r)
+        .unwrap_or_else(|| panic!("{r:?} is reloaded but has no stack slot"))
 }
 
 #[cfg(test)]

@@ -44,6 +44,7 @@ use crate::ir::{Function, Module, ModuleCx};
 use crate::timing::{Lap, Timings};
 use minst::{MInst, MOp};
 use rayon::prelude::*;
+use regalloc::Spill;
 
 /// Backend options.
 #[derive(Clone, Debug, Default)]
@@ -153,9 +154,7 @@ fn compile_function(
         regalloc::Allocator::Simple => regalloc::simple::allocate(&mf),
     };
     // Splitting spilled values and allocating again pays at -O1 and above; -O0 compiles fast.
-    if opts.opt_level > 0
-        && opts.regalloc == regalloc::Allocator::LinearScan
-        && alloc.slot.iter().any(|&s| s != u32::MAX)
+    if opts.opt_level > 0 && opts.regalloc == regalloc::Allocator::LinearScan && alloc.any_spilled()
     {
         use regalloc::split::spill_cost;
         let mut cost = spill_cost(&mf, &alloc);
@@ -201,12 +200,7 @@ fn compile_function(
         }
         // Values still spilled (not recomputed) get a register for each cluster of nearby
         // accesses.
-        let reloaded = |a: &regalloc::Allocation| {
-            a.slot
-                .iter()
-                .any(|&s| s != u32::MAX && s != regalloc::REMAT)
-        };
-        if reloaded(&alloc) {
+        if alloc.any_in_slot() {
             if let Some(undo) = regalloc::split::local_copies(&mut mf, &alloc) {
                 let iv2 = liveness::compute(&mf);
                 let alloc2 = regalloc::linear_scan::allocate(&mf, &iv2);
@@ -314,7 +308,7 @@ fn compile_function(
             .count(),
         moves: s.code.iter().filter(|m| m.op.is_move()).count(),
         frame_size: frame.size,
-        spilled_vregs: alloc.slot.iter().filter(|&&x| x != u32::MAX).count(),
+        spilled_vregs: alloc.spill.iter().filter(|&&s| s != Spill::No).count(),
         loops,
     };
     lap.done("backend statistics");

@@ -481,7 +481,7 @@ mod tests {
         );
         let alloc = Allocation {
             reg: vec![t3, t4, s1, t5, t6, Reg::NONE],
-            slot: vec![u32::MAX; 6],
+            spill: vec![super::super::regalloc::Spill::No; 6],
             num_slots: 0,
         };
         (mf, alloc)
@@ -578,7 +578,7 @@ mod tests {
         );
         let alloc = Allocation {
             reg: vec![Reg(9)],
-            slot: vec![u32::MAX],
+            spill: vec![super::super::regalloc::Spill::No],
             num_slots: 0,
         };
         // b0 writes s1 itself: the frame must open at the entry.
@@ -633,7 +633,7 @@ mod tests {
         );
         let alloc = Allocation {
             reg: vec![t3, s1],
-            slot: vec![u32::MAX; 2],
+            spill: vec![super::super::regalloc::Spill::No; 2],
             num_slots: 0,
         };
         let frame = Frame::compute(&mf, &alloc);

@@ -13,7 +13,7 @@
 //! Cost: O(iterations * instructions + blocks * locations).
 
 use super::super::minst::*;
-use super::Allocation;
+use super::{Allocation, Spill};
 
 const NOTHING: u32 = u32::MAX - 1;
 const TOP: u32 = u32::MAX;
@@ -28,19 +28,20 @@ impl Ck<'_> {
     /// its constant definition, so it cannot be clobbered).
     fn loc(&self, r: Reg) -> Option<usize> {
         let v = r.vindex();
-        if self.alloc.slot[v] == super::REMAT {
-            assert!(
-                self.mf.remat[v].is_some(),
-                "%{v} marked rematerializable without a definition"
-            );
-            return None;
-        }
-        Some(if self.alloc.slot[v] != u32::MAX {
-            64 + self.alloc.slot[v] as usize
-        } else {
-            let p = self.alloc.reg[v];
-            assert!(p.is_some(), "%{v} has neither a register nor a slot");
-            p.0 as usize
+        Some(match self.alloc.spill[v] {
+            Spill::Remat => {
+                assert!(
+                    self.mf.remat[v].is_some(),
+                    "%{v} marked rematerializable without a definition"
+                );
+                return None;
+            }
+            Spill::Slot(s) => 64 + s.index() as usize,
+            Spill::No => {
+                let p = self.alloc.reg[v];
+                assert!(p.is_some(), "%{v} has neither a register nor a slot");
+                p.0 as usize
+            }
         })
     }
 
@@ -158,7 +159,7 @@ mod tests {
         let t3 = Reg(28);
         let mut alloc = Allocation {
             reg: vec![t3, t3, t3],
-            slot: vec![u32::MAX; 3],
+            spill: vec![Spill::No; 3],
             num_slots: 0,
         };
         let e = check(&mf, &alloc).unwrap_err();
@@ -167,7 +168,7 @@ mod tests {
         check(&mf, &alloc).unwrap();
         // A spilled value shares a slot with a later one: fine; clobbered by a call: not.
         alloc.reg[1] = Reg::NONE;
-        alloc.slot[1] = 0;
+        alloc.spill[1] = Spill::Slot(super::super::SpillSlot::new(0));
         alloc.num_slots = 1;
         check(&mf, &alloc).unwrap();
     }

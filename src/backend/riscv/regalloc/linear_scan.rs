@@ -45,7 +45,7 @@
 
 use super::super::liveness::Intervals;
 use super::super::minst::*;
-use super::Allocation;
+use super::{Allocation, Spill, SpillSlot};
 
 /// Free caller-saved registers needed before a value takes the one released longest ago rather
 /// than the first: with fewer, first fit packs intervals tighter (fewer spills).
@@ -96,7 +96,7 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
     let order = by_start(iv);
     let mut alloc = Allocation {
         reg: vec![Reg::NONE; nv],
-        slot: vec![u32::MAX; nv],
+        spill: vec![Spill::No; nv],
         num_slots: 0,
     };
     let mut spilled: Vec<u32> = Vec::new();
@@ -273,7 +273,7 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
     for v in spilled {
         let vi = v as usize;
         if mf.remat[vi].is_some() {
-            alloc.slot[vi] = super::REMAT;
+            alloc.spill[vi] = Spill::Remat;
             continue;
         }
         let k = match slot_end.iter().position(|&e| e < iv.start[vi]) {
@@ -284,7 +284,7 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
             }
         };
         slot_end[k] = iv.end[vi];
-        alloc.slot[vi] = k as u32;
+        alloc.spill[vi] = Spill::Slot(SpillSlot::new(k));
     }
     alloc.num_slots = slot_end.len() as u32;
     alloc

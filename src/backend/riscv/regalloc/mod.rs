@@ -45,19 +45,61 @@ impl Allocator {
 pub struct Allocation {
     /// Physical register per virtual register (`Reg::NONE` if spilled or unused).
     pub reg: Vec<Reg>,
-    /// Spill slot per virtual register (`u32::MAX` if in a register, `REMAT` if spilled and
-    /// recomputed at each use, which needs no slot).
-    pub slot: Vec<u32>,
+    /// How each virtual register is kept without a register, if it is.
+    pub spill: Vec<Spill>,
+    /// Slots of the frame's spill area in use (`SpillSlot`s `0..num_slots`).
     pub num_slots: u32,
 }
 
-/// The `slot` of a spilled register that is rematerialized instead of reloaded.
-pub const REMAT: u32 = u32::MAX - 1;
+/// How a virtual register without a register of its own is kept.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub enum Spill {
+    /// Not spilled: it has a register (`Allocation::reg`), or it is never used.
+    #[default]
+    No,
+    /// Stored to a stack slot where it is written, loaded from it where it is read.
+    Slot(SpillSlot),
+    /// Recomputed at each use from its constant definition (`MFunc::remat`): no slot.
+    Remat,
+}
+
+/// An 8-byte slot of the frame's spill area, numbered from 0.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub struct SpillSlot(u32);
+
+impl SpillSlot {
+    pub fn new(index: usize) -> SpillSlot {
+        SpillSlot(u32::try_from(index).expect("spill slots fit in u32"))
+    }
+
+    /// Its number in the spill area (the offset from the area's base, in 8-byte units).
+    pub fn index(self) -> u32 {
+        self.0
+    }
+}
 
 impl Allocation {
-    /// Whether `r` (virtual) lives in a stack slot.
+    /// Whether `r` (virtual) is spilled: in a stack slot or rematerialized.
     pub fn is_spilled(&self, r: Reg) -> bool {
-        self.slot[r.vindex()] != u32::MAX
+        self.spill[r.vindex()] != Spill::No
+    }
+
+    /// The stack slot `r` (virtual) is kept in, if it is.
+    pub fn slot(&self, r: Reg) -> Option<SpillSlot> {
+        match self.spill[r.vindex()] {
+            Spill::Slot(s) => Some(s),
+            Spill::No | Spill::Remat => None,
+        }
+    }
+
+    /// Whether any virtual register is spilled (in a slot or rematerialized).
+    pub fn any_spilled(&self) -> bool {
+        self.spill.iter().any(|&s| s != Spill::No)
+    }
+
+    /// Whether any virtual register is kept in a stack slot (reloaded, not recomputed).
+    pub fn any_in_slot(&self) -> bool {
+        self.spill.iter().any(|s| matches!(s, Spill::Slot(_)))
     }
 }
 

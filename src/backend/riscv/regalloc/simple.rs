@@ -8,13 +8,13 @@
 //! Cost: O(virtual registers).
 
 use super::super::minst::*;
-use super::Allocation;
+use super::{Allocation, Spill, SpillSlot};
 
 pub fn allocate(mf: &MFunc) -> Allocation {
     let nv = mf.num_vregs();
     Allocation {
         reg: vec![Reg::NONE; nv],
-        slot: (0..nv as u32).collect(),
+        spill: (0..nv).map(|v| Spill::Slot(SpillSlot::new(v))).collect(),
         num_slots: nv as u32,
     }
 }

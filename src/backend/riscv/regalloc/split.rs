@@ -20,7 +20,7 @@
 use super::super::liveness::Intervals;
 use super::super::loops::{InnerLoop, Preds};
 use super::super::minst::*;
-use super::Allocation;
+use super::{Allocation, Spill};
 
 /// What a split replaced in its function: the instruction list, the blocks' ranges of it and
 /// the number of virtual registers (a split only adds registers), enough to undo it.
@@ -233,7 +233,7 @@ pub fn loop_bystanders(
                         continue;
                     }
                     touched.push((r.vindex() as u32, k as u32));
-                    if alloc.is_spilled(r) && alloc.slot[r.vindex()] != super::REMAT {
+                    if alloc.slot(r).is_some() {
                         reloads[(mf.vclass[r.vindex()] == RegClass::Float) as usize] = true;
                         n += 1;
                     }
@@ -335,7 +335,7 @@ fn multi_inst(mi: &MInst) -> bool {
 pub fn local_copies(mf: &mut MFunc, alloc: &Allocation) -> Option<Undo> {
     let nv = mf.num_vregs();
     let candidate: Vec<bool> = (0..nv)
-        .map(|v| alloc.slot[v] != u32::MAX && mf.remat[v].is_none_or(|mi| multi_inst(&mi)))
+        .map(|v| alloc.spill[v] != Spill::No && mf.remat[v].is_none_or(|mi| multi_inst(&mi)))
         .collect();
     if !candidate.iter().any(|&c| c) {
         return None;
@@ -511,12 +511,12 @@ mod tests {
         let n = mf.num_vregs();
         let mut alloc = Allocation {
             reg: vec![Reg::a(1); n],
-            slot: vec![u32::MAX; n],
+            spill: vec![Spill::No; n],
             num_slots: which.len() as u32,
         };
         for (k, &v) in which.iter().enumerate() {
             alloc.reg[v] = Reg::NONE;
-            alloc.slot[v] = k as u32;
+            alloc.spill[v] = Spill::Slot(super::super::SpillSlot::new(k));
         }
         alloc
     }
