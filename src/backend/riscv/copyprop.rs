@@ -26,7 +26,7 @@ pub fn run(mf: &mut MFunc, iv: &Intervals) -> bool {
                 && x.is_virt()
                 && y.is_virt()
                 && x != y
-                && mf.vclass[x.vindex()] == mf.vclass[y.vindex()])
+                && mf.vclass[x.as_vreg()] == mf.vclass[y.as_vreg()])
             {
                 continue;
             }

@@ -82,7 +82,7 @@ pub fn rewrite(mf: &MFunc, alloc: &Allocation, frame: &Frame, out: &mut Vec<MIns
                 let p = if alloc.is_spilled(r) {
                     if let Some(&(_, p)) = loaded.iter().find(|(v, _)| *v == r) {
                         p
-                    } else if let Some(mut rm) = mf.remat[r.vindex()] {
+                    } else if let Some(mut rm) = mf.remat[r.as_vreg()] {
                         // Recompute instead of reloading.
                         let p = int_scratch.next().unwrap();
                         rm.rd = p;
@@ -94,7 +94,7 @@ pub fn rewrite(mf: &MFunc, alloc: &Allocation, frame: &Frame, out: &mut Vec<MIns
                         loaded[k] = (r, p);
                         p
                     } else {
-                        let (p, op) = match mf.vclass[r.vindex()] {
+                        let (p, op) = match mf.vclass[r.as_vreg()] {
                             RegClass::Int => (int_scratch.next().unwrap(), MOp::Ld),
                             RegClass::Float => (float_scratch.next().unwrap(), MOp::Fld),
                         };
@@ -104,7 +104,7 @@ pub fn rewrite(mf: &MFunc, alloc: &Allocation, frame: &Frame, out: &mut Vec<MIns
                         p
                     }
                 } else {
-                    alloc.reg[r.vindex()]
+                    alloc.reg[r.as_vreg()]
                 };
                 if k == 0 {
                     mi.rs1 = p;
@@ -115,11 +115,11 @@ pub fn rewrite(mf: &MFunc, alloc: &Allocation, frame: &Frame, out: &mut Vec<MIns
             let mut store_after = None;
             if mi.rd.is_virt() {
                 let r = mi.rd;
-                if alloc.is_spilled(r) && mf.remat[r.vindex()].is_some() {
+                if alloc.is_spilled(r) && mf.remat[r.as_vreg()].is_some() {
                     continue; // recomputed at each use
                 }
                 if alloc.is_spilled(r) {
-                    let (p, op) = match mf.vclass[r.vindex()] {
+                    let (p, op) = match mf.vclass[r.as_vreg()] {
                         RegClass::Int => (Reg::T0, MOp::Sd),
                         RegClass::Float => (Reg::FT0, MOp::Fsd),
                     };
@@ -127,7 +127,7 @@ pub fn rewrite(mf: &MFunc, alloc: &Allocation, frame: &Frame, out: &mut Vec<MIns
                     store_after = Some(MInst::store(op, p, Reg::SP, off));
                     mi.rd = p;
                 } else {
-                    mi.rd = alloc.reg[r.vindex()];
+                    mi.rd = alloc.reg[r.as_vreg()];
                 }
             }
             if open && matches!(mi.op, MOp::Ret | MOp::TailCall) {

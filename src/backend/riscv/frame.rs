@@ -48,7 +48,7 @@ impl Frame {
         let has_calls = mf.insts.iter().any(|mi| mi.op == MOp::Call);
         let mut used: Vec<Reg> = alloc
             .reg
-            .iter()
+            .values()
             .copied()
             .filter(|r| r.is_some() && r.is_callee_saved())
             .collect();

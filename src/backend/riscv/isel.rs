@@ -208,8 +208,8 @@ pub fn select(f: &Function, cx: &ModuleCx, isa: Isa) -> MFunc {
             sym,
             // Most IR instructions select to one or two machine instructions and one register.
             insts: Vec::with_capacity(2 * f.num_insts()),
-            vclass: Vec::with_capacity(f.num_values()),
-            remat: Vec::with_capacity(f.num_values()),
+            vclass: IdVec::with_capacity(f.num_values()),
+            remat: IdVec::with_capacity(f.num_values()),
             ..Default::default()
         },
         vmap: vec![Reg::NONE; f.num_values()],
@@ -711,7 +711,7 @@ impl<'a> Isel<'a> {
             let r = self.vreg(RegClass::Int);
             let at = self.mf.insts.len();
             self.push(MInst::li(r, c));
-            self.mf.remat[r.vindex()] = Some(self.mf.insts[at]);
+            self.mf.remat[r.as_vreg()] = Some(self.mf.insts[at]);
             self.big_offsets.push((c, r));
         }
     }
@@ -728,7 +728,7 @@ impl<'a> Isel<'a> {
             && self.mf.class(rd) == RegClass::Int
             && short(&self.mf.insts[at])
         {
-            self.mf.remat[rd.vindex()] = Some(self.mf.insts[at]);
+            self.mf.remat[rd.as_vreg()] = Some(self.mf.insts[at]);
         }
     }
 
@@ -1020,7 +1020,7 @@ impl<'a> Isel<'a> {
                 self.push(
                     MInst::i(MOp::Addi, rd, Reg::SP, d.imm).with_frame(FrameRef::Object, obj),
                 );
-                self.mf.remat[rd.vindex()] = Some(self.mf.insts[at]);
+                self.mf.remat[rd.as_vreg()] = Some(self.mf.insts[at]);
             }
             Offset => {
                 let base = self.reg(args[0]);

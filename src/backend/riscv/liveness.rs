@@ -572,7 +572,7 @@ fn compute_in(mf: &MFunc, live_out: &LiveOut, s: &mut Scratch) -> Intervals {
         iv.end[v] = r[r.len() - 1].1;
         let len: u32 = r.iter().map(|&(s, e)| e - s + 1).sum();
         iv.weight[v] /= (len as f32).sqrt();
-        if mf.remat[v].is_some() {
+        if mf.remat[VReg::new(v)].is_some() {
             iv.weight[v] *= 0.5; // spilling it costs a recomputation, not a memory access
         }
     }

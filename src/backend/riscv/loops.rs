@@ -175,7 +175,7 @@ pub fn innermost(mf: &MFunc, iv: &Intervals) -> Vec<InnerLoop> {
     let npos = 2 * mf.insts.len() + 2;
     let mut diff = [vec![0i32; npos], vec![0i32; npos]];
     for v in 0..mf.num_vregs() {
-        let c = (mf.vclass[v] == RegClass::Float) as usize;
+        let c = (mf.vclass[VReg::new(v)] == RegClass::Float) as usize;
         for &(s, e) in &iv.ranges[v] {
             diff[c][s as usize] += 1;
             diff[c][e as usize + 1] -= 1;

@@ -15,7 +15,24 @@
 //! addresses `sp + offset(fref, imm)` (see `FrameRef`). Invariants: i32 values live
 //! sign-extended in 64-bit registers; i1 values are 0 or 1.
 
+use crate::ir::IdVec;
 use std::fmt;
+
+crate::entity!(
+    /// A virtual register: the index of its row in the per-register tables of its function
+    /// (`MFunc::vclass`, `MFunc::remat`) and of their allocation; as a [`Reg`], number
+    /// `64 + index`.
+    VReg,
+    "%"
+);
+
+impl VReg {
+    /// The register operand naming this virtual register.
+    #[inline]
+    pub fn reg(self) -> Reg {
+        Reg::vreg(self.index())
+    }
+}
 
 /// A physical or virtual register.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -73,6 +90,12 @@ impl Reg {
     #[inline]
     pub fn is_phys(self) -> bool {
         self.0 < 64
+    }
+    /// The virtual register `self` is (it must be one).
+    #[inline]
+    pub fn as_vreg(self) -> VReg {
+        debug_assert!(self.is_virt());
+        VReg::new((self.0 - 64) as usize)
     }
     #[inline]
     pub fn vindex(self) -> usize {
@@ -553,10 +576,11 @@ pub struct MFunc {
     pub blocks: Vec<MBlock>,
     /// Blocks in emission order (entry first). `blocks[order[k]]` ranges are increasing.
     pub order: Vec<u32>,
-    pub vclass: Vec<RegClass>,
+    /// Per virtual register: its class.
+    pub vclass: IdVec<VReg, RegClass>,
     /// Per virtual register: its single defining instruction when that can be recomputed
     /// anywhere (`li`, `lla`, stack address), so spilling it needs no slot.
-    pub remat: Vec<Option<MInst>>,
+    pub remat: IdVec<VReg, Option<MInst>>,
     pub calls: Vec<CallInfo>,
     /// Global symbols referenced by `lla` (imm indexes this).
     pub syms: Vec<String>,
@@ -567,13 +591,12 @@ pub struct MFunc {
 
 impl MFunc {
     pub fn new_vreg(&mut self, class: RegClass) -> Reg {
-        self.vclass.push(class);
         self.remat.push(None);
-        Reg::vreg(self.vclass.len() - 1)
+        self.vclass.push(class).reg()
     }
     pub fn class(&self, r: Reg) -> RegClass {
         if r.is_virt() {
-            self.vclass[r.vindex()]
+            self.vclass[r.as_vreg()]
         } else {
             r.phys_class()
         }

@@ -308,7 +308,7 @@ fn compile_function(
             .count(),
         moves: s.code.iter().filter(|m| m.op.is_move()).count(),
         frame_size: frame.size,
-        spilled_vregs: alloc.spill.iter().filter(|&&s| s != Spill::No).count(),
+        spilled_vregs: alloc.spill.values().filter(|&&s| s != Spill::No).count(),
         loops,
     };
     lap.done("backend statistics");

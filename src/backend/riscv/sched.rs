@@ -59,6 +59,7 @@
 
 use super::liveness::LiveOut;
 use super::minst::*;
+use crate::ir::IdVec;
 use rustc_hash::FxHashSet;
 
 /// The machine as the scheduler sees it: everything comes from `model`.
@@ -651,7 +652,7 @@ struct VRegs {
 
 /// Live-register bookkeeping of one block before allocation.
 struct Pressure<'a> {
-    vclass: &'a [RegClass],
+    vclass: &'a IdVec<VReg, RegClass>,
     limit: [u32; 2],
     /// Per class: the most live registers a new order may reach (the limit, or the source
     /// order's peak when that is higher).
@@ -686,13 +687,13 @@ struct Effect {
 impl<'a> Pressure<'a> {
     #[inline]
     fn class(&self, r: Reg) -> usize {
-        (self.vclass[r.vindex()] == RegClass::Float) as usize
+        (self.vclass[r.as_vreg()] == RegClass::Float) as usize
     }
 
     /// Starts a block: `live_in[c]` registers of class `c` are live at its top; `left`
     /// gets each register of the block from `regs`.
     fn new(
-        vclass: &'a [RegClass],
+        vclass: &'a IdVec<VReg, RegClass>,
         limit: [u32; 2],
         regs: &BlockRegs,
         left: &'a mut [(u32, bool, bool)],
@@ -1286,7 +1287,7 @@ fn before_alloc_in(mf: &mut MFunc, live_out: &LiveOut, scratch: &mut Scratch) {
         let mut out_count = [0u32; 2];
         for &v in live_out.of(b as usize) {
             out_stamp[v as usize] = b + 1;
-            out_count[(mf.vclass[v as usize] == RegClass::Float) as usize] += 1;
+            out_count[(mf.vclass[VReg::new(v as usize)] == RegClass::Float) as usize] += 1;
         }
         let last_def = body[body.len() - 1].rd;
         let is_out = |r: Reg| out_stamp[r.vindex()] == b + 1 || r == last_def;
@@ -1302,7 +1303,7 @@ fn before_alloc_in(mf: &mut MFunc, live_out: &LiveOut, scratch: &mut Scratch) {
         // reads nor writes, and those it reads before writing.
         let mut top = out_count;
         for &v in &block_regs.list {
-            let c = (mf.vclass[v as usize] == RegClass::Float) as usize;
+            let c = (mf.vclass[VReg::new(v as usize)] == RegClass::Float) as usize;
             top[c] -= (out_stamp[v as usize] == b + 1) as u32;
             top[c] += block_regs.init[v as usize].2 as u32;
         }
@@ -1728,8 +1729,8 @@ mod tests {
                 depth: 0,
             }],
             order: vec![0],
-            vclass: vec![RegClass::Int; vregs],
-            remat: vec![None; vregs],
+            vclass: IdVec::filled(vregs, RegClass::Int),
+            remat: IdVec::filled(vregs, None),
             ..Default::default()
         };
         let source = mf.insts.clone();

@@ -242,13 +242,13 @@ pub fn split_at_region(mf: &mut MFunc, iv: &Intervals) -> bool {
     let mut head = Vec::with_capacity(split.len());
     for &v in &split {
         let old = Reg::vreg(v);
-        let class = mf.vclass[v];
+        let class = mf.vclass[VReg::new(v)];
         let new = mf.new_vreg(class);
         rename.insert(old, new);
-        let copy = match mf.remat[v] {
+        let copy = match mf.remat[VReg::new(v)] {
             Some(mut rm) => {
                 rm.rd = new;
-                mf.remat[new.vindex()] = Some(rm);
+                mf.remat[new.as_vreg()] = Some(rm);
                 rm
             }
             None => MInst::unary(
@@ -295,12 +295,12 @@ fn needs_after_alloc(mf: &MFunc, alloc: &Allocation) -> Vec<bool> {
         } else if r.is_virt() {
             let v = r.vindex();
             if alloc.is_spilled(r) {
-                match mf.remat[v] {
+                match mf.remat[VReg::new(v)] {
                     Some(rm) => frame_access(rm.fref),
                     None => true,
                 }
             } else {
-                alloc.reg[v].is_some() && alloc.reg[v].is_callee_saved()
+                alloc.reg[VReg::new(v)].is_some() && alloc.reg[VReg::new(v)].is_callee_saved()
             }
         } else {
             r.is_callee_saved()
@@ -425,8 +425,8 @@ mod tests {
             insts,
             blocks,
             order,
-            vclass: vec![RegClass::Int; vregs],
-            remat: vec![None; vregs],
+            vclass: crate::ir::IdVec::filled(vregs, RegClass::Int),
+            remat: crate::ir::IdVec::filled(vregs, None),
             calls: vec![CallInfo {
                 sym: callee.into(),
                 args,
@@ -480,8 +480,8 @@ mod tests {
             ("f", vec![a0]),
         );
         let alloc = Allocation {
-            reg: vec![t3, t4, s1, t5, t6, Reg::NONE],
-            spill: vec![super::super::regalloc::Spill::No; 6],
+            reg: crate::ir::IdVec::from_vec(vec![t3, t4, s1, t5, t6, Reg::NONE]),
+            spill: crate::ir::IdVec::filled(6, super::super::regalloc::Spill::No),
             num_slots: 0,
         };
         (mf, alloc)
@@ -577,8 +577,8 @@ mod tests {
             ("h", vec![]),
         );
         let alloc = Allocation {
-            reg: vec![Reg(9)],
-            spill: vec![super::super::regalloc::Spill::No],
+            reg: crate::ir::IdVec::from_vec(vec![Reg(9)]),
+            spill: crate::ir::IdVec::filled(1, super::super::regalloc::Spill::No),
             num_slots: 0,
         };
         // b0 writes s1 itself: the frame must open at the entry.
@@ -632,8 +632,8 @@ mod tests {
             ("h", vec![]),
         );
         let alloc = Allocation {
-            reg: vec![t3, s1],
-            spill: vec![super::super::regalloc::Spill::No; 2],
+            reg: crate::ir::IdVec::from_vec(vec![t3, s1]),
+            spill: crate::ir::IdVec::filled(2, super::super::regalloc::Spill::No),
             num_slots: 0,
         };
         let frame = Frame::compute(&mf, &alloc);
@@ -699,7 +699,7 @@ mod tests {
             3,
             ("f", vec![a0]),
         );
-        mf.remat[1] = Some(MInst::li(v[1], 2));
+        mf.remat[VReg::new(1)] = Some(MInst::li(v[1], 2));
         let iv = super::super::liveness::compute(&mf);
         assert!(split_at_region(&mut mf, &iv));
         let copy = Reg::vreg(3);
@@ -710,7 +710,9 @@ mod tests {
         let iv = super::super::liveness::compute(&mf);
         let alloc = super::super::regalloc::linear_scan::allocate(&mf, &iv);
         super::super::regalloc::checker::check(&mf, &alloc).unwrap();
-        assert!(!alloc.reg[0].is_callee_saved() && alloc.reg[3].is_callee_saved());
+        assert!(
+            !alloc.reg[VReg::new(0)].is_callee_saved() && alloc.reg[VReg::new(3)].is_callee_saved()
+        );
         assert_eq!(place(&mf, &alloc).map(|w| w.save), Some(1));
         // Nothing to copy once the entry needs the frame itself.
         let iv = super::super::liveness::compute(&mf);

@@ -875,7 +875,7 @@ bb0:
             && mi.rs1 == minst::Reg::SP
             && mi.fref == minst::FrameRef::Object
             && mi.imm == 40
-            && mf.remat[mi.rd.vindex()] == Some(*mi)
+            && mf.remat[mi.rd.as_vreg()] == Some(*mi)
     });
     assert!(recomputed, "{:?}", mf.insts);
 }

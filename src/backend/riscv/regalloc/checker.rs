@@ -27,7 +27,7 @@ impl Ck<'_> {
     /// The location of `r`; `None` for a rematerialized value (recomputed at each use from
     /// its constant definition, so it cannot be clobbered).
     fn loc(&self, r: Reg) -> Option<usize> {
-        let v = r.vindex();
+        let v = r.as_vreg();
         Some(match self.alloc.spill[v] {
             Spill::Remat => {
                 assert!(
@@ -158,17 +158,17 @@ mod tests {
         mf.order = vec![0];
         let t3 = Reg(28);
         let mut alloc = Allocation {
-            reg: vec![t3, t3, t3],
-            spill: vec![Spill::No; 3],
+            reg: crate::ir::IdVec::from_vec(vec![t3, t3, t3]),
+            spill: crate::ir::IdVec::filled(3, Spill::No),
             num_slots: 0,
         };
         let e = check(&mf, &alloc).unwrap_err();
         assert!(e.contains("reads %0 from t3 which holds %1"), "{e}");
-        alloc.reg[1] = Reg(29);
+        alloc.reg[VReg::new(1)] = Reg(29);
         check(&mf, &alloc).unwrap();
         // A spilled value shares a slot with a later one: fine; clobbered by a call: not.
-        alloc.reg[1] = Reg::NONE;
-        alloc.spill[1] = Spill::Slot(super::super::SpillSlot::new(0));
+        alloc.reg[VReg::new(1)] = Reg::NONE;
+        alloc.spill[VReg::new(1)] = Spill::Slot(super::super::SpillSlot::new(0));
         alloc.num_slots = 1;
         check(&mf, &alloc).unwrap();
     }

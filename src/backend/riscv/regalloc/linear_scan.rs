@@ -46,6 +46,7 @@
 use super::super::liveness::Intervals;
 use super::super::minst::*;
 use super::{Allocation, Spill, SpillSlot};
+use crate::ir::IdVec;
 
 /// Free caller-saved registers needed before a value takes the one released longest ago rather
 /// than the first: with fewer, first fit packs intervals tighter (fewer spills).
@@ -85,7 +86,7 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
             continue;
         }
         for u in [mi.rs1, mi.rs2] {
-            if u.is_virt() && u != mi.rd && mf.vclass[u.vindex()] == mf.vclass[mi.rd.vindex()] {
+            if u.is_virt() && u != mi.rd && mf.vclass[u.as_vreg()] == mf.vclass[mi.rd.as_vreg()] {
                 moves.push((mi.rd.vindex() as u32, u, 1.0));
             }
         }
@@ -95,8 +96,8 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
     // Phase 2-3: intervals by increasing start (then number), by a counting sort on starts.
     let order = by_start(iv);
     let mut alloc = Allocation {
-        reg: vec![Reg::NONE; nv],
-        spill: vec![Spill::No; nv],
+        reg: IdVec::filled(nv, Reg::NONE),
+        spill: IdVec::filled(nv, Spill::No),
         num_slots: 0,
     };
     let mut spilled: Vec<u32> = Vec::new();
@@ -115,9 +116,10 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
     let mut pending: Vec<(u64, f32)> = Vec::new();
     for &v in &order {
         let vi = v as usize;
+        let vr = VReg::new(vi);
         let pos = iv.start[vi];
         let ranges = &iv.ranges[vi];
-        let class = mf.vclass[vi];
+        let class = mf.vclass[vr];
         let (pool, caller_saved) = match class {
             RegClass::Int => (&ALLOC_INT[..], CALLER_SAVED_INT),
             RegClass::Float => (&ALLOC_FLOAT[..], CALLER_SAVED_FLOAT),
@@ -149,7 +151,7 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
         };
         for &(h, w) in hints.of(vi) {
             let h = if h.is_virt() {
-                let r = alloc.reg[h.vindex()];
+                let r = alloc.reg[h.as_vreg()];
                 if r.is_none() && iv.start[h.vindex()] >= pos {
                     let m = occ.free_mask(&iv.ranges[h.vindex()]) & pool_mask;
                     if m != 0 {
@@ -171,7 +173,7 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
             // Copy partners not allocated yet: the register of the nearest allocated value
             // joined to this one by copies that the heavier pending partners could take too,
             // else one its partners could take too.
-            pick = group.register_of(vi, &hints, &alloc.reg, |r| {
+            pick = group.register_of(vi, &hints, alloc.reg.as_slice(), |r| {
                 r.phys_class() == class && is_allocatable(r) && free(r) && lost(r, &pending) == 0.0
             });
             if pick.is_none() {
@@ -191,7 +193,7 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
                 pick = operands
                     .of(vi)
                     .iter()
-                    .map(|&(u, _)| alloc.reg[u.vindex()])
+                    .map(|&(u, _)| alloc.reg[u.as_vreg()])
                     .find(|&r| r.is_some() && free(r))
                     .unwrap_or(Reg::NONE);
                 let caller_free = (free_mask & caller_mask).count_ones() as usize;
@@ -226,7 +228,7 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
             let mut active = [0u32; 32];
             let mut n = 0;
             for a in holders {
-                if a != u32::MAX && mf.vclass[a as usize] == class {
+                if a != u32::MAX && mf.vclass[VReg::new(a as usize)] == class {
                     active[n] = a;
                     n += 1;
                 }
@@ -242,15 +244,14 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
                 if iv.weight[a as usize] >= iv.weight[vi] {
                     break;
                 }
-                if usable(alloc.reg[a as usize], a, &occ) {
+                if usable(alloc.reg[VReg::new(a as usize)], a, &occ) {
                     victim = Some(a);
                     break;
                 }
             }
             match victim {
                 Some(a) if iv.weight[a as usize] < iv.weight[vi] => {
-                    let r = alloc.reg[a as usize];
-                    alloc.reg[a as usize] = Reg::NONE;
+                    let r = std::mem::replace(&mut alloc.reg[VReg::new(a as usize)], Reg::NONE);
                     spilled.push(a);
                     occ.remove(r, a, &iv.ranges[a as usize]);
                     pick = r;
@@ -261,7 +262,7 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
                 }
             }
         }
-        alloc.reg[vi] = pick;
+        alloc.reg[vr] = pick;
         occ.insert(pick, v, ranges);
         let r = &mut released[pick.0 as usize];
         *r = (*r).max(iv.end[vi]);
@@ -272,8 +273,9 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
     let mut slot_end: Vec<u32> = Vec::new();
     for v in spilled {
         let vi = v as usize;
-        if mf.remat[vi].is_some() {
-            alloc.spill[vi] = Spill::Remat;
+        let vr = VReg::new(vi);
+        if mf.remat[vr].is_some() {
+            alloc.spill[vr] = Spill::Remat;
             continue;
         }
         let k = match slot_end.iter().position(|&e| e < iv.start[vi]) {
@@ -284,7 +286,7 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
             }
         };
         slot_end[k] = iv.end[vi];
-        alloc.spill[vi] = Spill::Slot(SpillSlot::new(k));
+        alloc.spill[vr] = Spill::Slot(SpillSlot::new(k));
     }
     alloc.num_slots = slot_end.len() as u32;
     alloc
@@ -817,10 +819,22 @@ mod tests {
         let mf = one_block(insts, 4);
         let iv = liveness::compute(&mf);
         let alloc = allocate(&mf, &iv);
-        assert_eq!(alloc.reg[1], alloc.reg[0], "the chain keeps its register");
-        assert_ne!(alloc.reg[2], alloc.reg[1], "an unrelated value rotates");
-        assert!(!alloc.reg[2].is_callee_saved());
-        assert_eq!(alloc.reg[3], Reg::A0, "the copied result coalesces");
+        assert_eq!(
+            alloc.reg[VReg::new(1)],
+            alloc.reg[VReg::new(0)],
+            "the chain keeps its register"
+        );
+        assert_ne!(
+            alloc.reg[VReg::new(2)],
+            alloc.reg[VReg::new(1)],
+            "an unrelated value rotates"
+        );
+        assert!(!alloc.reg[VReg::new(2)].is_callee_saved());
+        assert_eq!(
+            alloc.reg[VReg::new(3)],
+            Reg::A0,
+            "the copied result coalesces"
+        );
         super::super::checker::check(&mf, &alloc).unwrap();
     }
 
@@ -840,9 +854,13 @@ mod tests {
         let mf = one_block(insts, 12);
         let iv = liveness::compute(&mf);
         let alloc = allocate(&mf, &iv);
-        assert!(alloc.reg[11].is_some());
-        assert_eq!(alloc.reg[11], alloc.reg[10], "the chain keeps its register");
-        assert_ne!(alloc.reg[11], alloc.reg[0]);
+        assert!(alloc.reg[VReg::new(11)].is_some());
+        assert_eq!(
+            alloc.reg[VReg::new(11)],
+            alloc.reg[VReg::new(10)],
+            "the chain keeps its register"
+        );
+        assert_ne!(alloc.reg[VReg::new(11)], alloc.reg[VReg::new(0)]);
         super::super::checker::check(&mf, &alloc).unwrap();
     }
 
@@ -891,9 +909,17 @@ mod tests {
         let mf = super::super::blocks(code.into(), 4);
         let iv = liveness::compute(&mf);
         let alloc = allocate(&mf, &iv);
-        assert_eq!(alloc.reg[3], Reg::A0, "the first allocated takes its hint");
-        assert_eq!(alloc.reg[1], Reg::A0, "found through the copy into v2");
-        assert_eq!(alloc.reg[2], Reg::A0);
+        assert_eq!(
+            alloc.reg[VReg::new(3)],
+            Reg::A0,
+            "the first allocated takes its hint"
+        );
+        assert_eq!(
+            alloc.reg[VReg::new(1)],
+            Reg::A0,
+            "found through the copy into v2"
+        );
+        assert_eq!(alloc.reg[VReg::new(2)], Reg::A0);
         super::super::checker::check(&mf, &alloc).unwrap();
     }
 
@@ -934,9 +960,13 @@ mod tests {
         };
         let iv = liveness::compute(&mf);
         let alloc = allocate(&mf, &iv);
-        assert_eq!(alloc.reg[0], Reg::a(1));
-        assert!(alloc.reg[2].is_callee_saved());
-        assert_eq!(alloc.reg[1], alloc.reg[2], "the heavy copy coalesces");
+        assert_eq!(alloc.reg[VReg::new(0)], Reg::a(1));
+        assert!(alloc.reg[VReg::new(2)].is_callee_saved());
+        assert_eq!(
+            alloc.reg[VReg::new(1)],
+            alloc.reg[VReg::new(2)],
+            "the heavy copy coalesces"
+        );
         super::super::checker::check(&mf, &alloc).unwrap();
     }
 
@@ -964,8 +994,12 @@ mod tests {
         mf.blocks[0].depth = 1;
         let iv = liveness::compute(&mf);
         let alloc = allocate(&mf, &iv);
-        assert!(alloc.reg[1].is_callee_saved());
-        assert_eq!(alloc.reg[0], alloc.reg[1], "the copy coalesces");
+        assert!(alloc.reg[VReg::new(1)].is_callee_saved());
+        assert_eq!(
+            alloc.reg[VReg::new(0)],
+            alloc.reg[VReg::new(1)],
+            "the copy coalesces"
+        );
         super::super::checker::check(&mf, &alloc).unwrap();
     }
 }

@@ -6,7 +6,8 @@ pub mod linear_scan;
 pub mod simple;
 pub mod split;
 
-use super::minst::Reg;
+use super::minst::{Reg, VReg};
+use crate::ir::IdVec;
 
 /// Which allocator `compile_module` runs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -44,9 +45,9 @@ impl Allocator {
 #[derive(Clone, Debug, Default)]
 pub struct Allocation {
     /// Physical register per virtual register (`Reg::NONE` if spilled or unused).
-    pub reg: Vec<Reg>,
+    pub reg: IdVec<VReg, Reg>,
     /// How each virtual register is kept without a register, if it is.
-    pub spill: Vec<Spill>,
+    pub spill: IdVec<VReg, Spill>,
     /// Slots of the frame's spill area in use (`SpillSlot`s `0..num_slots`).
     pub num_slots: u32,
 }
@@ -81,12 +82,12 @@ impl SpillSlot {
 impl Allocation {
     /// Whether `r` (virtual) is spilled: in a stack slot or rematerialized.
     pub fn is_spilled(&self, r: Reg) -> bool {
-        self.spill[r.vindex()] != Spill::No
+        self.spill[r.as_vreg()] != Spill::No
     }
 
     /// The stack slot `r` (virtual) is kept in, if it is.
     pub fn slot(&self, r: Reg) -> Option<SpillSlot> {
-        match self.spill[r.vindex()] {
+        match self.spill[r.as_vreg()] {
             Spill::Slot(s) => Some(s),
             Spill::No | Spill::Remat => None,
         }
@@ -94,12 +95,12 @@ impl Allocation {
 
     /// Whether any virtual register is spilled (in a slot or rematerialized).
     pub fn any_spilled(&self) -> bool {
-        self.spill.iter().any(|&s| s != Spill::No)
+        self.spill.values().any(|&s| s != Spill::No)
     }
 
     /// Whether any virtual register is kept in a stack slot (reloaded, not recomputed).
     pub fn any_in_slot(&self) -> bool {
-        self.spill.iter().any(|s| matches!(s, Spill::Slot(_)))
+        self.spill.values().any(|s| matches!(s, Spill::Slot(_)))
     }
 }
 
@@ -120,8 +121,8 @@ pub(crate) fn one_block(insts: Vec<super::minst::MInst>, nv: usize) -> super::mi
             depth: 0,
         }],
         order: vec![0],
-        vclass: vec![RegClass::Int; nv],
-        remat: vec![None; nv],
+        vclass: IdVec::filled(nv, RegClass::Int),
+        remat: IdVec::filled(nv, None),
         ..Default::default()
     }
 }

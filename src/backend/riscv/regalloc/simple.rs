@@ -9,12 +9,13 @@
 
 use super::super::minst::*;
 use super::{Allocation, Spill, SpillSlot};
+use crate::ir::IdVec;
 
 pub fn allocate(mf: &MFunc) -> Allocation {
     let nv = mf.num_vregs();
     Allocation {
-        reg: vec![Reg::NONE; nv],
-        spill: (0..nv).map(|v| Spill::Slot(SpillSlot::new(v))).collect(),
+        reg: IdVec::filled(nv, Reg::NONE),
+        spill: IdVec::from_vec((0..nv).map(|v| Spill::Slot(SpillSlot::new(v))).collect()),
         num_slots: nv as u32,
     }
 }

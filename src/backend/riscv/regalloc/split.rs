@@ -111,12 +111,12 @@ pub fn around_loops(mf: &mut MFunc, alloc: &Allocation, loops: &[InnerLoop]) -> 
             if written.contains(&v) {
                 continue;
             }
-            let v2 = mf.new_vreg(mf.vclass[v.vindex()]);
+            let v2 = mf.new_vreg(mf.vclass[v.as_vreg()]);
             // A rematerializable value is recomputed into its loop copy, which stays
             // rematerializable: spilled again, it is recomputed at its uses, never reloaded.
-            if let Some(mut rm) = mf.remat[v.vindex()] {
+            if let Some(mut rm) = mf.remat[v.as_vreg()] {
                 rm.rd = v2;
-                mf.remat[v2.vindex()] = Some(rm);
+                mf.remat[v2.as_vreg()] = Some(rm);
             }
             for &p in &outside {
                 copies.push((p, v2, v));
@@ -146,7 +146,7 @@ pub fn around_loops(mf: &mut MFunc, alloc: &Allocation, loops: &[InnerLoop]) -> 
         }
     }
     let dead: Vec<bool> = (0..mf.num_vregs())
-        .map(|v| !read[v] && mf.remat[v].is_some())
+        .map(|v| !read[v] && mf.remat[VReg::new(v)].is_some())
         .collect();
     let mut insts = Vec::with_capacity(mf.insts.len() + copies.len());
     for &b in &mf.order {
@@ -160,11 +160,11 @@ pub fn around_loops(mf: &mut MFunc, alloc: &Allocation, loops: &[InnerLoop]) -> 
         for (k, mi) in body.iter().enumerate() {
             if k == first_branch {
                 for &(_, d, s) in copies.iter().filter(|c| c.0 == b) {
-                    if let Some(rm) = mf.remat[d.vindex()] {
+                    if let Some(rm) = mf.remat[d.as_vreg()] {
                         insts.push(rm);
                         continue;
                     }
-                    let op = if mf.vclass[d.vindex()] == RegClass::Float {
+                    let op = if mf.vclass[d.as_vreg()] == RegClass::Float {
                         MOp::FmvD
                     } else {
                         MOp::Mv
@@ -234,7 +234,7 @@ pub fn loop_bystanders(
                     }
                     touched.push((r.vindex() as u32, k as u32));
                     if alloc.slot(r).is_some() {
-                        reloads[(mf.vclass[r.vindex()] == RegClass::Float) as usize] = true;
+                        reloads[(mf.vclass[r.as_vreg()] == RegClass::Float) as usize] = true;
                         n += 1;
                     }
                 }
@@ -256,10 +256,10 @@ pub fn loop_bystanders(
     touched.dedup();
     let mut out = Vec::new();
     for v in 0..nv {
-        if alloc.reg[v].is_none() || iv.start[v] == u32::MAX {
+        if alloc.reg[VReg::new(v)].is_none() || iv.start[v] == u32::MAX {
             continue;
         }
-        let h = &heads[(mf.vclass[v] == RegClass::Float) as usize];
+        let h = &heads[(mf.vclass[VReg::new(v)] == RegClass::Float) as usize];
         let first = h.partition_point(|&(p, _)| p < iv.start[v]);
         let through = h[first..]
             .iter()
@@ -285,7 +285,7 @@ pub fn spill_cost(mf: &MFunc, alloc: &Allocation) -> f64 {
                 .uses()
                 .filter(|r| r.is_virt() && alloc.is_spilled(*r))
                 .count() as u32;
-            if mi.rd.is_virt() && alloc.is_spilled(mi.rd) && mf.remat[mi.rd.vindex()].is_none() {
+            if mi.rd.is_virt() && alloc.is_spilled(mi.rd) && mf.remat[mi.rd.as_vreg()].is_none() {
                 n += 1;
             }
         }
@@ -335,7 +335,10 @@ fn multi_inst(mi: &MInst) -> bool {
 pub fn local_copies(mf: &mut MFunc, alloc: &Allocation) -> Option<Undo> {
     let nv = mf.num_vregs();
     let candidate: Vec<bool> = (0..nv)
-        .map(|v| alloc.spill[v] != Spill::No && mf.remat[v].is_none_or(|mi| multi_inst(&mi)))
+        .map(|v| {
+            alloc.spill[VReg::new(v)] != Spill::No
+                && mf.remat[VReg::new(v)].is_none_or(|mi| multi_inst(&mi))
+        })
         .collect();
     if !candidate.iter().any(|&c| c) {
         return None;
@@ -408,13 +411,13 @@ pub fn local_copies(mf: &mut MFunc, alloc: &Allocation) -> Option<Undo> {
                 } else if !branched && near(i, next_read) {
                     // Open a cluster: one reload (or rematerialization, which the copy
                     // keeps: spilled again, it is recomputed) for this read and the next ones.
-                    let c = mf.new_vreg(mf.vclass[v]);
-                    if let Some(mut rm) = mf.remat[v] {
+                    let c = mf.new_vreg(mf.vclass[VReg::new(v)]);
+                    if let Some(mut rm) = mf.remat[VReg::new(v)] {
                         rm.rd = c;
-                        mf.remat[c.vindex()] = Some(rm);
+                        mf.remat[c.as_vreg()] = Some(rm);
                         insts.push(rm);
                     } else {
-                        insts.push(MInst::unary(move_op(mf.vclass[v]), c, r));
+                        insts.push(MInst::unary(move_op(mf.vclass[VReg::new(v)]), c, r));
                     }
                     if copy[v].is_none() {
                         touched.push(v);
@@ -436,17 +439,17 @@ pub fn local_copies(mf: &mut MFunc, alloc: &Allocation) -> Option<Undo> {
             }
             branched |= mi.op.is_branch() || mi.op.is_terminator();
             let d = mi.rd;
-            if !is_cand(d) || mf.remat[d.vindex()].is_some() {
+            if !is_cand(d) || mf.remat[d.as_vreg()].is_some() {
                 insts.push(mi);
                 continue;
             }
             let v = d.vindex();
             if near(i, next[2]) {
                 // The definition writes a register copy; one store keeps the slot current.
-                let c = mf.new_vreg(mf.vclass[v]);
+                let c = mf.new_vreg(mf.vclass[VReg::new(v)]);
                 mi.rd = c;
                 insts.push(mi);
-                insts.push(MInst::unary(move_op(mf.vclass[v]), d, c));
+                insts.push(MInst::unary(move_op(mf.vclass[VReg::new(v)]), d, c));
                 if copy[v].is_none() {
                     touched.push(v);
                 }
@@ -510,13 +513,13 @@ mod tests {
     fn spilled(mf: &MFunc, which: &[usize]) -> Allocation {
         let n = mf.num_vregs();
         let mut alloc = Allocation {
-            reg: vec![Reg::a(1); n],
-            spill: vec![Spill::No; n],
+            reg: crate::ir::IdVec::filled(n, Reg::a(1)),
+            spill: crate::ir::IdVec::filled(n, Spill::No),
             num_slots: which.len() as u32,
         };
         for (k, &v) in which.iter().enumerate() {
-            alloc.reg[v] = Reg::NONE;
-            alloc.spill[v] = Spill::Slot(super::super::SpillSlot::new(k));
+            alloc.reg[VReg::new(v)] = Reg::NONE;
+            alloc.spill[VReg::new(v)] = Spill::Slot(super::super::SpillSlot::new(k));
         }
         alloc
     }
