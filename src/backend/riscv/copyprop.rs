@@ -16,7 +16,7 @@ pub fn run(mf: &mut MFunc, iv: &Intervals) -> bool {
     let mut dead = vec![false; mf.insts.len()];
     let mut any = false;
     for &b in &mf.order {
-        let blk = &mf.blocks[b as usize];
+        let blk = &mf.blocks[b];
         let (s, e) = (blk.start as usize, blk.end as usize);
         #[allow(clippy::needless_range_loop)] // the body rewrites `mf.insts[k..]`
         for k in s..e {
@@ -53,7 +53,7 @@ pub fn run(mf: &mut MFunc, iv: &Intervals) -> bool {
     }
     let mut insts = Vec::with_capacity(mf.insts.len());
     for &b in &mf.order {
-        let blk = &mut mf.blocks[b as usize];
+        let blk = &mut mf.blocks[b];
         let start = insts.len() as u32;
         let range = blk.start as usize..blk.end as usize;
         for (mi, _) in mf.insts[range.clone()]

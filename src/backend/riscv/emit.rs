@@ -16,6 +16,7 @@ use super::frame::Frame;
 use super::minst::*;
 use super::regalloc::{Allocation, SpillSlot};
 use super::shrinkwrap;
+use crate::ir::IdVec;
 use crate::ir::{global_symbol, GlobalInit, ModuleCx};
 use std::fmt::Write;
 
@@ -24,27 +25,30 @@ pub fn rewrite(mf: &MFunc, alloc: &Allocation, frame: &Frame, out: &mut Vec<MIns
     out.clear();
     // Out-of-line blocks closing the frame on conditional branches that leave its region:
     // (label, target block).
-    let mut exits: Vec<(i64, u32)> = Vec::new();
+    let mut exits: Vec<(i64, MBlock)> = Vec::new();
     // Jumps leaving the region to a small returning block, replaced by a copy of it.
     let mut jumps_out: Vec<usize> = Vec::new();
-    let mut block_at: Vec<usize> = vec![usize::MAX; mf.blocks.len()];
+    let mut block_at: IdVec<MBlock, Option<usize>> = IdVec::filled(mf.blocks.len(), None);
     for (n, &b) in mf.order.iter().enumerate() {
-        block_at[b as usize] = out.len();
-        out.push(label(b as i64));
+        block_at[b] = Some(out.len());
+        out.push(label(b.label()));
         if frame.opens_at(b, n == 0) {
             frame.prologue(out);
         }
         let open = frame.open_in(b);
         let next = mf.order.get(n + 1).copied().filter(|&x| frame.open_in(x));
-        let blk = &mf.blocks[b as usize];
+        let blk = &mf.blocks[b];
         for mi in &mf.insts[blk.start as usize..blk.end as usize] {
             let mut mi = *mi;
             if mi.fref != FrameRef::None {
                 mi.imm = frame.offset_in(mi.fref, mi.aux, mi.imm, open);
                 mi.fref = FrameRef::None;
             }
-            if open && (mi.op.is_branch() || mi.op == MOp::J) && !frame.open_in(mi.imm as u32) {
-                let x = mi.imm as u32;
+            if open
+                && (mi.op.is_branch() || mi.op == MOp::J)
+                && !frame.open_in(MBlock::target_of(&mi))
+            {
+                let x = MBlock::target_of(&mi);
                 let mut exit_label = || match exits.iter().find(|e| e.1 == x) {
                     Some(e) => e.0,
                     None => {
@@ -145,9 +149,8 @@ pub fn rewrite(mf: &MFunc, alloc: &Allocation, frame: &Frame, out: &mut Vec<MIns
         }
     }
     // The rewritten code of block `x` (after its label), when it is laid out.
-    let body = |out: &[MInst], x: u32| -> Option<std::ops::Range<usize>> {
-        let at = block_at[x as usize];
-        (at != usize::MAX).then(|| {
+    let body = |out: &[MInst], x: MBlock| -> Option<std::ops::Range<usize>> {
+        block_at[x].map(|at| {
             let end = out[at + 1..]
                 .iter()
                 .position(|mi| mi.op == MOp::Label)
@@ -160,7 +163,7 @@ pub fn rewrite(mf: &MFunc, alloc: &Allocation, frame: &Frame, out: &mut Vec<MIns
         frame.epilogue(out);
         match body(out, x).filter(|_| shrinkwrap::copyable_exit(mf, x)) {
             Some(r) => out.extend_from_within(r),
-            None => out.push(MInst::jump(x)),
+            None => out.push(MInst::jump(x.label())),
         }
     }
     if !jumps_out.is_empty() {
@@ -169,7 +172,7 @@ pub fn rewrite(mf: &MFunc, alloc: &Allocation, frame: &Frame, out: &mut Vec<MIns
         for (k, mi) in out.iter().enumerate() {
             if next.peek() == Some(&&k) {
                 next.next();
-                if let Some(r) = body(out, mi.imm as u32) {
+                if let Some(r) = body(out, MBlock::target_of(mi)) {
                     code.extend_from_slice(&out[r]);
                     continue;
                 }

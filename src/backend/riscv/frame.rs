@@ -92,12 +92,12 @@ impl Frame {
     }
 
     /// Whether block `b` runs with the frame open.
-    pub fn open_in(&self, b: u32) -> bool {
-        self.size > 0 && self.wrap.as_ref().is_none_or(|w| w.inside[b as usize])
+    pub fn open_in(&self, b: MBlock) -> bool {
+        self.size > 0 && self.wrap.as_ref().is_none_or(|w| w.inside[b])
     }
 
     /// Whether the frame opens at the start of block `b` (`first`: the entry block).
-    pub fn opens_at(&self, b: u32, first: bool) -> bool {
+    pub fn opens_at(&self, b: MBlock, first: bool) -> bool {
         match &self.wrap {
             Some(w) => w.save == b,
             None => first,

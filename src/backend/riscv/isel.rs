@@ -88,7 +88,8 @@ struct Isel<'a> {
     mf: MFunc,
     vmap: Vec<Reg>,
     remat: Vec<Option<Remat>>,
-    block_map: Vec<u32>,
+    /// The machine block of each reachable IR block.
+    block_map: IdVec<Block, Option<MBlock>>,
     sym_ids: FxHashMap<String, u32>,
     /// The interned symbol of each global whose address was taken so far.
     global_syms: FxHashMap<GlobalId, u32>,
@@ -97,7 +98,7 @@ struct Isel<'a> {
     /// Conversions that share their operand's register (no instruction): see `share_registers`.
     shared: Vec<bool>,
     /// Edge blocks waiting to be emitted after the current block: (id, copies, target).
-    pending_edges: Vec<(u32, Block, &'a [Value])>,
+    pending_edges: Vec<(MBlock, Block, &'a [Value])>,
     cur_depth: u32,
     /// Rematerialized values already computed in the current block.
     local: FxHashMap<Value, Reg>,
@@ -214,7 +215,7 @@ pub fn select(f: &Function, cx: &ModuleCx, isa: Isa) -> MFunc {
         },
         vmap: vec![Reg::NONE; f.num_values()],
         remat: vec![None; f.num_values()],
-        block_map: vec![u32::MAX; nb],
+        block_map: IdVec::filled(nb, None),
         sym_ids: FxHashMap::default(),
         global_syms: FxHashMap::default(),
         fused: vec![false; f.num_insts()],
@@ -247,12 +248,12 @@ pub fn select(f: &Function, cx: &ModuleCx, isa: Isa) -> MFunc {
         .blocks()
         .filter(|&b| cfg.is_reachable(b))
         .collect();
-    for (k, &b) in blocks.iter().enumerate() {
-        s.block_map[b.index()] = k as u32;
-        s.mf.blocks.push(MBlock {
+    for &b in &blocks {
+        let mb = s.mf.blocks.push(MBlockData {
             depth: loops.depth(b),
             ..Default::default()
         });
+        s.block_map[b] = Some(mb);
     }
     s.number_values(&blocks, &cfg, &loops);
     s.cfg = cfg;
@@ -260,7 +261,7 @@ pub fn select(f: &Function, cx: &ModuleCx, isa: Isa) -> MFunc {
     for &b in &blocks {
         s.cur_depth = loops.depth(b);
         s.cur_block = b;
-        s.start_block(s.block_map[b.index()]);
+        s.start_block(s.mblock(b));
         if b == f.entry() {
             s.entry_params();
             s.load_big_offsets(&blocks, &loops);
@@ -278,7 +279,7 @@ pub fn select(f: &Function, cx: &ModuleCx, isa: Isa) -> MFunc {
         for (id, target, args) in edges {
             s.start_block(id);
             s.copies(target, args);
-            s.push(MInst::jump(s.block_map[target.index()]));
+            s.push(MInst::jump(s.mblock(target).label()));
             s.finish_block();
         }
         s.in_edge = false;
@@ -536,36 +537,40 @@ impl<'a> Isel<'a> {
         k
     }
 
-    fn start_block(&mut self, id: u32) {
+    /// The machine block of `b` (reachable).
+    fn mblock(&self, b: Block) -> MBlock {
+        self.block_map[b].expect("a reachable block has a machine block")
+    }
+
+    fn start_block(&mut self, id: MBlock) {
         self.local.clear();
         self.sign_masks.clear();
         self.block_offsets.clear();
         self.folded_offsets.clear();
         let start = self.mf.insts.len() as u32;
-        self.mf.blocks[id as usize].start = start;
+        self.mf.blocks[id].start = start;
         self.mf.order.push(id);
     }
 
     fn finish_block(&mut self) {
-        let id = *self.mf.order.last().unwrap() as usize;
+        let id = *self.mf.order.last().unwrap();
         self.mf.blocks[id].end = self.mf.insts.len() as u32;
         // Successors from the terminating branches.
         let (s, e) = (self.mf.blocks[id].start as usize, self.mf.insts.len());
         let mut succs = Vec::new();
         for mi in &self.mf.insts[s..e] {
             if mi.op.is_branch() || mi.op == MOp::J {
-                succs.push(mi.imm as u32);
+                succs.push(MBlock::target_of(mi));
             }
         }
         self.mf.blocks[id].succs = succs;
     }
 
-    fn new_edge_block(&mut self) -> u32 {
-        self.mf.blocks.push(MBlock {
+    fn new_edge_block(&mut self) -> MBlock {
+        self.mf.blocks.push(MBlockData {
             depth: self.cur_depth,
             ..Default::default()
-        });
-        (self.mf.blocks.len() - 1) as u32
+        })
     }
 
     #[inline]
@@ -1064,7 +1069,7 @@ impl<'a> Isel<'a> {
             Jump => {
                 let t = Block::new(d.imm as usize);
                 self.copies(t, args);
-                self.push(MInst::jump(self.block_map[t.index()]));
+                self.push(MInst::jump(self.mblock(t).label()));
             }
             Brif => self.brif(i),
             Ret | Unreachable => {
@@ -1611,16 +1616,17 @@ impl<'a> Isel<'a> {
 
     fn brif(&mut self, i: Inst) {
         let f = self.f;
-        let mut labels = [0u32; 2];
-        for (k, t) in f.branch_targets(i).into_iter().enumerate() {
-            labels[k] = if t.args.is_empty() {
-                self.block_map[t.block.index()]
+        let targets = f.branch_targets(i);
+        let labels: [MBlock; 2] = std::array::from_fn(|k| {
+            let t = &targets[k];
+            if t.args.is_empty() {
+                self.mblock(t.block)
             } else {
                 let e = self.new_edge_block();
                 self.pending_edges.push((e, t.block, t.args));
                 e
-            };
-        }
+            }
+        });
         let c = f.arg(i, 0);
         let ci = f.def_inst(c).filter(|ci| self.fused[ci.index()]);
         match ci {
@@ -1635,14 +1641,14 @@ impl<'a> Isel<'a> {
                     CmpCond::Gt => (MOp::Blt, rb, ra),
                     CmpCond::Le => (MOp::Bge, rb, ra),
                 };
-                self.push(MInst::branch(op, x, y, labels[0]));
+                self.push(MInst::branch(op, x, y, labels[0].label()));
             }
             None => {
                 let rc = self.reg(c);
-                self.push(MInst::branch(MOp::Bne, rc, Reg::ZERO, labels[0]));
+                self.push(MInst::branch(MOp::Bne, rc, Reg::ZERO, labels[0].label()));
             }
         }
-        self.push(MInst::jump(labels[1]));
+        self.push(MInst::jump(labels[1].label()));
     }
 
     /// Parallel copies of `args` into the parameters of `target`.
@@ -1803,7 +1809,7 @@ fn sweep_dead(mf: &mut MFunc) {
         }
     }
     new_index[mf.insts.len()] = w as u32;
-    for b in &mut mf.blocks {
+    for b in mf.blocks.as_mut_slice() {
         b.start = new_index[b.start as usize];
         b.end = new_index[b.end as usize];
     }

@@ -18,6 +18,7 @@
 //! Cost: O(instructions).
 
 use super::minst::*;
+use crate::ir::IdVec;
 
 const MAX_DUP: u32 = 4;
 
@@ -36,35 +37,41 @@ pub fn run(mf: &mut MFunc) {
 fn pass(mf: &mut MFunc, spare: &mut Vec<MInst>) -> bool {
     let nb = mf.blocks.len();
     // Jump threading: a branch to a block that is only `j X` goes to X directly.
-    let lone_jump = |b: usize| {
+    let lone_jump = |b: MBlock| {
         let blk = &mf.blocks[b];
         (blk.end == blk.start + 1 && mf.insts[blk.start as usize].op == MOp::J)
-            .then(|| mf.insts[blk.start as usize].imm as usize)
+            .then(|| MBlock::target_of(&mf.insts[blk.start as usize]))
     };
-    let mut forward: Vec<u32> = (0..nb as u32).collect();
-    for (b, fw) in forward.iter_mut().enumerate() {
-        let mut t = b;
-        for _ in 0..8 {
-            match lone_jump(t) {
-                Some(x) if x != t => t = x,
-                _ => break,
+    let forward: IdVec<MBlock, MBlock> = mf
+        .blocks
+        .keys()
+        .map(|b| {
+            let mut t = b;
+            for _ in 0..8 {
+                match lone_jump(t) {
+                    Some(x) if x != t => t = x,
+                    _ => break,
+                }
             }
-        }
-        *fw = t as u32;
-    }
+            t
+        })
+        .collect();
     let mut threaded = false;
     for &b in &mf.order {
-        let blk = &mf.blocks[b as usize];
+        let blk = &mf.blocks[b];
         for mi in &mut mf.insts[blk.start as usize..blk.end as usize] {
-            if (mi.op.is_branch() || mi.op == MOp::J) && forward[mi.imm as usize] != mi.imm as u32 {
-                mi.imm = forward[mi.imm as usize] as i64;
-                threaded = true;
+            if mi.op.is_branch() || mi.op == MOp::J {
+                let to = forward[MBlock::target_of(mi)];
+                if to != MBlock::target_of(mi) {
+                    mi.imm = to.label();
+                    threaded = true;
+                }
             }
         }
     }
-    let dupable: Vec<bool> = mf
+    let dupable: IdVec<MBlock, bool> = mf
         .blocks
-        .iter()
+        .values()
         .map(|b| {
             let body = &mf.insts[b.start as usize..b.end as usize];
             b.end - b.start <= MAX_DUP
@@ -78,42 +85,36 @@ fn pass(mf: &mut MFunc, spare: &mut Vec<MInst>) -> bool {
     // exact only if nothing is written after the block's first branch: so a block that already
     // has a conditional branch only takes copies that write nothing (pure branch blocks).
     // Asked of blocks that may be copied only.
-    let writes = |h: usize| {
+    let writes = |h: MBlock| {
         let b = &mf.blocks[h];
         mf.insts[b.start as usize..b.end as usize]
             .iter()
             .any(|mi| mi.rd.is_some())
     };
-    // The block each block's jump duplicates, if any (`u32::MAX`: none), in layout order: `j H`
-    // with `H` small and not the block itself.
-    let dup: Vec<u32> = mf
+    // The block each block's jump duplicates, if any, in layout order: `j H` with `H` small
+    // and not the block itself.
+    let dup: Vec<Option<MBlock>> = mf
         .order
         .iter()
         .map(|&b| {
-            let blk = &mf.blocks[b as usize];
+            let blk = &mf.blocks[b];
             let body = &mf.insts[blk.start as usize..blk.end as usize];
-            let Some(last) = body.last() else {
-                return u32::MAX;
-            };
-            let h = last.imm as usize;
-            if last.op == MOp::J
-                && last.imm as u32 != b
+            let last = body.last()?;
+            let h = MBlock::target_of(last);
+            (last.op == MOp::J
+                && h != b
                 && dupable[h]
-                && (!writes(h) || !body.iter().any(|mi| mi.op.is_branch()))
-            {
-                h as u32
-            } else {
-                u32::MAX
-            }
+                && (!writes(h) || !body.iter().any(|mi| mi.op.is_branch())))
+            .then_some(h)
         })
         .collect();
     // Instructions the copies add (each replaces a `j`).
     let added: usize = dup
         .iter()
-        .filter(|&&h| h != u32::MAX)
-        .map(|&h| (mf.blocks[h as usize].end - mf.blocks[h as usize].start) as usize - 1)
+        .flatten()
+        .map(|&h| (mf.blocks[h].end - mf.blocks[h].start) as usize - 1)
         .sum();
-    let changed = dup.iter().any(|&h| h != u32::MAX);
+    let changed = dup.iter().any(Option::is_some);
     if !changed && !threaded {
         return false;
     }
@@ -121,7 +122,7 @@ fn pass(mf: &mut MFunc, spare: &mut Vec<MInst>) -> bool {
     // the old one.
     let mut at = 0u32;
     let tiled = mf.order.iter().all(|&b| {
-        let blk = &mf.blocks[b as usize];
+        let blk = &mf.blocks[b];
         let ok = blk.start == at;
         at = blk.end;
         ok
@@ -132,51 +133,51 @@ fn pass(mf: &mut MFunc, spare: &mut Vec<MInst>) -> bool {
         let mut insts = std::mem::take(spare);
         insts.clear();
         insts.reserve(mf.insts.len() + added);
-        let mut range = vec![(0u32, 0u32); nb];
+        let mut range: IdVec<MBlock, (u32, u32)> = IdVec::filled(nb, (0, 0));
         for (&b, &h) in mf.order.iter().zip(&dup) {
-            let blk = &mf.blocks[b as usize];
+            let blk = &mf.blocks[b];
             let start = insts.len() as u32;
             let body = &mf.insts[blk.start as usize..blk.end as usize];
-            if h != u32::MAX {
-                let h = &mf.blocks[h as usize];
+            if let Some(h) = h {
+                let h = &mf.blocks[h];
                 insts.extend_from_slice(&body[..body.len() - 1]);
                 insts.extend_from_slice(&mf.insts[h.start as usize..h.end as usize]);
             } else {
                 insts.extend_from_slice(body);
             }
-            range[b as usize] = (start, insts.len() as u32);
+            range[b] = (start, insts.len() as u32);
         }
         for &b in &mf.order {
-            let (start, end) = range[b as usize];
-            let blk = &mut mf.blocks[b as usize];
+            let (start, end) = range[b];
+            let blk = &mut mf.blocks[b];
             blk.start = start;
             blk.end = end;
         }
         *spare = std::mem::replace(&mut mf.insts, insts);
     }
     for &b in &mf.order {
-        let blk = &mut mf.blocks[b as usize];
+        let blk = &mut mf.blocks[b];
         blk.succs.clear();
         blk.succs.extend(
             mf.insts[blk.start as usize..blk.end as usize]
                 .iter()
                 .filter(|mi| mi.op.is_branch() || mi.op == MOp::J)
-                .map(|mi| mi.imm as u32),
+                .map(MBlock::target_of),
         );
     }
     // Drop blocks that became unreachable.
-    let mut reach = vec![false; nb];
+    let mut reach = IdVec::filled(nb, false);
     let mut stack = vec![mf.order[0]];
-    reach[mf.order[0] as usize] = true;
+    reach[mf.order[0]] = true;
     while let Some(b) = stack.pop() {
-        for &s in &mf.blocks[b as usize].succs {
-            if !reach[s as usize] {
-                reach[s as usize] = true;
+        for &s in &mf.blocks[b].succs {
+            if !reach[s] {
+                reach[s] = true;
                 stack.push(s);
             }
         }
     }
-    if mf.order.iter().all(|&b| reach[b as usize]) {
+    if mf.order.iter().all(|&b| reach[b]) {
         // Every block stays where the code has it.
         return true;
     }
@@ -184,8 +185,8 @@ fn pass(mf: &mut MFunc, spare: &mut Vec<MInst>) -> bool {
     let mut w = 0usize;
     let mut order = Vec::with_capacity(mf.order.len());
     for &b in &mf.order {
-        let blk = &mut mf.blocks[b as usize];
-        if !reach[b as usize] {
+        let blk = &mut mf.blocks[b];
+        if !reach[b] {
             blk.start = 0;
             blk.end = 0;
             blk.succs.clear();
@@ -392,7 +393,7 @@ pub fn exits_out_of_line(code: &mut Vec<MInst>, depth: impl Fn(i64) -> Option<u3
     let mut tail: Vec<MInst> = Vec::new();
     for &(k, m, before) in &moves {
         let b = code[k];
-        code[k] = MInst::branch(b.op.inverted(), b.rs1, b.rs2, code[k + 1].imm as u32);
+        code[k] = MInst::branch(b.op.inverted(), b.rs1, b.rs2, code[k + 1].imm);
         moved[k + 1..=m].fill(true);
         match before {
             // Without its jump: X falls through into T.
@@ -481,17 +482,12 @@ pub fn copies_before_exit(code: &mut Vec<MInst>) -> bool {
         }
         out.extend_from_slice(&code[next..k]);
         out.extend_from_slice(&code[k + 2..m]);
-        out.push(MInst::branch(
-            b.op.inverted(),
-            b.rs1,
-            b.rs2,
-            code[m].imm as u32,
-        ));
+        out.push(MInst::branch(b.op.inverted(), b.rs1, b.rs2, code[m].imm));
         let exit_next = code
             .get(m + 1)
             .is_some_and(|mi| mi.op == MOp::Label && mi.imm == b.imm);
         if !exit_next {
-            out.push(MInst::jump(b.imm as u32));
+            out.push(MInst::jump(b.imm));
         }
         next = m + 1;
         changed = true;

@@ -154,7 +154,7 @@ struct Scratch {
     kills: Vec<u32>,
     live_in_at: Vec<u32>,
     live_out_at: Vec<u32>,
-    work: Vec<u32>,
+    work: Vec<MBlock>,
     head: Vec<u32>,
     recs: Vec<(u32, u32, u32)>,
     live: Vec<bool>,
@@ -218,7 +218,8 @@ pub struct LiveOut {
 
 impl LiveOut {
     /// The registers (by index) live out of block `b`.
-    pub fn of(&self, b: usize) -> &[u32] {
+    pub fn of(&self, b: MBlock) -> &[u32] {
+        let b = b.index();
         &self.list[self.offset[b] as usize..self.offset[b + 1] as usize]
     }
 }
@@ -257,7 +258,9 @@ fn live_out_in(mf: &MFunc, s: &mut Scratch) -> LiveOut {
     reset(gidx, nv, u32::MAX);
     globals.clear();
     for &b in &mf.order {
-        let blk = &mf.blocks[b as usize];
+        let blk = &mf.blocks[b];
+        // The block's number, as the stamps hold it.
+        let bn = b.index() as u32;
         let mut branched = false;
         for mi in &mf.insts[blk.start as usize..blk.end as usize] {
             assert!(
@@ -267,13 +270,13 @@ fn live_out_in(mf: &MFunc, s: &mut Scratch) -> LiveOut {
             );
             branched |= mi.op.is_branch();
             for r in [mi.rs1, mi.rs2] {
-                if r.is_virt() && def_stamp[r.vindex()] != b && gidx[r.vindex()] == u32::MAX {
+                if r.is_virt() && def_stamp[r.vindex()] != bn && gidx[r.vindex()] == u32::MAX {
                     gidx[r.vindex()] = globals.len() as u32;
                     globals.push(r.vindex() as u32);
                 }
             }
             if mi.rd.is_virt() {
-                def_stamp[mi.rd.vindex()] = b;
+                def_stamp[mi.rd.vindex()] = bn;
             }
         }
     }
@@ -295,8 +298,8 @@ fn live_out_in(mf: &MFunc, s: &mut Scratch) -> LiveOut {
             reset(t, nb * words, 0);
         }
         for &b in &mf.order {
-            let blk = &mf.blocks[b as usize];
-            let at = b as usize * words;
+            let blk = &mf.blocks[b];
+            let at = b.index() * words;
             for mi in &mf.insts[blk.start as usize..blk.end as usize] {
                 for r in [mi.rs1, mi.rs2] {
                     if r.is_virt() {
@@ -318,18 +321,17 @@ fn live_out_in(mf: &MFunc, s: &mut Scratch) -> LiveOut {
         reset(queued, nb, false);
         work.clear();
         for &b in &mf.order {
-            queued[b as usize] = true;
+            queued[b.index()] = true;
             work.push(b);
         }
         while let Some(b) = work.pop() {
-            let bi = b as usize;
-            queued[bi] = false;
-            let at = bi * words;
+            queued[b.index()] = false;
+            let at = b.index() * words;
             let mut changed = false;
             for w in 0..words {
                 let mut out = 0;
-                for &s in &mf.blocks[bi].succs {
-                    out |= live_in[s as usize * words + w];
+                for &s in &mf.blocks[b].succs {
+                    out |= live_in[s.index() * words + w];
                 }
                 live_out[at + w] = out;
                 let new_in = gen[at + w] | (out & !kill[at + w]);
@@ -337,9 +339,9 @@ fn live_out_in(mf: &MFunc, s: &mut Scratch) -> LiveOut {
                 live_in[at + w] = new_in;
             }
             if changed {
-                for &p in &preds[bi] {
-                    if !queued[p as usize] {
-                        queued[p as usize] = true;
+                for &p in &preds[b] {
+                    if !queued[p.index()] {
+                        queued[p.index()] = true;
                         work.push(p);
                     }
                 }
@@ -347,7 +349,7 @@ fn live_out_in(mf: &MFunc, s: &mut Scratch) -> LiveOut {
         }
         // Per block, globals in decreasing order (blocks not in the layout have none).
         for &b in &mf.order {
-            queued[b as usize] = true;
+            queued[b.index()] = true;
         }
         let mut list = Vec::new();
         for bi in 0..nb {
@@ -372,23 +374,24 @@ fn live_out_in(mf: &MFunc, s: &mut Scratch) -> LiveOut {
         reset(kill_stamp, ng, u32::MAX);
         reset(gen_stamp, ng, u32::MAX);
         for &b in &mf.order {
-            let blk = &mf.blocks[b as usize];
+            let blk = &mf.blocks[b];
+            let bn = b.index() as u32;
             for mi in &mf.insts[blk.start as usize..blk.end as usize] {
                 for r in [mi.rs1, mi.rs2] {
                     if r.is_virt() {
                         let g = gidx[r.vindex()] as usize;
-                        if g != u32::MAX as usize && kill_stamp[g] != b && gen_stamp[g] != b {
-                            gen_stamp[g] = b;
-                            lists.push((b, gen_head[g]));
+                        if g != u32::MAX as usize && kill_stamp[g] != bn && gen_stamp[g] != bn {
+                            gen_stamp[g] = bn;
+                            lists.push((bn, gen_head[g]));
                             gen_head[g] = lists.len() as u32 - 1;
                         }
                     }
                 }
                 if mi.rd.is_virt() {
                     let g = gidx[mi.rd.vindex()] as usize;
-                    if g != u32::MAX as usize && kill_stamp[g] != b {
-                        kill_stamp[g] = b;
-                        lists.push((b, kill_head[g]));
+                    if g != u32::MAX as usize && kill_stamp[g] != bn {
+                        kill_stamp[g] = bn;
+                        lists.push((bn, kill_head[g]));
                         kill_head[g] = lists.len() as u32 - 1;
                     }
                 }
@@ -412,13 +415,12 @@ fn live_out_in(mf: &MFunc, s: &mut Scratch) -> LiveOut {
             while e != NIL {
                 let (b, next) = lists[e as usize];
                 live_in_at[b as usize] = g;
-                work.push(b);
+                work.push(MBlock::new(b as usize));
                 e = next;
             }
             while let Some(b) = work.pop() {
-                let bi = b as usize;
-                for &p in &preds[bi] {
-                    let pi = p as usize;
+                for &p in &preds[b] {
+                    let pi = p.index();
                     if live_out_at[pi] != g {
                         live_out_at[pi] = g;
                         outs.push((g, out_head[pi]));
@@ -478,13 +480,12 @@ fn compute_in(mf: &MFunc, live_out: &LiveOut, s: &mut Scratch) -> Intervals {
     let mut live_end: [u32; 64] = [u32::MAX; 64];
     let mut open: u64 = 0;
     for &b in mf.order.iter().rev() {
-        let bi = b as usize;
-        let blk = &mf.blocks[bi];
+        let blk = &mf.blocks[b];
         if blk.start == blk.end {
             continue;
         }
         let (bs, be) = (2 * blk.start, 2 * blk.end - 1);
-        for &v in live_out.of(bi) {
+        for &v in live_out.of(b) {
             let v = v as usize;
             rl.add(v, bs, be);
             live[v] = true;

@@ -1,6 +1,6 @@
 //! Innermost loops of machine code and their register pressure, for the static statistics.
 //!
-//! The allocator's goal, stated by the backend issue, is that no spill code stays inside an
+//! The allocator's goal is that no spill code stays inside an
 //! innermost loop that needs fewer than 20 simultaneously live values. This module finds those
 //! loops on the allocated function (natural loops of the machine CFG: an edge `t -> h` where
 //! `h` dominates `t`, the body being what reaches `t` without passing `h`; loops sharing a
@@ -11,13 +11,14 @@
 
 use super::liveness::Intervals;
 use super::minst::*;
+use crate::ir::IdVec;
 
 /// One innermost loop.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InnerLoop {
-    pub header: u32,
+    pub header: MBlock,
     /// Blocks of the body (header included), sorted.
-    pub blocks: Vec<u32>,
+    pub blocks: Vec<MBlock>,
     /// Most virtual registers live at one point in the body: all, integer, float.
     pub pressure: u32,
     pub pressure_int: u32,
@@ -28,61 +29,65 @@ pub struct InnerLoop {
 
 /// The predecessors of each block in one table: `preds[b]` is the slice of block `b`.
 pub(super) struct Preds {
-    start: Vec<u32>,
-    list: Vec<u32>,
+    start: IdVec<MBlock, u32>,
+    list: Vec<MBlock>,
 }
 
 impl Preds {
     /// The predecessors among `blocks` of every block, each list in the order of `blocks`
     /// (once per edge).
-    pub(super) fn of(mf: &MFunc, blocks: &[u32]) -> Preds {
+    pub(super) fn of(mf: &MFunc, blocks: &[MBlock]) -> Preds {
         let nb = mf.blocks.len();
         let mut start = vec![0u32; nb + 1];
         for &b in blocks {
-            for &s in &mf.blocks[b as usize].succs {
-                start[s as usize + 1] += 1;
+            for &s in &mf.blocks[b].succs {
+                start[s.index() + 1] += 1;
             }
         }
         for k in 0..nb {
             start[k + 1] += start[k];
         }
-        let mut list = vec![0u32; start[nb] as usize];
+        let mut list = vec![MBlock::new(0); start[nb] as usize];
         let mut fill = start.clone();
         for &b in blocks {
-            for &s in &mf.blocks[b as usize].succs {
-                list[fill[s as usize] as usize] = b;
-                fill[s as usize] += 1;
+            for &s in &mf.blocks[b].succs {
+                list[fill[s.index()] as usize] = b;
+                fill[s.index()] += 1;
             }
         }
-        Preds { start, list }
+        Preds {
+            start: IdVec::from_vec(start),
+            list,
+        }
     }
 }
 
-impl std::ops::Index<usize> for Preds {
-    type Output = [u32];
+impl std::ops::Index<MBlock> for Preds {
+    type Output = [MBlock];
     #[inline]
-    fn index(&self, b: usize) -> &[u32] {
-        &self.list[self.start[b] as usize..self.start[b + 1] as usize]
+    fn index(&self, b: MBlock) -> &[MBlock] {
+        let next = MBlock::new(b.index() + 1);
+        &self.list[self.start[b] as usize..self.start[next] as usize]
     }
 }
 
 /// Reverse postorder of the blocks reachable from `entry`, and the predecessors of each (in
 /// reverse postorder, once per edge).
-pub(super) fn rpo_and_preds(mf: &MFunc, entry: u32) -> (Vec<u32>, Preds) {
+pub(super) fn rpo_and_preds(mf: &MFunc, entry: MBlock) -> (Vec<MBlock>, Preds) {
     let nb = mf.blocks.len();
     // Reverse postorder from the entry.
     let mut rpo = Vec::with_capacity(nb);
-    let mut seen = vec![false; nb];
-    let mut stack: Vec<(u32, usize)> = vec![(entry, 0)];
-    seen[entry as usize] = true;
+    let mut seen: IdVec<MBlock, bool> = IdVec::filled(nb, false);
+    let mut stack: Vec<(MBlock, usize)> = vec![(entry, 0)];
+    seen[entry] = true;
     while let Some(top) = stack.last_mut() {
         let (b, k) = *top;
-        let succs = &mf.blocks[b as usize].succs;
+        let succs = &mf.blocks[b].succs;
         if k < succs.len() {
             let s = succs[k];
             top.1 += 1;
-            if !seen[s as usize] {
-                seen[s as usize] = true;
+            if !seen[s] {
+                seen[s] = true;
                 stack.push((s, 0));
             }
         } else {
@@ -98,30 +103,27 @@ pub(super) fn rpo_and_preds(mf: &MFunc, entry: u32) -> (Vec<u32>, Preds) {
 /// Per block: whether it lies on a cycle of the CFG (its strongly connected component has an
 /// edge inside it) and no block of that component calls a function, so no value live only
 /// inside the cycle is live across a call.
-pub fn call_free_cycles(mf: &MFunc) -> Vec<bool> {
+pub fn call_free_cycles(mf: &MFunc) -> IdVec<MBlock, bool> {
     let nb = mf.blocks.len();
     let Some(&entry) = mf.order.first() else {
-        return Vec::new();
+        return IdVec::new();
     };
     let (rpo, preds) = rpo_and_preds(mf, entry);
     let scc = components(&rpo, &mf.blocks, &preds);
     let mut cyclic = vec![false; nb];
     let mut calls = vec![false; nb];
     for &b in &rpo {
-        let blk = &mf.blocks[b as usize];
-        let c = scc[b as usize] as usize;
-        if blk.succs.iter().any(|&s| scc[s as usize] as usize == c) {
+        let blk = &mf.blocks[b];
+        let c = scc[b].expect("a reachable block is in a component") as usize;
+        if blk.succs.iter().any(|&s| scc[s] == Some(c as u32)) {
             cyclic[c] = true;
         }
         calls[c] |= mf.insts[blk.start as usize..blk.end as usize]
             .iter()
             .any(|mi| mi.op == MOp::Call);
     }
-    (0..nb)
-        .map(|b| {
-            let c = scc[b] as usize;
-            c < nb && cyclic[c] && !calls[c]
-        })
+    scc.values()
+        .map(|&c| c.is_some_and(|c| cyclic[c as usize] && !calls[c as usize]))
         .collect()
 }
 
@@ -133,22 +135,21 @@ pub fn innermost(mf: &MFunc, iv: &Intervals) -> Vec<InnerLoop> {
     };
     let (rpo, preds) = rpo_and_preds(mf, entry);
     let (idom, _) = dominators(&rpo, &preds, entry, nb);
-    let dominates = |h: u32, mut b: u32| loop {
+    let dominates = |h: MBlock, mut b: MBlock| loop {
         if b == h {
             return true;
         }
-        let d = idom[b as usize];
-        if d == b || d == u32::MAX {
-            return false;
+        match idom[b] {
+            Some(d) if d != b => b = d,
+            _ => return false,
         }
-        b = d;
     };
     // Natural loops, merged per header.
-    let mut headers: Vec<u32> = Vec::new();
-    let mut bodies: Vec<Vec<bool>> = Vec::new();
-    let mut work: Vec<u32> = Vec::new();
+    let mut headers: Vec<MBlock> = Vec::new();
+    let mut bodies: Vec<IdVec<MBlock, bool>> = Vec::new();
+    let mut work: Vec<MBlock> = Vec::new();
     for &t in &rpo {
-        for &h in &mf.blocks[t as usize].succs {
+        for &h in &mf.blocks[t].succs {
             if !dominates(h, t) {
                 continue;
             }
@@ -156,17 +157,17 @@ pub fn innermost(mf: &MFunc, iv: &Intervals) -> Vec<InnerLoop> {
                 Some(k) => k,
                 None => {
                     headers.push(h);
-                    bodies.push(vec![false; nb]);
+                    bodies.push(IdVec::filled(nb, false));
                     headers.len() - 1
                 }
             };
             let body = &mut bodies[k];
-            body[h as usize] = true;
+            body[h] = true;
             work.push(t);
             while let Some(b) = work.pop() {
-                if !body[b as usize] {
-                    body[b as usize] = true;
-                    work.extend(preds[b as usize].iter().copied());
+                if !body[b] {
+                    body[b] = true;
+                    work.extend(preds[b].iter().copied());
                 }
             }
         }
@@ -194,19 +195,20 @@ pub fn innermost(mf: &MFunc, iv: &Intervals) -> Vec<InnerLoop> {
     // loop the program runs: the strongly connected component around its header is larger
     // and no natural loop holds it. Such a loop is not reported as innermost.
     let scc = components(&rpo, &mf.blocks, &preds);
+    let comp = |b: MBlock| scc[b].expect("a reachable block is in a component") as usize;
     // The blocks of each component, grouped: `members[member_start[c]..member_start[c + 1]]`.
-    let ncomp = rpo.iter().map(|&b| scc[b as usize] + 1).max().unwrap_or(0) as usize;
+    let ncomp = rpo.iter().map(|&b| comp(b) + 1).max().unwrap_or(0);
     let mut member_start = vec![0u32; ncomp + 1];
     for &b in &rpo {
-        member_start[scc[b as usize] as usize + 1] += 1;
+        member_start[comp(b) + 1] += 1;
     }
     for c in 0..ncomp {
         member_start[c + 1] += member_start[c];
     }
-    let mut members = vec![0u32; rpo.len()];
+    let mut members = vec![entry; rpo.len()];
     let mut fill = member_start.clone();
     for &b in &rpo {
-        let c = scc[b as usize] as usize;
+        let c = comp(b);
         members[fill[c] as usize] = b;
         fill[c] += 1;
     }
@@ -214,23 +216,27 @@ pub fn innermost(mf: &MFunc, iv: &Intervals) -> Vec<InnerLoop> {
     let mut out = Vec::new();
     for (k, &h) in headers.iter().enumerate() {
         let body = &bodies[k];
-        let inner = !headers.iter().any(|&o| o != h && body[o as usize]);
+        let inner = !headers.iter().any(|&o| o != h && body[o]);
         if !inner {
             continue;
         }
-        let c = scc[h as usize] as usize;
+        let c = comp(h);
         let component = &members[member_start[c] as usize..member_start[c + 1] as usize];
-        let in_region = |b: &[bool]| component.iter().all(|&x| b[x as usize]);
-        if !bodies.iter().any(|b| in_region(b)) {
+        let in_region = |b: &IdVec<MBlock, bool>| component.iter().all(|&x| b[x]);
+        if !bodies.iter().any(in_region) {
             continue;
         }
-        let blocks: Vec<u32> = (0..nb as u32).filter(|&b| body[b as usize]).collect();
+        let blocks: Vec<MBlock> = body.keys().filter(|&b| body[b]).collect();
         let mut l = InnerLoop {
             header: h,
-            ..Default::default()
+            blocks: Vec::new(),
+            pressure: 0,
+            pressure_int: 0,
+            pressure_float: 0,
+            has_call: false,
         };
         for &b in &blocks {
-            let blk = &mf.blocks[b as usize];
+            let blk = &mf.blocks[b];
             l.has_call |= mf.insts[blk.start as usize..blk.end as usize]
                 .iter()
                 .any(|mi| mi.op == MOp::Call);
@@ -249,45 +255,47 @@ pub fn innermost(mf: &MFunc, iv: &Intervals) -> Vec<InnerLoop> {
 }
 
 /// Immediate dominators (Cooper, Harvey, Kennedy; the entry is its own, unreachable blocks
-/// get `u32::MAX`) and reverse postorder numbers (`u32::MAX` when unreachable).
+/// have none) and reverse postorder numbers (`None` when unreachable).
 pub(super) fn dominators(
-    rpo: &[u32],
+    rpo: &[MBlock],
     preds: &Preds,
-    entry: u32,
+    entry: MBlock,
     nb: usize,
-) -> (Vec<u32>, Vec<u32>) {
-    let mut rpo_num = vec![u32::MAX; nb];
+) -> (IdVec<MBlock, Option<MBlock>>, IdVec<MBlock, Option<u32>>) {
+    let mut rpo_num = IdVec::filled(nb, None);
     for (i, &b) in rpo.iter().enumerate() {
-        rpo_num[b as usize] = i as u32;
+        rpo_num[b] = Some(i as u32);
     }
-    let mut idom = vec![u32::MAX; nb];
-    idom[entry as usize] = entry;
+    let mut idom = IdVec::filled(nb, None);
+    idom[entry] = Some(entry);
     let mut changed = true;
     while changed {
         changed = false;
         for &b in rpo.iter().skip(1) {
-            let mut new = u32::MAX;
-            for &p in &preds[b as usize] {
-                if idom[p as usize] == u32::MAX {
+            let mut new: Option<MBlock> = None;
+            for &p in &preds[b] {
+                if idom[p].is_none() {
                     continue;
                 }
-                new = if new == u32::MAX {
-                    p
-                } else {
-                    let (mut x, mut y) = (p, new);
-                    while x != y {
-                        while rpo_num[x as usize] > rpo_num[y as usize] {
-                            x = idom[x as usize];
+                new = Some(match new {
+                    None => p,
+                    Some(n) => {
+                        // Both are reachable and have dominators: the walks end at the entry.
+                        let (mut x, mut y) = (p, n);
+                        while x != y {
+                            while rpo_num[x] > rpo_num[y] {
+                                x = idom[x].expect("a processed block has a dominator");
+                            }
+                            while rpo_num[y] > rpo_num[x] {
+                                y = idom[y].expect("a processed block has a dominator");
+                            }
                         }
-                        while rpo_num[y as usize] > rpo_num[x as usize] {
-                            y = idom[y as usize];
-                        }
+                        x
                     }
-                    x
-                };
+                });
             }
-            if new != idom[b as usize] {
-                idom[b as usize] = new;
+            if new != idom[b] {
+                idom[b] = new;
                 changed = true;
             }
         }
@@ -297,23 +305,27 @@ pub(super) fn dominators(
 
 /// Strongly connected components of the blocks reachable from the entry (`rpo` in reverse
 /// postorder), numbered from 0 (Kosaraju: the second search runs on reversed edges in reverse
-/// postorder); unreachable blocks get `u32::MAX`.
-pub(super) fn components(rpo: &[u32], blocks: &[MBlock], preds: &Preds) -> Vec<u32> {
-    let mut comp = vec![u32::MAX; blocks.len()];
-    let mut reachable = vec![false; blocks.len()];
-    rpo.iter().for_each(|&b| reachable[b as usize] = true);
+/// postorder); unreachable blocks have none.
+pub(super) fn components(
+    rpo: &[MBlock],
+    blocks: &IdVec<MBlock, MBlockData>,
+    preds: &Preds,
+) -> IdVec<MBlock, Option<u32>> {
+    let mut comp = IdVec::filled(blocks.len(), None);
+    let mut reachable = IdVec::filled(blocks.len(), false);
+    rpo.iter().for_each(|&b| reachable[b] = true);
     let mut n = 0;
     let mut stack = Vec::new();
     for &root in rpo {
-        if comp[root as usize] != u32::MAX {
+        if comp[root].is_some() {
             continue;
         }
-        comp[root as usize] = n;
+        comp[root] = Some(n);
         stack.push(root);
         while let Some(b) = stack.pop() {
-            for &p in &preds[b as usize] {
-                if reachable[p as usize] && comp[p as usize] == u32::MAX {
-                    comp[p as usize] = n;
+            for &p in &preds[b] {
+                if reachable[p] && comp[p].is_none() {
+                    comp[p] = Some(n);
                     stack.push(p);
                 }
             }

@@ -1,6 +1,6 @@
 //! Machine IR: flat RISC-V instructions over physical and virtual registers.
 //!
-//! A function is one `Vec<MInst>` in final order; a block is a range of it (`MBlock`). Each
+//! A function is one `Vec<MInst>` in final order; a block is a range of it (`MBlockData`). Each
 //! instruction has at most one register definition (`rd`) and two register uses (`rs1`, `rs2`);
 //! calls additionally use their argument registers (side table `calls`) and clobber every
 //! caller-saved register. Registers are one number space:
@@ -25,6 +25,27 @@ crate::entity!(
     VReg,
     "%"
 );
+
+crate::entity!(
+    /// A machine block: the index of its row in `MFunc::blocks`, and the number of its label
+    /// (`.L<func>_<n>`, a branch's `imm`).
+    MBlock,
+    "mb"
+);
+
+impl MBlock {
+    /// The block a branch or jump row targets (its `imm`).
+    #[inline]
+    pub fn target_of(mi: &MInst) -> MBlock {
+        MBlock::new(mi.imm as usize)
+    }
+
+    /// The number of its label, as a branch's `imm` holds it.
+    #[inline]
+    pub fn label(self) -> i64 {
+        self.index() as i64
+    }
+}
 
 impl VReg {
     /// The register operand naming this virtual register.
@@ -95,7 +116,8 @@ impl Reg {
     #[inline]
     pub fn as_vreg(self) -> VReg {
         debug_assert!(self.is_virt());
-        VReg::new((self.0 - 64) as usize)
+        // Virtual register `k` is number `64 + k`, and its id holds `k + 1`: `self.0 - 63`.
+        VReg(std::num::NonZeroU32::new(self.0.wrapping_sub(63)).expect("a virtual register"))
     }
     #[inline]
     pub fn vindex(self) -> usize {
@@ -523,11 +545,13 @@ impl MInst {
     pub fn store(op: MOp, val: Reg, base: Reg, off: i64) -> MInst {
         MInst::new(op, Reg::NONE, base, val, off)
     }
-    pub fn jump(block: u32) -> MInst {
-        MInst::new(MOp::J, Reg::NONE, Reg::NONE, Reg::NONE, block as i64)
+    /// `j` to label `l` (a block's `MBlock::label`, or after emission any label).
+    pub fn jump(l: i64) -> MInst {
+        MInst::new(MOp::J, Reg::NONE, Reg::NONE, Reg::NONE, l)
     }
-    pub fn branch(op: MOp, a: Reg, b: Reg, block: u32) -> MInst {
-        MInst::new(op, Reg::NONE, a, b, block as i64)
+    /// A conditional branch to label `l` (as for `jump`).
+    pub fn branch(op: MOp, a: Reg, b: Reg, l: i64) -> MInst {
+        MInst::new(op, Reg::NONE, a, b, l)
     }
     pub fn with_frame(mut self, fref: FrameRef, aux: u32) -> MInst {
         self.fref = fref;
@@ -543,10 +567,10 @@ impl MInst {
 
 /// A block: a range of `MFunc::insts`, with its successors and loop depth.
 #[derive(Clone, Debug, Default)]
-pub struct MBlock {
+pub struct MBlockData {
     pub start: u32,
     pub end: u32,
-    pub succs: Vec<u32>,
+    pub succs: Vec<MBlock>,
     pub depth: u32,
 }
 
@@ -573,9 +597,9 @@ pub struct MFunc {
     /// Label stem for blocks (`.L{label}_{n}`).
     pub label: String,
     pub insts: Vec<MInst>,
-    pub blocks: Vec<MBlock>,
+    pub blocks: IdVec<MBlock, MBlockData>,
     /// Blocks in emission order (entry first). `blocks[order[k]]` ranges are increasing.
-    pub order: Vec<u32>,
+    pub order: Vec<MBlock>,
     /// Per virtual register: its class.
     pub vclass: IdVec<VReg, RegClass>,
     /// Per virtual register: its single defining instruction when that can be recomputed

@@ -246,7 +246,8 @@ fn compile_function(
         layout::exits_out_of_line(&mut s.code, |l| {
             usize::try_from(l)
                 .ok()
-                .and_then(|b| blocks.get(b))
+                .filter(|&b| b < blocks.len())
+                .map(|b| &blocks[minst::MBlock::new(b)])
                 .map(|b| b.depth)
         });
         layout::copy_jump_targets(&mut s.code);
@@ -282,11 +283,11 @@ fn compile_function(
     let loops = loops::innermost(&mf, &iv)
         .into_iter()
         .map(|l| LoopStats {
-            header: l.header,
+            header: l.header.index() as u32,
             blocks: l.blocks.len(),
-            spill_insts: l.blocks.iter().map(|&b| per_block[b as usize][0]).sum(),
-            moves: l.blocks.iter().map(|&b| per_block[b as usize][1]).sum(),
-            insts: l.blocks.iter().map(|&b| per_block[b as usize][2]).sum(),
+            spill_insts: l.blocks.iter().map(|&b| per_block[b.index()][0]).sum(),
+            moves: l.blocks.iter().map(|&b| per_block[b.index()][1]).sum(),
+            insts: l.blocks.iter().map(|&b| per_block[b.index()][2]).sum(),
             pressure: l.pressure,
             pressure_int: l.pressure_int,
             pressure_float: l.pressure_float,

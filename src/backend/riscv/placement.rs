@@ -164,51 +164,45 @@ fn drop_jumps_to_next(code: &mut Vec<MInst>) {
 }
 
 /// Per block, the innermost natural loop holding it (an index into the loops, or `NONE`); per
-/// loop its parent loop (`NONE` for an outermost loop) and its header.
-fn loop_nest(cfg: &MFunc, rpo: &[u32], preds: &Preds) -> (Vec<u32>, Vec<u32>, Vec<u32>) {
+/// loop its parent loop (`NONE` for an outermost loop) and its header (by block number).
+fn loop_nest(cfg: &MFunc, rpo: &[MBlock], preds: &Preds) -> (Vec<u32>, Vec<u32>, Vec<u32>) {
     let nb = cfg.blocks.len();
     let entry = rpo[0];
     let (idom, rpo_num) = dominators(rpo, preds, entry, nb);
-    let dominates = |h: u32, mut b: u32| loop {
+    let dominates = |h: MBlock, mut b: MBlock| loop {
         if b == h {
             return true;
         }
-        let d = idom[b as usize];
-        if d == b || d == NONE {
-            return false;
+        match idom[b] {
+            Some(d) if d != b => b = d,
+            _ => return false,
         }
-        b = d;
     };
     let mut loop_of = vec![NONE; nb];
     let mut parent: Vec<u32> = Vec::new();
-    let mut header: Vec<u32> = Vec::new();
-    let mut work: Vec<u32> = Vec::new();
+    let mut header: Vec<MBlock> = Vec::new();
+    let mut work: Vec<MBlock> = Vec::new();
     // Inner headers come later in reverse postorder: discovered first.
     for &h in rpo.iter().rev() {
         work.clear();
-        work.extend(
-            preds[h as usize]
-                .iter()
-                .copied()
-                .filter(|&p| dominates(h, p)),
-        );
+        work.extend(preds[h].iter().copied().filter(|&p| dominates(h, p)));
         if work.is_empty() {
             continue;
         }
         let l = parent.len() as u32;
         parent.push(NONE);
         header.push(h);
-        if loop_of[h as usize] == NONE {
-            loop_of[h as usize] = l;
+        if loop_of[h.index()] == NONE {
+            loop_of[h.index()] = l;
         }
         while let Some(x) = work.pop() {
-            if rpo_num[x as usize] == NONE {
+            if rpo_num[x].is_none() {
                 continue;
             }
-            let mut top = loop_of[x as usize];
+            let mut top = loop_of[x.index()];
             if top == NONE {
-                loop_of[x as usize] = l;
-                work.extend(preds[x as usize].iter().copied());
+                loop_of[x.index()] = l;
+                work.extend(preds[x].iter().copied());
                 continue;
             }
             while parent[top as usize] != NONE {
@@ -216,10 +210,11 @@ fn loop_nest(cfg: &MFunc, rpo: &[u32], preds: &Preds) -> (Vec<u32>, Vec<u32>, Ve
             }
             if top != l {
                 parent[top as usize] = l;
-                work.extend(preds[header[top as usize] as usize].iter().copied());
+                work.extend(preds[header[top as usize]].iter().copied());
             }
         }
     }
+    let header = header.iter().map(|h| h.index() as u32).collect();
     (loop_of, parent, header)
 }
 
@@ -230,16 +225,18 @@ fn choose(code: &[MInst], blocks: &[Block]) -> Vec<u32> {
     let cfg = MFunc {
         blocks: blocks
             .iter()
-            .map(|b| MBlock {
-                succs: b.succs.clone(),
+            .map(|b| MBlockData {
+                succs: b.succs.iter().map(|&s| MBlock::new(s as usize)).collect(),
                 ..Default::default()
             })
             .collect(),
-        order: (0..nb as u32).collect(),
+        order: (0..nb).map(MBlock::new).collect(),
         ..Default::default()
     };
-    let (rpo, preds) = rpo_and_preds(&cfg, 0);
+    let (rpo, preds) = rpo_and_preds(&cfg, MBlock::new(0));
     let (loop_of, parent, header) = loop_nest(&cfg, &rpo, &preds);
+    // From here on blocks go by their numbers in `blocks`.
+    let rpo: Vec<u32> = rpo.iter().map(|b| b.index() as u32).collect();
     let within = |s: u32, l: u32| {
         let mut x = loop_of[s as usize];
         while x != NONE {
@@ -544,16 +541,17 @@ mod tests {
         let cfg = MFunc {
             blocks: succs
                 .iter()
-                .map(|s| MBlock {
-                    succs: s.to_vec(),
+                .map(|s| MBlockData {
+                    succs: s.iter().map(|&b| MBlock::new(b as usize)).collect(),
                     ..Default::default()
                 })
                 .collect(),
-            order: (0..5).collect(),
+            order: (0..5).map(MBlock::new).collect(),
             ..Default::default()
         };
-        let (rpo, preds) = rpo_and_preds(&cfg, 0);
+        let (rpo, preds) = rpo_and_preds(&cfg, MBlock::new(0));
         let (loop_of, parent, header) = loop_nest(&cfg, &rpo, &preds);
+        let rpo: Vec<u32> = rpo.iter().map(|b| b.index() as u32).collect();
         // Inner loop {2} inside outer loop {1, 2, 3}.
         let inner = loop_of[2];
         assert_ne!(inner, NONE);

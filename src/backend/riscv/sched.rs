@@ -1276,7 +1276,7 @@ fn before_alloc_in(mf: &mut MFunc, live_out: &LiveOut, scratch: &mut Scratch) {
     let mut saved = Vec::new();
     let (mut trial, mut best_order, mut best_rows) = (Vec::new(), Vec::new(), Vec::new());
     for &b in &mf.order {
-        let blk = &mf.blocks[b as usize];
+        let blk = &mf.blocks[b];
         let (s, e) = (blk.start as usize, blk.end as usize);
         if e - s < 2 {
             continue;
@@ -1285,13 +1285,15 @@ fn before_alloc_in(mf: &mut MFunc, live_out: &LiveOut, scratch: &mut Scratch) {
         // Registers live out of the block, and (as the allocator's intervals have it) one
         // written by its last instruction, live at that instruction's write.
         let mut out_count = [0u32; 2];
-        for &v in live_out.of(b as usize) {
-            out_stamp[v as usize] = b + 1;
+        // Stamps count blocks from 1 (0: none yet).
+        let stamp = b.index() as u32 + 1;
+        for &v in live_out.of(b) {
+            out_stamp[v as usize] = stamp;
             out_count[(mf.vclass[VReg::new(v as usize)] == RegClass::Float) as usize] += 1;
         }
         let last_def = body[body.len() - 1].rd;
-        let is_out = |r: Reg| out_stamp[r.vindex()] == b + 1 || r == last_def;
-        let limit = if call_free[b as usize] {
+        let is_out = |r: Reg| out_stamp[r.vindex()] == stamp || r == last_def;
+        let limit = if call_free[b] {
             PRESSURE_LIMIT_CALL_FREE_LOOP
         } else if blk.depth > 0 {
             PRESSURE_LIMIT_LOOP
@@ -1304,7 +1306,7 @@ fn before_alloc_in(mf: &mut MFunc, live_out: &LiveOut, scratch: &mut Scratch) {
         let mut top = out_count;
         for &v in &block_regs.list {
             let c = (mf.vclass[VReg::new(v as usize)] == RegClass::Float) as usize;
-            top[c] -= (out_stamp[v as usize] == b + 1) as u32;
+            top[c] -= (out_stamp[v as usize] == stamp) as u32;
             top[c] += block_regs.init[v as usize].2 as u32;
         }
         // The source order's peak: a new order may reach the limit or that peak, whichever
@@ -1722,13 +1724,13 @@ mod tests {
             sym: "f".into(),
             label: "f".into(),
             insts,
-            blocks: vec![MBlock {
+            blocks: IdVec::from_vec(vec![MBlockData {
                 start: 0,
                 end: n,
                 succs: vec![],
                 depth: 0,
-            }],
-            order: vec![0],
+            }]),
+            order: vec![MBlock::new(0)],
             vclass: IdVec::filled(vregs, RegClass::Int),
             remat: IdVec::filled(vregs, None),
             ..Default::default()

@@ -35,6 +35,7 @@ use super::liveness::Intervals;
 use super::loops::{components, dominators, rpo_and_preds};
 use super::minst::*;
 use super::regalloc::Allocation;
+use crate::ir::IdVec;
 
 /// Largest block (instructions) copied into an out-of-line exit block.
 const MAX_EXIT_COPY: u32 = 4;
@@ -43,22 +44,23 @@ const MAX_EXIT_COPY: u32 = 4;
 const MAX_LIFTS: usize = 4;
 
 /// Where the frame opens and which blocks run with it open.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Wrap {
     /// The block whose start opens the frame.
-    pub save: u32,
+    pub save: MBlock,
     /// Per block: whether it runs with the frame open (the blocks `save` dominates).
-    pub inside: Vec<bool>,
+    pub inside: IdVec<MBlock, bool>,
 }
 
 struct Cfg {
-    entry: u32,
-    rpo: Vec<u32>,
-    /// Reverse postorder number; `u32::MAX` for unreachable blocks.
-    rpo_num: Vec<u32>,
-    idom: Vec<u32>,
+    entry: MBlock,
+    rpo: Vec<MBlock>,
+    /// Reverse postorder number; `None` for unreachable blocks.
+    rpo_num: IdVec<MBlock, Option<u32>>,
+    /// Immediate dominator (the entry's is itself); `None` for unreachable blocks.
+    idom: IdVec<MBlock, Option<MBlock>>,
     /// Per block: on a cycle of the CFG.
-    cyclic: Vec<bool>,
+    cyclic: IdVec<MBlock, bool>,
 }
 
 impl Cfg {
@@ -70,17 +72,14 @@ impl Cfg {
         let scc = components(&rpo, &mf.blocks, &preds);
         let mut cyclic_comp = vec![false; nb];
         for &b in &rpo {
-            let c = scc[b as usize];
-            if mf.blocks[b as usize]
-                .succs
-                .iter()
-                .any(|&s| scc[s as usize] == c)
-            {
-                cyclic_comp[c as usize] = true;
+            let c = scc[b];
+            if mf.blocks[b].succs.iter().any(|&s| scc[s] == c) {
+                cyclic_comp[c.expect("a reachable block is in a component") as usize] = true;
             }
         }
-        let cyclic = (0..nb)
-            .map(|b| scc[b] != u32::MAX && cyclic_comp[scc[b] as usize])
+        let cyclic = scc
+            .values()
+            .map(|&c| c.is_some_and(|c| cyclic_comp[c as usize]))
             .collect();
         Some(Cfg {
             entry,
@@ -91,17 +90,23 @@ impl Cfg {
         })
     }
 
-    fn reachable(&self, b: u32) -> bool {
-        self.rpo_num[b as usize] != u32::MAX
+    fn reachable(&self, b: MBlock) -> bool {
+        self.rpo_num[b].is_some()
     }
 
-    fn ncd(&self, mut x: u32, mut y: u32) -> u32 {
+    /// The immediate dominator of `b` (reachable; the entry's is itself).
+    fn idom(&self, b: MBlock) -> MBlock {
+        self.idom[b].expect("a reachable block has an immediate dominator")
+    }
+
+    /// The nearest common dominator of `x` and `y` (both reachable).
+    fn ncd(&self, mut x: MBlock, mut y: MBlock) -> MBlock {
         while x != y {
-            while self.rpo_num[x as usize] > self.rpo_num[y as usize] {
-                x = self.idom[x as usize];
+            while self.rpo_num[x] > self.rpo_num[y] {
+                x = self.idom(x);
             }
-            while self.rpo_num[y as usize] > self.rpo_num[x as usize] {
-                y = self.idom[y as usize];
+            while self.rpo_num[y] > self.rpo_num[x] {
+                y = self.idom(y);
             }
         }
         x
@@ -109,10 +114,9 @@ impl Cfg {
 
     /// The nearest common dominator of `need`, moved up off cycles; `None` when that is the
     /// entry or nothing needs the frame.
-    fn save_block(&self, need: &[bool]) -> Option<u32> {
-        let mut s: Option<u32> = None;
-        for (b, _) in need.iter().enumerate().filter(|(_, &n)| n) {
-            let b = b as u32;
+    fn save_block(&self, need: &IdVec<MBlock, bool>) -> Option<MBlock> {
+        let mut s: Option<MBlock> = None;
+        for (b, _) in need.iter().filter(|(_, &n)| n) {
             if self.reachable(b) {
                 s = Some(s.map_or(b, |x| self.ncd(x, b)));
                 if s == Some(self.entry) {
@@ -124,31 +128,31 @@ impl Cfg {
     }
 
     /// `s`, or its nearest dominator not on a cycle; `None` when that is the entry.
-    fn lift(&self, mut s: u32) -> Option<u32> {
-        while s != self.entry && self.cyclic[s as usize] {
-            s = self.idom[s as usize];
+    fn lift(&self, mut s: MBlock) -> Option<MBlock> {
+        while s != self.entry && self.cyclic[s] {
+            s = self.idom(s);
         }
         (s != self.entry).then_some(s)
     }
 
     /// The blocks `s` dominates (in reverse postorder an immediate dominator comes first).
-    fn region(&self, s: u32) -> Vec<bool> {
-        let mut inside = vec![false; self.rpo_num.len()];
+    fn region(&self, s: MBlock) -> IdVec<MBlock, bool> {
+        let mut inside = IdVec::filled(self.rpo_num.len(), false);
         for &b in &self.rpo {
-            let d = self.idom[b as usize];
-            inside[b as usize] = b == s || (d != b && inside[d as usize]);
+            let d = self.idom(b);
+            inside[b] = b == s || (d != b && inside[d]);
         }
         inside
     }
 }
 
 /// Whether some path from the entry returns without passing `s`.
-fn returns_around(mf: &MFunc, cfg: &Cfg, s: u32) -> bool {
-    let mut seen = vec![false; mf.blocks.len()];
+fn returns_around(mf: &MFunc, cfg: &Cfg, s: MBlock) -> bool {
+    let mut seen = IdVec::filled(mf.blocks.len(), false);
     let mut stack = vec![cfg.entry];
-    seen[cfg.entry as usize] = true;
+    seen[cfg.entry] = true;
     while let Some(b) = stack.pop() {
-        let blk = &mf.blocks[b as usize];
+        let blk = &mf.blocks[b];
         if mf.insts[blk.start as usize..blk.end as usize]
             .iter()
             .any(|mi| matches!(mi.op, MOp::Ret | MOp::TailCall))
@@ -156,8 +160,8 @@ fn returns_around(mf: &MFunc, cfg: &Cfg, s: u32) -> bool {
             return true;
         }
         for &x in &blk.succs {
-            if x != s && !seen[x as usize] {
-                seen[x as usize] = true;
+            if x != s && !seen[x] {
+                seen[x] = true;
                 stack.push(x);
             }
         }
@@ -172,9 +176,9 @@ fn frame_access(fref: FrameRef) -> bool {
 
 /// Per block: whether it needs the frame before allocation (calls, frame accesses, callee-saved
 /// registers named directly).
-fn needs_before_alloc(mf: &MFunc) -> Vec<bool> {
+fn needs_before_alloc(mf: &MFunc) -> IdVec<MBlock, bool> {
     mf.blocks
-        .iter()
+        .values()
         .map(|blk| {
             mf.insts[blk.start as usize..blk.end as usize]
                 .iter()
@@ -203,15 +207,13 @@ pub fn split_at_region(mf: &mut MFunc, iv: &Intervals) -> bool {
     let Some((s, inside)) = cfg.save_block(&need).and_then(|s| choose(mf, &cfg, s)) else {
         return false;
     };
-    let nb = mf.blocks.len();
-    let mut exits: Vec<u32> = Vec::new();
+    let mut exits: Vec<MBlock> = Vec::new();
     let mut calls: Vec<u32> = Vec::new();
-    for b in 0..nb {
+    for (b, blk) in mf.blocks.iter() {
         if !inside[b] {
             continue;
         }
-        let blk = &mf.blocks[b];
-        exits.extend(blk.succs.iter().filter(|&&x| !inside[x as usize]));
+        exits.extend(blk.succs.iter().filter(|&&x| !inside[x]));
         for k in blk.start..blk.end {
             if mf.insts[k as usize].op == MOp::Call {
                 calls.push(2 * k + 1);
@@ -219,7 +221,7 @@ pub fn split_at_region(mf: &mut MFunc, iv: &Intervals) -> bool {
         }
     }
     calls.sort_unstable();
-    let at = |b: u32| 2 * mf.blocks[b as usize].start;
+    let at = |b: MBlock| 2 * mf.blocks[b].start;
     let crosses_call = |v: usize| {
         iv.ranges[v].iter().any(|&(lo, hi)| {
             let i = calls.partition_point(|&c| c < lo);
@@ -264,7 +266,7 @@ pub fn split_at_region(mf: &mut MFunc, iv: &Intervals) -> bool {
     }
     let mut insts = Vec::with_capacity(mf.insts.len() + head.len());
     for &b in &mf.order {
-        let blk = &mut mf.blocks[b as usize];
+        let blk = &mut mf.blocks[b];
         let range = blk.start as usize..blk.end as usize;
         blk.start = insts.len() as u32;
         if b == s {
@@ -272,7 +274,7 @@ pub fn split_at_region(mf: &mut MFunc, iv: &Intervals) -> bool {
         }
         for &mi in &mf.insts[range] {
             let mut mi = mi;
-            if inside[b as usize] {
+            if inside[b] {
                 for r in [&mut mi.rd, &mut mi.rs1, &mut mi.rs2] {
                     if let Some(&n) = rename.get(r) {
                         *r = n;
@@ -288,7 +290,7 @@ pub fn split_at_region(mf: &mut MFunc, iv: &Intervals) -> bool {
 }
 
 /// Per block: whether it needs the frame after allocation.
-fn needs_after_alloc(mf: &MFunc, alloc: &Allocation) -> Vec<bool> {
+fn needs_after_alloc(mf: &MFunc, alloc: &Allocation) -> IdVec<MBlock, bool> {
     let reg_needs = |r: Reg| {
         if r.is_none() {
             false
@@ -307,7 +309,7 @@ fn needs_after_alloc(mf: &MFunc, alloc: &Allocation) -> Vec<bool> {
         }
     };
     mf.blocks
-        .iter()
+        .values()
         .map(|blk| {
             mf.insts[blk.start as usize..blk.end as usize]
                 .iter()
@@ -324,8 +326,8 @@ fn needs_after_alloc(mf: &MFunc, alloc: &Allocation) -> Vec<bool> {
 
 /// Whether block `x` may be copied into an out-of-line exit block: small, returning, with no
 /// successors.
-pub fn copyable_exit(mf: &MFunc, x: u32) -> bool {
-    let blk = &mf.blocks[x as usize];
+pub fn copyable_exit(mf: &MFunc, x: MBlock) -> bool {
+    let blk = &mf.blocks[x];
     blk.succs.is_empty()
         && blk.end > blk.start
         && blk.end - blk.start <= MAX_EXIT_COPY
@@ -335,13 +337,13 @@ pub fn copyable_exit(mf: &MFunc, x: u32) -> bool {
 /// Whether block `b` ends `bcc next; j X` with `next` the block laid out after it (inside the
 /// region): leaving by the jump then goes through the inverted branch to an out-of-line exit
 /// block, so the path staying inside keeps falling through.
-pub fn jump_after_branch_to_next(mf: &MFunc, b: u32, next: Option<u32>) -> bool {
-    let blk = &mf.blocks[b as usize];
+pub fn jump_after_branch_to_next(mf: &MFunc, b: MBlock, next: Option<MBlock>) -> bool {
+    let blk = &mf.blocks[b];
     let (s, e) = (blk.start as usize, blk.end as usize);
     e >= s + 2
         && mf.insts[e - 1].op == MOp::J
         && mf.insts[e - 2].op.is_branch()
-        && next == Some(mf.insts[e - 2].imm as u32)
+        && next == Some(MBlock::target_of(&mf.insts[e - 2]))
 }
 
 /// After allocation: where the frame opens, or `None` for the entry.
@@ -357,31 +359,31 @@ pub fn place(mf: &MFunc, alloc: &Allocation) -> Option<Wrap> {
 /// From `s` up the dominator tree, the first save block whose region every conditional branch
 /// leaves to a copyable block, with its region; `None` when only the entry qualifies or no
 /// path returns around it.
-fn choose(mf: &MFunc, cfg: &Cfg, mut s: u32) -> Option<(u32, Vec<bool>)> {
+fn choose(mf: &MFunc, cfg: &Cfg, mut s: MBlock) -> Option<(MBlock, IdVec<MBlock, bool>)> {
     for _ in 0..=MAX_LIFTS {
         if !returns_around(mf, cfg, s) {
             return None;
         }
         let inside = cfg.region(s);
         let ok = mf.order.iter().enumerate().all(|(n, &b)| {
-            if !inside[b as usize] {
+            if !inside[b] {
                 return true;
             }
-            let blk = &mf.blocks[b as usize];
-            let next = mf.order.get(n + 1).copied().filter(|&x| inside[x as usize]);
+            let blk = &mf.blocks[b];
+            let next = mf.order.get(n + 1).copied().filter(|&x| inside[x]);
             let by_branch = jump_after_branch_to_next(mf, b, next);
             mf.insts[blk.start as usize..blk.end as usize]
                 .iter()
                 .filter(|mi| {
                     (mi.op.is_branch() || (by_branch && mi.op == MOp::J))
-                        && !inside[mi.imm as usize]
+                        && !inside[MBlock::target_of(mi)]
                 })
-                .all(|mi| copyable_exit(mf, mi.imm as u32))
+                .all(|mi| copyable_exit(mf, MBlock::target_of(mi)))
         });
         if ok {
             return Some((s, inside));
         }
-        s = cfg.lift(cfg.idom[s as usize])?;
+        s = cfg.lift(cfg.idom(s))?;
     }
     None
 }
@@ -392,11 +394,11 @@ mod tests {
     use super::super::frame::Frame;
     use super::*;
 
-    fn block(start: u32, end: u32, succs: &[u32], depth: u32) -> MBlock {
-        MBlock {
+    fn block(start: u32, end: u32, succs: &[usize], depth: u32) -> MBlockData {
+        MBlockData {
             start,
             end,
-            succs: succs.to_vec(),
+            succs: succs.iter().map(|&s| MBlock::new(s)).collect(),
             depth,
         }
     }
@@ -414,8 +416,8 @@ mod tests {
     fn func(
         name: &str,
         insts: Vec<MInst>,
-        blocks: Vec<MBlock>,
-        order: Vec<u32>,
+        blocks: Vec<MBlockData>,
+        order: Vec<usize>,
         vregs: usize,
         (callee, args): (&str, Vec<Reg>),
     ) -> MFunc {
@@ -423,10 +425,10 @@ mod tests {
             sym: name.into(),
             label: name.into(),
             insts,
-            blocks,
-            order,
-            vclass: crate::ir::IdVec::filled(vregs, RegClass::Int),
-            remat: crate::ir::IdVec::filled(vregs, None),
+            blocks: IdVec::from_vec(blocks),
+            order: order.into_iter().map(MBlock::new).collect(),
+            vclass: IdVec::filled(vregs, RegClass::Int),
+            remat: IdVec::filled(vregs, None),
             calls: vec![CallInfo {
                 sym: callee.into(),
                 args,
@@ -480,8 +482,8 @@ mod tests {
             ("f", vec![a0]),
         );
         let alloc = Allocation {
-            reg: crate::ir::IdVec::from_vec(vec![t3, t4, s1, t5, t6, Reg::NONE]),
-            spill: crate::ir::IdVec::filled(6, super::super::regalloc::Spill::No),
+            reg: IdVec::from_vec(vec![t3, t4, s1, t5, t6, Reg::NONE]),
+            spill: IdVec::filled(6, super::super::regalloc::Spill::No),
             num_slots: 0,
         };
         (mf, alloc)
@@ -495,8 +497,8 @@ mod tests {
         assert_eq!(
             frame.wrap,
             Some(Wrap {
-                save: 1,
-                inside: vec![false, true, false, true],
+                save: MBlock::new(1),
+                inside: IdVec::from_vec(vec![false, true, false, true]),
             })
         );
         let mut code = Vec::new();
@@ -577,8 +579,8 @@ mod tests {
             ("h", vec![]),
         );
         let alloc = Allocation {
-            reg: crate::ir::IdVec::from_vec(vec![Reg(9)]),
-            spill: crate::ir::IdVec::filled(1, super::super::regalloc::Spill::No),
+            reg: IdVec::from_vec(vec![Reg(9)]),
+            spill: IdVec::filled(1, super::super::regalloc::Spill::No),
             num_slots: 0,
         };
         // b0 writes s1 itself: the frame must open at the entry.
@@ -588,7 +590,7 @@ mod tests {
         mf.insts[1] = MInst::branch(MOp::Beq, Reg(28), Reg::ZERO, 3);
         mf.insts[2] = MInst::unary(MOp::Mv, v0, Reg(28));
         let w = place(&mf, &alloc).expect("the frame moves off the entry");
-        assert_eq!(w.save, 1);
+        assert_eq!(w.save, MBlock::new(1));
         let frame = Frame::compute(&mf, &alloc);
         let mut code = Vec::new();
         emit::rewrite(&mf, &alloc, &frame, &mut code);
@@ -632,12 +634,12 @@ mod tests {
             ("h", vec![]),
         );
         let alloc = Allocation {
-            reg: crate::ir::IdVec::from_vec(vec![t3, s1]),
-            spill: crate::ir::IdVec::filled(2, super::super::regalloc::Spill::No),
+            reg: IdVec::from_vec(vec![t3, s1]),
+            spill: IdVec::filled(2, super::super::regalloc::Spill::No),
             num_slots: 0,
         };
         let frame = Frame::compute(&mf, &alloc);
-        assert_eq!(frame.wrap.as_ref().map(|w| w.save), Some(1));
+        assert_eq!(frame.wrap.as_ref().map(|w| w.save), Some(MBlock::new(1)));
         let mut code = Vec::new();
         emit::rewrite(&mf, &alloc, &frame, &mut code);
         let want = vec![
@@ -705,7 +707,8 @@ mod tests {
         let copy = Reg::vreg(3);
         assert_eq!(mf.insts[3], MInst::unary(MOp::Mv, copy, v[0]));
         assert_eq!(mf.insts[4], MInst::i(MOp::Addiw, a0, copy, -1));
-        assert_eq!((mf.blocks[1].start, mf.blocks[1].end), (3, 11));
+        let b1 = &mf.blocks[MBlock::new(1)];
+        assert_eq!((b1.start, b1.end), (3, 11));
         assert_eq!(mf.insts[11], MInst::unary(MOp::Mv, a0, v[0]));
         let iv = super::super::liveness::compute(&mf);
         let alloc = super::super::regalloc::linear_scan::allocate(&mf, &iv);
@@ -713,7 +716,7 @@ mod tests {
         assert!(
             !alloc.reg[VReg::new(0)].is_callee_saved() && alloc.reg[VReg::new(3)].is_callee_saved()
         );
-        assert_eq!(place(&mf, &alloc).map(|w| w.save), Some(1));
+        assert_eq!(place(&mf, &alloc).map(|w| w.save), Some(MBlock::new(1)));
         // Nothing to copy once the entry needs the frame itself.
         let iv = super::super::liveness::compute(&mf);
         mf.insts[0] = MInst::new(MOp::Call, Reg::NONE, Reg::NONE, Reg::NONE, 0);

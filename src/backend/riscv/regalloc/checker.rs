@@ -14,6 +14,7 @@
 
 use super::super::minst::*;
 use super::{Allocation, Spill};
+use crate::ir::IdVec;
 
 const NOTHING: u32 = u32::MAX - 1;
 const TOP: u32 = u32::MAX;
@@ -49,12 +50,12 @@ impl Ck<'_> {
     /// the state at that point to `edge(target, state)`.
     fn block(
         &self,
-        b: u32,
+        b: MBlock,
         st: &mut [u32],
         check: bool,
-        mut edge: impl FnMut(u32, &[u32]),
+        mut edge: impl FnMut(MBlock, &[u32]),
     ) -> Result<(), String> {
-        let blk = &self.mf.blocks[b as usize];
+        let blk = &self.mf.blocks[b];
         for k in blk.start..blk.end {
             let mi = &self.mf.insts[k as usize];
             if check {
@@ -76,7 +77,7 @@ impl Ck<'_> {
                 }
             }
             if mi.op.is_branch() || mi.op == MOp::J {
-                edge(mi.imm as u32, st);
+                edge(MBlock::target_of(mi), st);
             }
             self.mf.for_each_def(mi, |r| {
                 if r.is_virt() {
@@ -97,22 +98,22 @@ pub fn check(mf: &MFunc, alloc: &Allocation) -> Result<(), String> {
     let ck = Ck { mf, alloc };
     let nl = 64 + alloc.num_slots as usize;
     let nb = mf.blocks.len();
-    let mut entry: Vec<Vec<u32>> = vec![vec![TOP; nl]; nb];
+    let mut entry: IdVec<MBlock, Vec<u32>> = IdVec::filled(nb, vec![TOP; nl]);
     let Some(&first) = mf.order.first() else {
         return Ok(());
     };
-    entry[first as usize] = vec![NOTHING; nl];
+    entry[first] = vec![NOTHING; nl];
     let mut changed = true;
     let mut st = vec![0; nl];
     while changed {
         changed = false;
         for &b in &mf.order {
-            if entry[b as usize][0] == TOP {
+            if entry[b][0] == TOP {
                 continue; // not reached yet
             }
-            st.copy_from_slice(&entry[b as usize]);
+            st.copy_from_slice(&entry[b]);
             ck.block(b, &mut st, false, |s, st| {
-                let e = &mut entry[s as usize];
+                let e = &mut entry[s];
                 for (x, &y) in e.iter_mut().zip(st) {
                     let m = if *x == TOP || *x == y { y } else { NOTHING };
                     if m != *x {
@@ -124,10 +125,10 @@ pub fn check(mf: &MFunc, alloc: &Allocation) -> Result<(), String> {
         }
     }
     for &b in &mf.order {
-        if entry[b as usize][0] == TOP {
+        if entry[b][0] == TOP {
             continue;
         }
-        st.copy_from_slice(&entry[b as usize]);
+        st.copy_from_slice(&entry[b]);
         ck.block(b, &mut st, true, |_, _| {})?;
     }
     Ok(())
@@ -149,17 +150,17 @@ mod tests {
             MInst::li(b, 2),
             MInst::r(MOp::Add, c, a, b),
         ];
-        mf.blocks = vec![MBlock {
+        mf.blocks = IdVec::from_vec(vec![MBlockData {
             start: 0,
             end: 3,
             succs: vec![],
             depth: 0,
-        }];
-        mf.order = vec![0];
+        }]);
+        mf.order = vec![MBlock::new(0)];
         let t3 = Reg(28);
         let mut alloc = Allocation {
-            reg: crate::ir::IdVec::from_vec(vec![t3, t3, t3]),
-            spill: crate::ir::IdVec::filled(3, Spill::No),
+            reg: IdVec::from_vec(vec![t3, t3, t3]),
+            spill: IdVec::filled(3, Spill::No),
             num_slots: 0,
         };
         let e = check(&mf, &alloc).unwrap_err();

@@ -59,7 +59,7 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
     // At most two entries per instruction (the operand hints below).
     let mut moves: Vec<(u32, Reg, f32)> = Vec::with_capacity(2 * mf.insts.len());
     for &b in &mf.order {
-        let blk = &mf.blocks[b as usize];
+        let blk = &mf.blocks[b];
         let freq = 10f32.powi(blk.depth.min(6) as i32);
         for mi in &mf.insts[blk.start as usize..blk.end as usize] {
             if !mi.op.is_move() {
@@ -991,7 +991,7 @@ mod tests {
             }],
             ..one_block(insts, 2)
         };
-        mf.blocks[0].depth = 1;
+        mf.blocks[MBlock::new(0)].depth = 1;
         let iv = liveness::compute(&mf);
         let alloc = allocate(&mf, &iv);
         assert!(alloc.reg[VReg::new(1)].is_callee_saved());

@@ -108,19 +108,19 @@ impl Allocation {
 /// allocator's unit tests start from.
 #[cfg(test)]
 pub(crate) fn one_block(insts: Vec<super::minst::MInst>, nv: usize) -> super::minst::MFunc {
-    use super::minst::{MBlock, MFunc, RegClass};
+    use super::minst::{MBlock, MBlockData, MFunc, RegClass};
     let end = insts.len() as u32;
     MFunc {
         sym: "f".into(),
         label: "f".into(),
         insts,
-        blocks: vec![MBlock {
+        blocks: IdVec::from_vec(vec![MBlockData {
             start: 0,
             end,
             succs: vec![],
             depth: 0,
-        }],
-        order: vec![0],
+        }]),
+        order: vec![MBlock::new(0)],
         vclass: IdVec::filled(nv, RegClass::Int),
         remat: IdVec::filled(nv, None),
         ..Default::default()
@@ -134,20 +134,20 @@ pub(crate) fn blocks(
     code: Vec<(Vec<super::minst::MInst>, Vec<u32>, u32)>,
     nv: usize,
 ) -> super::minst::MFunc {
-    use super::minst::MBlock;
+    use super::minst::{MBlock, MBlockData};
     let mut mf = one_block(Vec::new(), nv);
     mf.blocks.clear();
     mf.order.clear();
-    for (b, (insts, succs, depth)) in code.into_iter().enumerate() {
+    for (insts, succs, depth) in code {
         let start = mf.insts.len() as u32;
         mf.insts.extend(insts);
-        mf.blocks.push(MBlock {
+        let b = mf.blocks.push(MBlockData {
             start,
             end: mf.insts.len() as u32,
-            succs,
+            succs: succs.into_iter().map(|s| MBlock::new(s as usize)).collect(),
             depth,
         });
-        mf.order.push(b as u32);
+        mf.order.push(b);
     }
     mf
 }

@@ -21,6 +21,7 @@ use super::super::liveness::Intervals;
 use super::super::loops::{InnerLoop, Preds};
 use super::super::minst::*;
 use super::{Allocation, Spill};
+use crate::ir::IdVec;
 
 /// What a split replaced in its function: the instruction list, the blocks' ranges of it and
 /// the number of virtual registers (a split only adds registers), enough to undo it.
@@ -36,7 +37,7 @@ impl Undo {
     fn of(mf: &MFunc, num_vregs: usize) -> Undo {
         Undo {
             insts: Vec::new(),
-            ranges: mf.blocks.iter().map(|b| (b.start, b.end)).collect(),
+            ranges: mf.blocks.values().map(|b| (b.start, b.end)).collect(),
             num_vregs,
         }
     }
@@ -49,7 +50,7 @@ impl Undo {
     /// Puts `mf` back as it was before the split.
     pub fn restore(self, mf: &mut MFunc) {
         mf.insts = self.insts;
-        for (b, (s, e)) in mf.blocks.iter_mut().zip(self.ranges) {
+        for ((_, b), (s, e)) in mf.blocks.iter_mut().zip(self.ranges) {
             b.start = s;
             b.end = e;
         }
@@ -65,33 +66,30 @@ pub fn around_loops(mf: &mut MFunc, alloc: &Allocation, loops: &[InnerLoop]) -> 
     let nb = mf.blocks.len();
     let preds = Preds::of(mf, &mf.order);
     // Copies to insert before the first branch of a block: (block, dst, src).
-    let mut copies: Vec<(u32, Reg, Reg)> = Vec::new();
+    let mut copies: Vec<(MBlock, Reg, Reg)> = Vec::new();
     // Per loop block: renames of reads.
-    let mut renames: Vec<Vec<(Reg, Reg)>> = vec![Vec::new(); nb];
-    let mut in_loop = vec![false; nb];
+    let mut renames: IdVec<MBlock, Vec<(Reg, Reg)>> = IdVec::filled(nb, Vec::new());
+    let mut in_loop = IdVec::filled(nb, false);
     for l in loops {
-        l.blocks.iter().for_each(|&b| in_loop[b as usize] = true);
+        l.blocks.iter().for_each(|&b| in_loop[b] = true);
         // Each predecessor once (a block's edges to the header are next to each other).
-        let mut outside: Vec<u32> = preds[l.header as usize]
+        let mut outside: Vec<MBlock> = preds[l.header]
             .iter()
             .copied()
-            .filter(|&p| !in_loop[p as usize])
+            .filter(|&p| !in_loop[p])
             .collect();
         outside.dedup();
         // Entered from a block nested deeper (a rotated nest whose inner loop runs straight
         // into this loop's header): copies there would run on every trip of that inner loop.
-        let header_depth = mf.blocks[l.header as usize].depth;
-        if outside
-            .iter()
-            .any(|&p| mf.blocks[p as usize].depth > header_depth)
-        {
-            l.blocks.iter().for_each(|&b| in_loop[b as usize] = false);
+        let header_depth = mf.blocks[l.header].depth;
+        if outside.iter().any(|&p| mf.blocks[p].depth > header_depth) {
+            l.blocks.iter().for_each(|&b| in_loop[b] = false);
             continue;
         }
         let mut read: Vec<Reg> = Vec::new();
         let mut written: Vec<Reg> = Vec::new();
         for &b in &l.blocks {
-            let blk = &mf.blocks[b as usize];
+            let blk = &mf.blocks[b];
             for mi in &mf.insts[blk.start as usize..blk.end as usize] {
                 for r in mi.uses() {
                     if r.is_virt() && alloc.is_spilled(r) && !read.contains(&r) {
@@ -103,7 +101,7 @@ pub fn around_loops(mf: &mut MFunc, alloc: &Allocation, loops: &[InnerLoop]) -> 
                 }
             }
         }
-        l.blocks.iter().for_each(|&b| in_loop[b as usize] = false);
+        l.blocks.iter().for_each(|&b| in_loop[b] = false);
         if outside.is_empty() {
             continue;
         }
@@ -122,7 +120,7 @@ pub fn around_loops(mf: &mut MFunc, alloc: &Allocation, loops: &[InnerLoop]) -> 
                 copies.push((p, v2, v));
             }
             for &b in &l.blocks {
-                renames[b as usize].push((v, v2));
+                renames[b].push((v, v2));
             }
         }
     }
@@ -134,10 +132,10 @@ pub fn around_loops(mf: &mut MFunc, alloc: &Allocation, loops: &[InnerLoop]) -> 
     // loses its definition.
     let mut read = vec![false; mf.num_vregs()];
     for &b in &mf.order {
-        let blk = &mf.blocks[b as usize];
+        let blk = &mf.blocks[b];
         for mi in &mf.insts[blk.start as usize..blk.end as usize] {
             for r in mi.uses().filter(|r| r.is_virt()) {
-                let r = renames[b as usize]
+                let r = renames[b]
                     .iter()
                     .find(|&&(from, _)| from == r)
                     .map_or(r, |&(_, to)| to);
@@ -150,7 +148,7 @@ pub fn around_loops(mf: &mut MFunc, alloc: &Allocation, loops: &[InnerLoop]) -> 
         .collect();
     let mut insts = Vec::with_capacity(mf.insts.len() + copies.len());
     for &b in &mf.order {
-        let blk = &mf.blocks[b as usize];
+        let blk = &mf.blocks[b];
         let start = insts.len() as u32;
         let body = &mf.insts[blk.start as usize..blk.end as usize];
         let first_branch = body
@@ -176,7 +174,7 @@ pub fn around_loops(mf: &mut MFunc, alloc: &Allocation, loops: &[InnerLoop]) -> 
                 continue;
             }
             let mut mi = *mi;
-            for &(from, to) in &renames[b as usize] {
+            for &(from, to) in &renames[b] {
                 if mi.rs1 == from {
                     mi.rs1 = to;
                 }
@@ -186,7 +184,7 @@ pub fn around_loops(mf: &mut MFunc, alloc: &Allocation, loops: &[InnerLoop]) -> 
             }
             insts.push(mi);
         }
-        let blk = &mut mf.blocks[b as usize];
+        let blk = &mut mf.blocks[b];
         blk.start = start;
         blk.end = insts.len() as u32;
     }
@@ -226,7 +224,7 @@ pub fn loop_bystanders(
         let mut reloads = [false; 2];
         let mut n = 0u32;
         for &b in &l.blocks {
-            let blk = &mf.blocks[b as usize];
+            let blk = &mf.blocks[b];
             for mi in &mf.insts[blk.start as usize..blk.end as usize] {
                 for r in mi.uses().chain(std::iter::once(mi.rd)) {
                     if !r.is_virt() {
@@ -240,8 +238,8 @@ pub fn loop_bystanders(
                 }
             }
         }
-        cost += n as f64 * 10f64.powi(mf.blocks[l.header as usize].depth.min(6) as i32);
-        let head = 2 * mf.blocks[l.header as usize].start;
+        cost += n as f64 * 10f64.powi(mf.blocks[l.header].depth.min(6) as i32);
+        let head = 2 * mf.blocks[l.header].start;
         for c in 0..2 {
             if reloads[c] {
                 heads[c].push((head, k as u32));
@@ -277,7 +275,7 @@ pub fn loop_bystanders(
 pub fn spill_cost(mf: &MFunc, alloc: &Allocation) -> f64 {
     let mut cost = 0.0;
     for &b in &mf.order {
-        let blk = &mf.blocks[b as usize];
+        let blk = &mf.blocks[b];
         let freq = 10f64.powi(blk.depth.min(6) as i32);
         let mut n = 0u32;
         for mi in &mf.insts[blk.start as usize..blk.end as usize] {
@@ -358,7 +356,7 @@ pub fn local_copies(mf: &mut MFunc, alloc: &Allocation) -> Option<Undo> {
     let mut ranges: Vec<(u32, u32)> = Vec::with_capacity(mf.order.len());
     let mut changed = false;
     for oi in 0..mf.order.len() {
-        let b = mf.order[oi] as usize;
+        let b = mf.order[oi];
         let (start, end) = (mf.blocks[b].start as usize, mf.blocks[b].end as usize);
         ahead.clear();
         ahead.resize(end - start, [NONE; 3]);
@@ -469,8 +467,8 @@ pub fn local_copies(mf: &mut MFunc, alloc: &Allocation) -> Option<Undo> {
     }
     let mut undo = Undo::of(mf, nv);
     for (&b, &(s, e)) in mf.order.iter().zip(&ranges) {
-        mf.blocks[b as usize].start = s;
-        mf.blocks[b as usize].end = e;
+        mf.blocks[b].start = s;
+        mf.blocks[b].end = e;
     }
     undo.replace(mf, insts);
     Some(undo)
@@ -513,8 +511,8 @@ mod tests {
     fn spilled(mf: &MFunc, which: &[usize]) -> Allocation {
         let n = mf.num_vregs();
         let mut alloc = Allocation {
-            reg: crate::ir::IdVec::filled(n, Reg::a(1)),
-            spill: crate::ir::IdVec::filled(n, Spill::No),
+            reg: IdVec::filled(n, Reg::a(1)),
+            spill: IdVec::filled(n, Spill::No),
             num_slots: which.len() as u32,
         };
         for (k, &v) in which.iter().enumerate() {
@@ -608,7 +606,7 @@ mod tests {
         // Nothing else reads the slot.
         let reads = mf.insts.iter().flat_map(|m| m.uses()).filter(|&r| r == v0);
         assert_eq!(reads.count(), 1);
-        assert_eq!(mf.blocks[0].end as usize, mf.insts.len());
+        assert_eq!(mf.blocks[MBlock::new(0)].end as usize, mf.insts.len());
     }
 
     #[test]
