@@ -16,8 +16,9 @@
 //! follow the layout's block order and its tables are sized by the number of blocks, so moving a
 //! block, or making one (even one never inserted), does not preserve the CFG. `check` compares
 //! the cached analyses with fresh ones; the pass runner calls it after every pass under
-//! `verify_each`, so a wrong claim is reported naming the pass, and debug builds call it on every
-//! request, so a pass that forgets to `invalidate` after its own edit is caught too.
+//! `verify_each`, so a wrong claim is reported naming the pass, and debug builds (and managers
+//! made `checking`, as the runner makes them under `verify_each`) call it on every request, so a
+//! pass that forgets to `invalidate` after its own edit is caught too.
 
 use super::{Cfg, DomTree, LoopForest, Ranges};
 use crate::ir::{Function, ModuleCx};
@@ -134,6 +135,9 @@ pub struct FuncAnalyses {
     ranges: Option<Ranges>,
     /// Loop-simplified form holds (established by `loop_simplify`, kept since).
     loop_simplified: bool,
+    /// Every request first checks the cached analyses against fresh ones (as debug builds
+    /// always do): set under `verify_each`.
+    check_requests: bool,
     /// Dropped analyses whose tables the next computation of the same analysis refills:
     /// passes that edit the block graph and ask again recompute without allocating anew.
     spare: Spare,
@@ -150,6 +154,15 @@ struct Spare {
 impl FuncAnalyses {
     pub fn new() -> FuncAnalyses {
         FuncAnalyses::default()
+    }
+
+    /// A manager that checks every request against fresh analyses when `on` (the pass runner
+    /// under `verify_each`), as debug builds always do.
+    pub fn checking(on: bool) -> FuncAnalyses {
+        FuncAnalyses {
+            check_requests: on,
+            ..FuncAnalyses::default()
+        }
     }
 
     pub fn cfg(&mut self, f: &Function) -> &Cfg {
@@ -224,10 +237,11 @@ impl FuncAnalyses {
         )
     }
 
-    /// In debug builds, every request first checks that what is cached is still true: a pass
-    /// that edits the CFG and asks again without `invalidate` is caught where it asks.
+    /// In debug builds and under `checking`, every request first checks that what is cached is
+    /// still true: a pass that edits the CFG and asks again without `invalidate` is caught where
+    /// it asks.
     fn debug_check(&self, f: &Function) {
-        if cfg!(debug_assertions) {
+        if cfg!(debug_assertions) || self.check_requests {
             if let Err(e) = self.check(f) {
                 panic!("stale analysis requested in @{}: {e}", f.name);
             }
@@ -351,6 +365,18 @@ bb3:
         assert!(am.cfg.is_none() && am.domtree.is_none() && am.loops.is_none());
         am.all(f);
         assert!(am.check(f).is_ok());
+    }
+
+    #[test]
+    #[should_panic(expected = "stale analysis requested in @f")]
+    fn a_checking_manager_refuses_a_stale_request() {
+        let mut m = crate::ir::parse::module(LOOP).unwrap();
+        let f = m.funcs.iter_mut().next().unwrap().1;
+        let mut am = FuncAnalyses::checking(true);
+        am.all(f);
+        // An edit of the block graph without `invalidate`, then a request.
+        f.make_block();
+        am.cfg(f);
     }
 
     #[test]

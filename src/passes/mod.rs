@@ -86,10 +86,12 @@ impl Pass {
         (self.run)(f, cx, am)
     }
 
-    /// Runs the pass on `f` alone with a fresh analysis cache (filetests, tools); returns
-    /// whether it reported a change.
+    /// Runs the pass on `f` alone with a fresh analysis cache that checks every request
+    /// (filetests, tests); returns whether it reported a change.
     pub fn apply_alone(&self, f: &mut Function, cx: &ModuleCx) -> bool {
-        !self.apply(f, cx, &mut FuncAnalyses::new()).is_unchanged()
+        !self
+            .apply(f, cx, &mut FuncAnalyses::checking(true))
+            .is_unchanged()
     }
 }
 

@@ -197,8 +197,12 @@ impl Deferred<'_> {
     /// Runs the deferred steps on `f` (a function of the module given to `optimize_deferring`).
     pub fn run(&self, f: &mut Function, cx: &ModuleCx) {
         if !self.steps.is_empty() {
-            self.runner
-                .run_func(f, cx, &mut FuncAnalyses::new(), self.steps);
+            self.runner.run_func(
+                f,
+                cx,
+                &mut FuncAnalyses::checking(self.runner.opts.verify_each),
+                self.steps,
+            );
         }
     }
 
@@ -309,7 +313,7 @@ impl Runner<'_> {
             let run_one = |f: &mut Function, cx: &ModuleCx| {
                 // The analyses of `f` live while the segment runs on it: module passes
                 // between segments may change any function.
-                let mut am = FuncAnalyses::new();
+                let mut am = FuncAnalyses::checking(self.opts.verify_each);
                 self.run_func(f, cx, &mut am, segment);
                 // The function waits for the other functions and the next module pass: without
                 // the rows its passes removed, and with its tables no larger than their contents.

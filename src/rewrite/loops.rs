@@ -87,6 +87,9 @@ pub fn ensure_preheaders(f: &mut Function, am: &mut FuncAnalyses) -> bool {
     }
     // One latch per loop: the back edges of a loop with several (`continue`) meet in a new
     // block that alone jumps back, so the loop has one edge carrying its next values.
+    if changed {
+        am.invalidate(Preserved::none());
+    }
     let (_, _, forest) = am.all(f);
     let multi: Vec<(Block, Vec<Block>)> = forest
         .loops
