@@ -48,6 +48,14 @@ pub fn build_trip_count(
 /// Gives every loop a preheader. Returns whether blocks were added.
 pub fn ensure_preheaders(f: &mut Function, am: &mut FuncAnalyses) -> bool {
     let (cfg, _, forest) = am.all(f);
+    // The loops with several latches, for the second step: a preheader is a new block outside
+    // its loop, so adding them leaves every loop's header and latches as they are.
+    let multi: Vec<(Block, Vec<Block>)> = forest
+        .loops
+        .values()
+        .filter(|d| d.latches.len() > 1)
+        .map(|d| (d.header, d.latches.clone()))
+        .collect();
     let mut changed = false;
     for (l, data) in forest.loops.iter() {
         if forest.preheader(l, cfg).is_some() {
@@ -87,16 +95,6 @@ pub fn ensure_preheaders(f: &mut Function, am: &mut FuncAnalyses) -> bool {
     }
     // One latch per loop: the back edges of a loop with several (`continue`) meet in a new
     // block that alone jumps back, so the loop has one edge carrying its next values.
-    if changed {
-        am.invalidate(Preserved::none());
-    }
-    let (_, _, forest) = am.all(f);
-    let multi: Vec<(Block, Vec<Block>)> = forest
-        .loops
-        .values()
-        .filter(|d| d.latches.len() > 1)
-        .map(|d| (d.header, d.latches.clone()))
-        .collect();
     for (h, latches) in multi {
         let back = f.make_block();
         let last = f
