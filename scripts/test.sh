@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The one test command: installs missing tools, checks formatting and clippy (no warnings),
-# then builds and runs every test in release
-# mode (the suites run many programs; the IR verifier stays on in the tests). All test binaries
-# run even when one fails, so a run reports every failure.
+# then builds and runs every test in release mode (the suites run many programs; the IR
+# verifier stays on in the tests), and compiles the fixture programs and public suites with a
+# debug build. All test binaries run even when one fails, so a run reports every failure.
 # Extra arguments go to `cargo test`, e.g. `scripts/test.sh --test suites functional_o2`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,3 +10,24 @@ scripts/setup.sh
 cargo fmt --check
 cargo clippy --release --all-targets --quiet -- -D warnings
 cargo test --release --no-fail-fast "$@"
+# A debug build checks more on every compile (each analysis request against a fresh
+# computation, the debug assertions): it compiles our fixture programs and the public suites
+# at -O2 once (about two minutes with its build). Skipped when arguments select tests.
+if [ $# -eq 0 ]; then
+  cargo build --quiet
+  target="${CARGO_TARGET_DIR:-target}"
+  suites="${SYSY_SUITES:-../shared/suites}"
+  dirs=(fixtures/sysy)
+  if [ -d "$suites" ]; then
+    dirs+=("$suites")
+  else
+    echo "test.sh: SKIPPING the public suites in the debug build: none at $suites" >&2
+  fi
+  if ! "$target/debug/sysyc" build -o "$target/debug-compile" "${dirs[@]}" \
+    > "$target/debug-compile.log" 2>&1; then
+    grep -v '\] ok ' "$target/debug-compile.log" | tail -60 >&2
+    echo "test.sh: the debug build failed to compile some programs (above)" >&2
+    exit 1
+  fi
+  grep '^built ' "$target/debug-compile.log"
+fi
