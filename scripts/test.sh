@@ -12,7 +12,7 @@ cargo clippy --release --all-targets --quiet -- -D warnings
 cargo test --release --no-fail-fast "$@"
 # A debug build checks more on every compile (each analysis request against a fresh
 # computation, the debug assertions): it compiles our fixture programs and the public suites
-# at -O2 once (about two minutes with its build). Skipped when arguments select tests.
+# at -O0, -O1 and -O2 (about two minutes with its build). Skipped when arguments select tests.
 if [ $# -eq 0 ]; then
   cargo build --quiet
   target="${CARGO_TARGET_DIR:-target}"
@@ -23,11 +23,14 @@ if [ $# -eq 0 ]; then
   else
     echo "test.sh: SKIPPING the public suites in the debug build: none at $suites" >&2
   fi
-  if ! "$target/debug/sysyc" build -o "$target/debug-compile" "${dirs[@]}" \
-    > "$target/debug-compile.log" 2>&1; then
-    grep -v '\] ok ' "$target/debug-compile.log" | tail -60 >&2
-    echo "test.sh: the debug build failed to compile some programs (above)" >&2
-    exit 1
-  fi
-  grep '^built ' "$target/debug-compile.log"
+  for level in 0 1 2; do
+    log="$target/debug-compile-O$level.log"
+    if ! "$target/debug/sysyc" build --opt-level "$level" -o "$target/debug-compile" \
+      "${dirs[@]}" > "$log" 2>&1; then
+      grep -v '\] ok ' "$log" | tail -60 >&2
+      echo "test.sh: the debug build failed to compile some programs at -O$level (above)" >&2
+      exit 1
+    fi
+    grep '^built ' "$log"
+  done
 fi
