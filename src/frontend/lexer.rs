@@ -35,6 +35,10 @@ pub struct Interner {
     strings: Vec<Box<[u8]>>,
 }
 
+/// The names and string literals an interner added since some earlier point
+/// (`Interner::copy_since`), for a copy of it on another thread (`Interner::extend`).
+pub type InternedSince = (Vec<Arc<str>>, Vec<Box<[u8]>>);
+
 impl Interner {
     pub fn intern(&mut self, s: &str) -> Sym {
         if let Some(&sym) = self.map.get(s) {
@@ -64,7 +68,7 @@ impl Interner {
     }
     /// A copy of the names and string literals interned after `counts` gave `since`, for
     /// `extend` to give a copy kept on another thread. The names are shared, not copied.
-    pub fn copy_since(&self, since: (usize, usize)) -> (Vec<Arc<str>>, Vec<Box<[u8]>>) {
+    pub fn copy_since(&self, since: (usize, usize)) -> InternedSince {
         (
             self.names[since.0..].to_vec(),
             self.strings[since.1..].to_vec(),
@@ -81,7 +85,7 @@ impl Interner {
         }
     }
     /// Appends what `copy_since` gave to a `read_only_copy`.
-    pub fn extend(&mut self, (names, strings): (Vec<Arc<str>>, Vec<Box<[u8]>>)) {
+    pub fn extend(&mut self, (names, strings): InternedSince) {
         self.names.extend(names);
         self.strings.extend(strings);
     }

@@ -262,11 +262,7 @@ fn check_in_turn(s: Stages) -> std::time::Duration {
 /// the parsing thread spent lexing and parsing (not waiting for room in the queue).
 fn check_overlapped(s: Stages) -> std::time::Duration {
     use std::time::{Duration, Instant};
-    type Parsed = (
-        ast::Item,
-        ast::Ast,
-        (Vec<std::sync::Arc<str>>, Vec<Box<[u8]>>),
-    );
+    type Parsed = (ast::Item, ast::Ast, lexer::InternedSince);
     let mut names = s.interner.read_only_copy();
     let mut since = s.interner.counts();
     let (batches, parsed) = std::sync::mpsc::sync_channel::<Vec<Parsed>>(QUEUE);

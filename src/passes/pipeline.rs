@@ -197,12 +197,8 @@ impl Deferred<'_> {
     /// Runs the deferred steps on `f` (a function of the module given to `optimize_deferring`).
     pub fn run(&self, f: &mut Function, cx: &ModuleCx) {
         if !self.steps.is_empty() {
-            self.runner.run_func(
-                f,
-                cx,
-                &mut FuncAnalyses::checking(self.runner.opts.verify_each),
-                self.steps,
-            );
+            self.runner
+                .run_func(f, cx, &mut self.runner.analyses(), self.steps);
         }
     }
 
@@ -266,6 +262,11 @@ struct Runner<'a> {
 }
 
 impl Runner<'_> {
+    /// A fresh analysis cache for one function, checking every request under `verify_each`.
+    fn analyses(&self) -> FuncAnalyses {
+        FuncAnalyses::checking(self.opts.verify_each)
+    }
+
     /// Whether one more pass may run.
     fn take_budget(&self) -> bool {
         self.budget.fetch_sub(1, Ordering::SeqCst) > 0
@@ -313,7 +314,7 @@ impl Runner<'_> {
             let run_one = |f: &mut Function, cx: &ModuleCx| {
                 // The analyses of `f` live while the segment runs on it: module passes
                 // between segments may change any function.
-                let mut am = FuncAnalyses::checking(self.opts.verify_each);
+                let mut am = self.analyses();
                 self.run_func(f, cx, &mut am, segment);
                 // The function waits for the other functions and the next module pass: without
                 // the rows its passes removed, and with its tables no larger than their contents.

@@ -115,9 +115,7 @@ impl Reg {
     /// The virtual register `self` is (it must be one).
     #[inline]
     pub fn as_vreg(self) -> VReg {
-        debug_assert!(self.is_virt());
-        // Virtual register `k` is number `64 + k`, and its id holds `k + 1`: `self.0 - 63`.
-        VReg(std::num::NonZeroU32::new(self.0.wrapping_sub(63)).expect("a virtual register"))
+        VReg::new(self.vindex())
     }
     #[inline]
     pub fn vindex(self) -> usize {

@@ -246,8 +246,7 @@ fn compile_function(
         layout::exits_out_of_line(&mut s.code, |l| {
             usize::try_from(l)
                 .ok()
-                .filter(|&b| b < blocks.len())
-                .map(|b| &blocks[minst::MBlock::new(b)])
+                .and_then(|b| blocks.get(minst::MBlock::new(b)))
                 .map(|b| b.depth)
         });
         layout::copy_jump_targets(&mut s.code);

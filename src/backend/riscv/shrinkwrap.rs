@@ -243,11 +243,12 @@ pub fn split_at_region(mf: &mut MFunc, iv: &Intervals) -> bool {
     let mut rename: rustc_hash::FxHashMap<Reg, Reg> = Default::default();
     let mut head = Vec::with_capacity(split.len());
     for &v in &split {
-        let old = Reg::vreg(v);
-        let class = mf.vclass[VReg::new(v)];
+        let v = VReg::new(v);
+        let old = v.reg();
+        let class = mf.vclass[v];
         let new = mf.new_vreg(class);
         rename.insert(old, new);
-        let copy = match mf.remat[VReg::new(v)] {
+        let copy = match mf.remat[v] {
             Some(mut rm) => {
                 rm.rd = new;
                 mf.remat[new.as_vreg()] = Some(rm);
@@ -295,14 +296,14 @@ fn needs_after_alloc(mf: &MFunc, alloc: &Allocation) -> IdVec<MBlock, bool> {
         if r.is_none() {
             false
         } else if r.is_virt() {
-            let v = r.vindex();
             if alloc.is_spilled(r) {
-                match mf.remat[VReg::new(v)] {
+                match mf.remat[r.as_vreg()] {
                     Some(rm) => frame_access(rm.fref),
                     None => true,
                 }
             } else {
-                alloc.reg[VReg::new(v)].is_some() && alloc.reg[VReg::new(v)].is_callee_saved()
+                let p = alloc.reg[r.as_vreg()];
+                p.is_some() && p.is_callee_saved()
             }
         } else {
             r.is_callee_saved()

@@ -409,13 +409,14 @@ pub fn local_copies(mf: &mut MFunc, alloc: &Allocation) -> Option<Undo> {
                 } else if !branched && near(i, next_read) {
                     // Open a cluster: one reload (or rematerialization, which the copy
                     // keeps: spilled again, it is recomputed) for this read and the next ones.
-                    let c = mf.new_vreg(mf.vclass[VReg::new(v)]);
-                    if let Some(mut rm) = mf.remat[VReg::new(v)] {
+                    let class = mf.vclass[r.as_vreg()];
+                    let c = mf.new_vreg(class);
+                    if let Some(mut rm) = mf.remat[r.as_vreg()] {
                         rm.rd = c;
                         mf.remat[c.as_vreg()] = Some(rm);
                         insts.push(rm);
                     } else {
-                        insts.push(MInst::unary(move_op(mf.vclass[VReg::new(v)]), c, r));
+                        insts.push(MInst::unary(move_op(class), c, r));
                     }
                     if copy[v].is_none() {
                         touched.push(v);
@@ -444,10 +445,11 @@ pub fn local_copies(mf: &mut MFunc, alloc: &Allocation) -> Option<Undo> {
             let v = d.vindex();
             if near(i, next[2]) {
                 // The definition writes a register copy; one store keeps the slot current.
-                let c = mf.new_vreg(mf.vclass[VReg::new(v)]);
+                let class = mf.vclass[d.as_vreg()];
+                let c = mf.new_vreg(class);
                 mi.rd = c;
                 insts.push(mi);
-                insts.push(MInst::unary(move_op(mf.vclass[VReg::new(v)]), d, c));
+                insts.push(MInst::unary(move_op(class), d, c));
                 if copy[v].is_none() {
                     touched.push(v);
                 }
