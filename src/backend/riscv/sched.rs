@@ -97,15 +97,19 @@ mod machine {
         /// The unpipelined unit it occupies (`NO_UNIT`: none) and for how many cycles.
         pub unit: u8,
         pub busy: u32,
+        /// [`latency`].
+        pub latency: u32,
         pipes: model::Pipes,
     }
 
     pub fn info(op: MOp) -> Info {
+        let row = model::class(op).info();
         let (unit, busy) = unit(op).map_or((NO_UNIT, 0), |(u, n)| (u as u8, n));
         Info {
             unit,
             busy,
-            pipes: model::pipes(op),
+            latency: row.latency,
+            pipes: row.pipes,
         }
     }
 
@@ -203,23 +207,38 @@ fn disjoint(a: &Access, b: &Access, private_below: i64) -> bool {
 /// The dependence graph of one region.
 #[derive(Default)]
 struct Dag {
-    /// (source, target, latency), in the order found: by target.
+    /// (target, latency, the source's previous edge): per source a linked list, newest (greatest
+    /// target) first.
     edges: Vec<(u32, u32, u32)>,
-    /// Per node: the target of its last edge (`u32::MAX`: none yet) and that edge's index.
-    last: Vec<(u32, u32)>,
-    /// Per node: its successors with their latencies, `succ[succ_start[k]..succ_start[k + 1]]`,
-    /// by target.
-    succ_start: Vec<u32>,
-    succ: Vec<(u32, u32)>,
+    /// Per node: its newest edge in `edges` (`NO_EDGE`: none).
+    head: Vec<u32>,
     npreds: Vec<u32>,
     height: Vec<u32>,
+    /// Per node: its ready-list key (see [`rank`]).
+    rank: Vec<u64>,
 }
 
+/// No edge (the end of a list of `Dag::edges`).
+const NO_EDGE: u32 = u32::MAX;
+
 impl Dag {
-    /// The successors of node `k` with their latencies.
-    fn succs(&self, k: usize) -> &[(u32, u32)] {
-        &self.succ[self.succ_start[k] as usize..self.succ_start[k + 1] as usize]
+    /// The successors of node `k` with their latencies, the last in source order first.
+    #[inline]
+    fn succs(&self, k: usize) -> impl Iterator<Item = (u32, u32)> + '_ {
+        succs_in(&self.edges, self.head[k])
     }
+}
+
+/// The successors on the list of `edges` starting at `e`.
+#[inline]
+fn succs_in(edges: &[(u32, u32, u32)], mut e: u32) -> impl Iterator<Item = (u32, u32)> + '_ {
+    std::iter::from_fn(move || {
+        (e != NO_EDGE).then(|| {
+            let (to, lat, next) = edges[e as usize];
+            e = next;
+            (to, lat)
+        })
+    })
 }
 
 /// Buffers reused by every region of a function.
@@ -231,7 +250,6 @@ struct Scratch {
     /// The stores among `accesses` (a load depends on stores only).
     stores: Vec<Access>,
     pending: Vec<Reg>,
-    uses: Vec<[Reg; 2]>,
     /// The ready nodes as `rank` keys, in increasing order.
     ready: Vec<u64>,
     /// Per node of the region: its virtual registers as `Pressure` reads them (filled by the
@@ -317,9 +335,9 @@ impl EffectCache {
 /// estimate): `clear` forgets every value in O(1) by advancing an epoch.
 #[derive(Default)]
 struct ByReg<T> {
-    /// `stamp[r] == epoch` (counted from 1): `val[r]` is from this run.
-    stamp: Vec<u32>,
-    val: Vec<T>,
+    /// Per register number: the epoch its value is from (this run's when equal to `epoch`,
+    /// counted from 1) and the value.
+    slots: Vec<(u32, T)>,
     epoch: u32,
 }
 
@@ -327,116 +345,94 @@ impl<T: Copy + Default> ByReg<T> {
     fn clear(&mut self) {
         self.epoch = self.epoch.wrapping_add(1);
         if self.epoch == 0 {
-            self.stamp.iter_mut().for_each(|s| *s = 0);
+            self.slots.iter_mut().for_each(|s| s.0 = 0);
             self.epoch = 1;
         }
     }
 
     #[inline]
     fn get(&self, r: Reg) -> Option<T> {
+        match self.slots.get(r.0 as usize) {
+            Some(&(e, v)) if e == self.epoch => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The value of `r`, `init` if it has none in this run.
+    #[inline]
+    fn entry(&mut self, r: Reg, init: T) -> &mut T {
         let i = r.0 as usize;
-        (i < self.stamp.len() && self.stamp[i] == self.epoch).then(|| self.val[i])
+        if i >= self.slots.len() {
+            self.slots.resize(i + 1, (0, T::default()));
+        }
+        let slot = &mut self.slots[i];
+        if slot.0 != self.epoch {
+            *slot = (self.epoch, init);
+        }
+        &mut slot.1
     }
 
     #[inline]
     fn set(&mut self, r: Reg, v: T) {
-        let i = r.0 as usize;
-        if i >= self.stamp.len() {
-            self.stamp.resize(i + 1, 0);
-            self.val.resize(i + 1, T::default());
-        }
-        self.stamp[i] = self.epoch;
-        self.val[i] = v;
+        *self.entry(r, v) = v;
     }
 }
 
-/// Per register seen in a region: the last writer (`u32::MAX`: none) and the readers since,
-/// in a row found by the register's number. The readers of a row are a linked list in one
-/// table, newest first.
+/// Per register seen in a region, found by its number: the last writer (`u32::MAX`: none) and
+/// the readers since. The readers of a register are a linked list in one table, newest first.
 #[derive(Default)]
 struct RegRows {
-    row: ByReg<u32>,
-    /// Per row: the last writer and the newest reader's entry in `readers` (`NO_READER`: none).
-    rows: Vec<(u32, u32)>,
-    /// (reader, entry of the previous reader of the same row).
+    /// Per register: the last writer and the newest reader's entry in `readers` (`NO_READER`:
+    /// none).
+    row: ByReg<(u32, u32)>,
+    /// (reader, entry of the previous reader of the same register).
     readers: Vec<(u32, u32)>,
-    used: usize,
 }
 
 /// No entry of `RegRows::readers`.
 const NO_READER: u32 = u32::MAX;
 
+/// A register's row before the region has seen it: no writer, no readers.
+const NO_ROW: (u32, u32) = (u32::MAX, NO_READER);
+
 impl RegRows {
     /// Starts a region: no register has a row.
     fn clear(&mut self) {
         self.row.clear();
-        self.used = 0;
         self.readers.clear();
     }
+}
 
-    /// Adds reader `k` to `row` unless it is the newest already.
-    #[inline]
-    fn add_reader(&mut self, row: usize, k: u32) {
-        let head = self.rows[row].1;
-        if head == NO_READER || self.readers[head as usize].0 != k {
-            self.readers.push((k, head));
-            self.rows[row].1 = self.readers.len() as u32 - 1;
-        }
-    }
-
-    /// The readers of `row` since its last writer, newest first.
-    fn readers_of(&self, row: usize) -> impl Iterator<Item = u32> + '_ {
-        let mut e = self.rows[row].1;
-        std::iter::from_fn(move || {
-            (e != NO_READER).then(|| {
-                let (k, next) = self.readers[e as usize];
-                e = next;
-                k
-            })
+/// The readers on the list of `readers` starting at `e`.
+fn readers_from(readers: &[(u32, u32)], mut e: u32) -> impl Iterator<Item = u32> + '_ {
+    std::iter::from_fn(move || {
+        (e != NO_READER).then(|| {
+            let (k, next) = readers[e as usize];
+            e = next;
+            k
         })
-    }
-
-    /// The row of `r` if the region has seen it.
-    fn get(&self, r: Reg) -> Option<usize> {
-        self.row.get(r).map(|k| k as usize)
-    }
-
-    /// The row of `r`, a fresh one (no writer, no readers) on its first sight.
-    #[inline]
-    fn row_of(&mut self, r: Reg) -> usize {
-        if let Some(k) = self.row.get(r) {
-            return k as usize;
-        }
-        if self.used == self.rows.len() {
-            self.rows.push((u32::MAX, NO_READER));
-        }
-        self.rows[self.used] = (u32::MAX, NO_READER);
-        self.row.set(r, self.used as u32);
-        self.used += 1;
-        self.used - 1
-    }
+    })
 }
 
 #[cfg(test)]
 fn build_dag(
     insts: &[MInst],
-    uses: &[[Reg; 2]],
     private_below: i64,
-    tied: &dyn Fn(Reg, Reg) -> bool,
+    tied: &impl Fn(Reg, Reg) -> bool,
     exit_reads: &[Reg],
 ) -> Dag {
     let mut s = Scratch::default();
-    build_dag_into(&mut s, insts, uses, private_below, tied, exit_reads);
+    build_dag_into(&mut s, insts, private_below, tied, exit_reads);
     s.dag
 }
 
-/// Builds the dependence graph of `insts` into `s.dag`.
+/// Builds the dependence graph of `insts` into `s.dag`, and their model lookups into `s.info`.
+/// Calls and returns (whose extra reads are not in `rs1`/`rs2`) are never inside a region.
 fn build_dag_into(
     s: &mut Scratch,
     insts: &[MInst],
-    uses: &[[Reg; 2]],
     private_below: i64,
-    tied: &dyn Fn(Reg, Reg) -> bool,
+    tied: &impl Fn(Reg, Reg) -> bool,
     exit_reads: &[Reg],
 ) {
     let n = insts.len();
@@ -446,54 +442,60 @@ fn build_dag_into(
         accesses,
         stores,
         pending,
+        info,
         ..
     } = s;
     let Dag {
         edges,
-        last,
-        succ_start,
-        succ,
+        head,
         npreds,
         height,
+        rank,
     } = dag;
+    info.clear();
+    info.extend(insts.iter().map(|mi| machine::info(mi.op)));
     edges.clear();
-    last.clear();
-    last.resize(n, (u32::MAX, 0));
+    head.clear();
+    head.resize(n, NO_EDGE);
     npreds.clear();
     npreds.resize(n, 0);
     // Edges into node `k` are all added while `k` is visited, so one from `from` to `k`, if
-    // any, is the last of `from`'s.
+    // any, is the newest of `from`'s.
     let mut edge = |from: u32, to: u32, lat: u32| {
-        let l = &mut last[from as usize];
-        if l.0 == to {
-            let e = &mut edges[l.1 as usize].2;
+        let h = head[from as usize];
+        if h != NO_EDGE && edges[h as usize].0 == to {
+            let e = &mut edges[h as usize].1;
             *e = (*e).max(lat);
         } else {
-            *l = (to, edges.len() as u32);
-            edges.push((from, to, lat));
+            head[from as usize] = edges.len() as u32;
+            edges.push((to, lat, h));
             npreds[to as usize] += 1;
         }
     };
     // Per register: the last writer and the readers since.
     regs.clear();
+    let RegRows { row: rows, readers } = regs;
     accesses.clear();
     stores.clear();
     for (k, mi) in insts.iter().enumerate() {
         let k = k as u32;
-        for &r in uses[k as usize]
-            .iter()
-            .filter(|r| r.is_some() && **r != Reg::ZERO)
-        {
-            let row = regs.row_of(r);
-            let w = regs.rows[row].0;
-            if w != u32::MAX {
-                let lat = machine::latency(insts[w as usize].op);
-                edge(w, k, lat);
+        for r in [mi.rs1, mi.rs2] {
+            if r.is_none() || r == Reg::ZERO {
+                continue;
             }
-            regs.add_reader(row, k);
+            let row = rows.entry(r, NO_ROW);
+            let (w, newest) = *row;
+            if w != u32::MAX {
+                edge(w, k, info[w as usize].latency);
+            }
+            // Reader `k` once, however many of its operands `r` is.
+            if newest == NO_READER || readers[newest as usize].0 != k {
+                readers.push((k, newest));
+                row.1 = readers.len() as u32 - 1;
+            }
         }
         if is_mem(mi.op) {
-            let base_def = regs.get(mi.rs1).map_or(u32::MAX, |row| regs.rows[row].0);
+            let base_def = rows.get(mi.rs1).map_or(u32::MAX, |(w, _)| w);
             let a = Access {
                 node: k,
                 store: mi.op.is_store(),
@@ -525,49 +527,28 @@ fn build_dag_into(
         let d = mi.rd;
         // `d = f(u)` with `d` and `u` joined by a copy (a loop counter and its update): the
         // other reads of `u` stay before, or both live at once and the copy cannot go.
-        for &u in uses[k as usize]
-            .iter()
-            .filter(|u| u.is_virt() && d.is_virt())
-        {
-            if tied(u, d) {
-                if let Some(row) = regs.get(u) {
-                    for r in regs.readers_of(row).filter(|&r| r != k) {
-                        edge(r, k, 0);
+        if d.is_virt() {
+            for u in [mi.rs1, mi.rs2] {
+                if u.is_virt() && tied(u, d) {
+                    if let Some((_, newest)) = rows.get(u) {
+                        for r in readers_from(readers, newest).filter(|&r| r != k) {
+                            edge(r, k, 0);
+                        }
                     }
                 }
             }
         }
         if d.is_some() && d != Reg::ZERO {
-            let row = regs.row_of(d);
-            for u in regs.readers_of(row).filter(|&u| u != k) {
+            let row = rows.entry(d, NO_ROW);
+            let (w, newest) = *row;
+            *row = (k, NO_READER);
+            for u in readers_from(readers, newest).filter(|&u| u != k) {
                 edge(u, k, 0);
             }
-            let w = regs.rows[row].0;
             if w != u32::MAX {
                 edge(w, k, 1);
             }
-            regs.rows[row] = (k, NO_READER);
         }
-    }
-    // Successor lists: edges by source, each list by target.
-    succ_start.clear();
-    succ_start.resize(n + 1, 0);
-    for &(from, _, _) in edges.iter() {
-        succ_start[from as usize + 1] += 1;
-    }
-    for k in 0..n {
-        succ_start[k + 1] += succ_start[k];
-    }
-    succ.clear();
-    succ.resize(edges.len(), (0, 0));
-    // `last` now serves as each source's next free slot.
-    for k in 0..n {
-        last[k].1 = succ_start[k];
-    }
-    for &(from, to, lat) in edges.iter() {
-        let at = &mut last[from as usize].1;
-        succ[*at as usize] = (to, lat);
-        *at += 1;
     }
     // Heights, backwards (edges go forwards). The last write of a register the branch after
     // the region reads also counts the branch, which waits for it.
@@ -581,18 +562,24 @@ fn build_dag_into(
             .filter(|&r| r.is_some() && r != Reg::ZERO),
     );
     for k in (0..n).rev() {
-        let mut own = machine::latency(insts[k].op).max(1);
+        let mut own = info[k].latency.max(1);
         if insts[k].rd.is_some() {
             if let Some(at) = pending.iter().position(|&r| r == insts[k].rd) {
                 pending.swap_remove(at);
                 own += 1;
             }
         }
-        height[k] = succ[succ_start[k] as usize..succ_start[k + 1] as usize]
-            .iter()
-            .map(|&(s, l)| l + height[s as usize])
+        height[k] = succs_in(edges, head[k])
+            .map(|(s, l)| l + height[s as usize])
             .fold(own, u32::max);
     }
+    rank.clear();
+    rank.extend(
+        height
+            .iter()
+            .enumerate()
+            .map(|(k, &h)| ((u32::MAX - h) as u64) << 32 | k as u64),
+    );
 }
 
 /// The virtual registers one block reads or writes, each with its starting `Pressure` row
@@ -781,12 +768,6 @@ impl<'a> Pressure<'a> {
         e.net[0] + e.net[1]
     }
 
-    /// Whether issuing `mi` now takes some class beyond its cap.
-    #[inline]
-    fn over_cap(&self, e: &Effect) -> bool {
-        (0..2).any(|c| self.cur[c] as i32 + e.top[c] > self.cap[c] as i32)
-    }
-
     fn issue(&mut self, mi: &MInst) {
         for r in mi.uses().filter(|r| r.is_virt()) {
             let e = &mut self.left[r.vindex()];
@@ -891,7 +872,7 @@ fn schedule(
     s: &mut Scratch,
     insts: &[MInst],
     private_below: i64,
-    tied: &dyn Fn(Reg, Reg) -> bool,
+    tied: &impl Fn(Reg, Reg) -> bool,
     pressure: Option<&mut Pressure>,
     mode: Mode,
     exit_reads: &[Reg],
@@ -914,17 +895,10 @@ fn prepare(
     s: &mut Scratch,
     insts: &[MInst],
     private_below: i64,
-    tied: &dyn Fn(Reg, Reg) -> bool,
+    tied: &impl Fn(Reg, Reg) -> bool,
     exit_reads: &[Reg],
 ) {
-    // Calls and returns (whose extra reads are not in the row) are never inside a region.
-    let mut uses = std::mem::take(&mut s.uses);
-    uses.clear();
-    uses.extend(insts.iter().map(|mi| [mi.rs1, mi.rs2]));
-    build_dag_into(s, insts, &uses, private_below, tied, exit_reads);
-    s.uses = uses;
-    s.info.clear();
-    s.info.extend(insts.iter().map(|mi| machine::info(mi.op)));
+    build_dag_into(s, insts, private_below, tied, exit_reads);
 }
 
 /// [`schedule`] of a region `prepare` has put into `s`.
@@ -949,7 +923,13 @@ fn schedule_prepared(
     } = s;
     let dag = &*dag;
     let vregs = &vregs[..if pressure.is_some() { n } else { 0 }];
-    if let Some(p) = pressure.as_deref() {
+    let margin = match mode {
+        Mode::Latency | Mode::SourceAtLimit => None,
+        Mode::Pressure(m) => Some(m),
+    };
+    // The effect cache serves `best_tight`, which only an order with a margin calls.
+    let cached = pressure.is_some() && margin.is_some();
+    if let Some(p) = pressure.as_deref().filter(|_| cached) {
         effects.start(n, p.left.len());
     }
     npreds.clear();
@@ -967,10 +947,6 @@ fn schedule_prepared(
     let mut cycle = 0u32;
     let start_of = |k: u32, earliest: &[u32], unit_free: &[u32; 3]| {
         earliest[k as usize].max(unit_free[info[k as usize].unit as usize])
-    };
-    let margin = match mode {
-        Mode::Latency | Mode::SourceAtLimit => None,
-        Mode::Pressure(m) => Some(m),
     };
     let source_at_limit = mode == Mode::SourceAtLimit;
     // The classes within the margin of their limit now (none: schedule by latency).
@@ -994,18 +970,19 @@ fn schedule_prepared(
         // First slot of the cycle.
         let tight = tight_classes(pressure.as_deref());
         least_room = loose_room(pressure.as_deref(), tight, least_room);
-        let pick = if source_at_limit && pressure.as_deref().is_some_and(|p| p.room() <= 0) {
-            ready.iter().map(|&r| node(r)).min().unwrap()
+        // The pick and its place in `ready`.
+        let (at, pick) = if source_at_limit && pressure.as_deref().is_some_and(|p| p.room() <= 0) {
+            first_in_source_order(ready)
         } else if tight.contains(&true) {
             let p = pressure.as_deref().unwrap();
             let startable = |k: u32| start_of(k, earliest, &unit_free) <= cycle;
-            best_tight(ready, |_| true, startable, p, vregs, effects, tight)
-                .unwrap()
-                .0
+            let (at, k, _) =
+                best_tight(ready, |_| true, startable, p, vregs, effects, tight).unwrap();
+            (at, k)
         } else {
             let startable = |k: u32| start_of(k, earliest, &unit_free) <= cycle;
             match best(ready, startable, pressure.as_deref(), vregs) {
-                Some(k) => k,
+                Some(found) => found,
                 None => {
                     cycle = ready
                         .iter()
@@ -1017,11 +994,12 @@ fn schedule_prepared(
             }
         };
         cycle = cycle.max(start_of(pick, earliest, &unit_free));
-        let at = ready.binary_search(&rank(pick)).unwrap();
         ready.remove(at);
         if let Some(p) = pressure.as_deref_mut() {
             p.issue(&insts[pick as usize]);
-            effects.issued(&vregs[pick as usize]);
+            if cached {
+                effects.issued(&vregs[pick as usize]);
+            }
         }
         // Second slot: independent of the first and allowed to pair with it. Near the limit,
         // only an instruction that does not add to the tight classes' live registers.
@@ -1040,19 +1018,20 @@ fn schedule_prepared(
         } else if tight.contains(&true) {
             let p = pressure.as_deref().unwrap();
             best_tight(ready, pairs, |_| true, p, vregs, effects, tight)
-                .filter(|&(_, key)| !key.over() && !key.grows())
-                .map(|(k, _)| k)
+                .filter(|&(_, _, key)| !key.over() && !key.grows())
+                .map(|(at, k, _)| (at, k))
         } else {
             best(ready, pairs, pressure.as_deref(), vregs)
         };
         let mut issued = [pick, u32::MAX];
         let mut num_issued = 1;
-        if let Some(k) = second {
-            let at = ready.binary_search(&rank(k)).unwrap();
+        if let Some((at, k)) = second {
             ready.remove(at);
             if let Some(p) = pressure.as_deref_mut() {
                 p.issue(&insts[k as usize]);
-                effects.issued(&vregs[k as usize]);
+                if cached {
+                    effects.issued(&vregs[k as usize]);
+                }
             }
             issued[1] = k;
             num_issued = 2;
@@ -1063,7 +1042,7 @@ fn schedule_prepared(
             if ik.unit != machine::NO_UNIT {
                 unit_free[ik.unit as usize] = cycle + ik.busy;
             }
-            for &(s, lat) in dag.succs(k as usize) {
+            for (s, lat) in dag.succs(k as usize) {
                 let e = &mut earliest[s as usize];
                 *e = (*e).max(cycle + lat);
                 npreds[s as usize] -= 1;
@@ -1081,10 +1060,11 @@ fn schedule_prepared(
 }
 
 /// The ready list's key of node `k`: by height, greatest first, then by source order, in
-/// increasing order of keys (the height, complemented, above the node).
+/// increasing order of keys (the height, complemented, above the node). Computed with the
+/// heights.
 #[inline]
 fn rank(dag: &Dag, k: u32) -> u64 {
-    ((u32::MAX - dag.height[k as usize]) as u64) << 32 | k as u64
+    dag.rank[k as usize]
 }
 
 /// The node of a ready list key (`rank`).
@@ -1093,8 +1073,9 @@ fn node(key: u64) -> u32 {
     key as u32
 }
 
-/// The candidate to issue among those of `ready` that `ok` accepts: greatest height, then the
-/// one that frees registers, then source order (`None`: `ok` accepts none). The register count
+/// The candidate to issue among those of `ready` that `ok` accepts, with its place in `ready`:
+/// greatest height, then the one that frees registers, then source order (`None`: `ok` accepts
+/// none). The register count
 /// is looked at only between candidates of equal height. `ready` holds `rank` keys in
 /// increasing order: by height, greatest first, then by source order. `vregs`: the virtual
 /// registers of each node (with `p`).
@@ -1103,18 +1084,17 @@ fn best(
     ok: impl Fn(u32) -> bool,
     p: Option<&Pressure>,
     vregs: &[VRegs],
-) -> Option<u32> {
-    let mut rest = ready.iter().copied();
-    let first = rest.by_ref().find(|&r| ok(node(r)))?;
-    let b = node(first);
+) -> Option<(usize, u32)> {
+    let start = ready.iter().position(|&r| ok(node(r)))?;
+    let first = ready[start];
     let Some(p) = p else {
-        return Some(b);
+        return Some((start, node(first)));
     };
     let h = first >> 32;
-    let mut pick = b;
+    let (mut at, mut pick) = (start, node(first));
     // The register count of `pick`, once asked.
     let mut pick_delta: Option<i32> = None;
-    for r in rest {
+    for (i, &r) in ready.iter().enumerate().skip(start + 1) {
         if r >> 32 != h {
             break;
         }
@@ -1125,11 +1105,22 @@ fn best(
         let db = *pick_delta.get_or_insert_with(|| p.delta(&vregs[pick as usize]));
         let dk = p.delta(&vregs[k as usize]);
         if (dk, k) < (db, pick) {
-            pick = k;
+            (at, pick) = (i, k);
             pick_delta = Some(dk);
         }
     }
-    Some(pick)
+    Some((at, pick))
+}
+
+/// The node of `ready` first in source order, with its place in `ready`.
+fn first_in_source_order(ready: &[u64]) -> (usize, u32) {
+    let mut found = (0, node(ready[0]));
+    for (i, &r) in ready.iter().enumerate().skip(1) {
+        if node(r) < found.1 {
+            found = (i, node(r));
+        }
+    }
+    found
 }
 
 /// How a candidate ranks near the limit, smaller is better, packed into one integer so that
@@ -1169,7 +1160,7 @@ impl TightKey {
 }
 
 /// The candidate to issue near the limit among those of `ready` that `ok` accepts, with its
-/// key (`None`: `ok` accepts none): first never beyond the cap, then one that does not add to
+/// place in `ready` and its key (`None`: `ok` accepts none): first never beyond the cap, then one that does not add to
 /// the live registers of the `tight` classes (waiting for it if need be), then one that can
 /// issue now, then the one that frees most, then greatest height, then source order.
 fn best_tight(
@@ -1180,18 +1171,23 @@ fn best_tight(
     vregs: &[VRegs],
     effects: &mut EffectCache,
     tight: [bool; 2],
-) -> Option<(u32, TightKey)> {
-    let mut pick: Option<(u32, TightKey)> = None;
-    for &r in ready {
+) -> Option<(usize, u32, TightKey)> {
+    // Per class: 1 if tight, else 0 (the change counts tight classes only), and the registers
+    // left before the cap (a candidate whose `top` exceeds them goes beyond it).
+    let weight = tight.map(i32::from);
+    let room = [0, 1].map(|c| p.cap[c] as i32 - p.cur[c] as i32);
+    let mut pick: Option<(usize, u32, TightKey)> = None;
+    for (i, &r) in ready.iter().enumerate() {
         let k = node(r);
         if !ok(k) {
             continue;
         }
         let e = effects.get(k, &vregs[k as usize], p);
-        let change = (0..2).filter(|&c| tight[c]).map(|c| e.net[c]).sum::<i32>();
-        let key = TightKey::new(p.over_cap(&e), change, || !startable(k), r);
-        if pick.is_none_or(|(_, b)| key < b) {
-            pick = Some((k, key));
+        let change = e.net[0] * weight[0] + e.net[1] * weight[1];
+        let over = e.top[0] > room[0] || e.top[1] > room[1];
+        let key = TightKey::new(over, change, || !startable(k), r);
+        if pick.is_none_or(|(_, _, b)| key < b) {
+            pick = Some((i, k, key));
         }
     }
     pick
@@ -1583,9 +1579,8 @@ mod tests {
         // A base written between the two accesses: no longer comparable.
         let bump = MInst::i(MOp::Addi, x(12), x(12), 8);
         let insts = [st, bump, other];
-        let uses: Vec<[Reg; 2]> = insts.iter().map(|m| [m.rs1, m.rs2]).collect();
-        let dag = build_dag(&insts, &uses, 0, &|_, _| false, &[]);
-        assert!(dag.succs(0).iter().any(|e| e.0 == 2));
+        let dag = build_dag(&insts, 0, &|_, _| false, &[]);
+        assert!(dag.succs(0).any(|(s, _)| s == 2));
         // Spill slots below the private bound do not alias pointer accesses.
         let spill = MInst::store(MOp::Sd, x(10), Reg::SP, 8);
         assert!(independent(spill, elsewhere, 16));
@@ -1594,13 +1589,7 @@ mod tests {
 
     /// Whether `b` after `a` has no dependence on it (`private_below`: the spill area's end).
     fn independent(a: MInst, b: MInst, private_below: i64) -> bool {
-        let dag = build_dag(
-            &[a, b],
-            &[[a.rs1, a.rs2], [b.rs1, b.rs2]],
-            private_below,
-            &|_, _| false,
-            &[],
-        );
+        let dag = build_dag(&[a, b], private_below, &|_, _| false, &[]);
         dag.npreds[1] == 0
     }
 
