@@ -263,76 +263,85 @@ struct Scratch {
 }
 
 /// Per node of a region, its `Pressure::effect_of` while one order is scheduled, found again
-/// only once an instruction issued since touched one of its registers: near the limit every
+/// only once an instruction issued since named one of its registers: near the limit every
 /// ready node's effect is asked for at every choice, and most stay the same.
 #[derive(Default)]
 struct EffectCache {
-    /// Per node: the effect and the clock when it was found (before `start`: not this order's).
-    node: Vec<(Effect, u32)>,
-    /// Per virtual register: the clock when an issued instruction last changed its row.
-    touched: Vec<u32>,
-    /// Advanced at the start of each order and at each issue.
-    clock: u32,
-    /// The clock when the current order started.
-    start: u32,
+    /// Per node: the effect, meaningful while `valid`.
+    node: Vec<Effect>,
+    valid: Vec<bool>,
+    /// Per virtual register named in the region (by index): its newest entry in `users`.
+    newest: ByReg<u32>,
+    /// (node naming the register, entry of the previous such node): per register a linked
+    /// list (see `index`).
+    users: Vec<(u32, u32)>,
 }
 
+/// No entry of `EffectCache::users`.
+const NO_USER: u32 = u32::MAX;
+
 impl EffectCache {
-    /// Starts an order of `n` nodes whose instructions name virtual registers below `nv`.
-    fn start(&mut self, n: usize, nv: usize) {
-        if self.clock >= u32::MAX / 2 {
-            self.touched.iter_mut().for_each(|t| *t = 0);
-            self.clock = 0;
+    /// Finds, per virtual register, the nodes of the region with virtual registers `vregs`
+    /// that name it: before the first order of the region that reads the cache.
+    fn index(&mut self, vregs: &[VRegs]) {
+        self.newest.clear();
+        self.users.clear();
+        for (k, v) in vregs.iter().enumerate() {
+            let k = k as u32;
+            for r in [v.a, v.b, v.d] {
+                if r == NO_VREG {
+                    continue;
+                }
+                let newest = self.newest.entry_at(r as usize, NO_USER);
+                if *newest == NO_USER || self.users[*newest as usize].0 != k {
+                    self.users.push((k, *newest));
+                    *newest = self.users.len() as u32 - 1;
+                }
+            }
         }
-        if self.touched.len() < nv {
-            self.touched.resize(nv, 0);
-        }
-        self.clock += 1;
-        self.start = self.clock;
-        self.node.clear();
-        self.node.resize(n, (Effect::default(), 0));
     }
 
-    #[inline]
-    fn touched_at(&self, v: u32) -> u32 {
-        if v == NO_VREG {
-            0
-        } else {
-            self.touched[v as usize]
-        }
+    /// Starts an order of the `n` nodes `index` saw: nothing is known.
+    fn start(&mut self, n: usize) {
+        self.valid.clear();
+        self.valid.resize(n, false);
+        self.node.resize(n, Effect::default());
     }
 
     /// `p.effect_of(v)` for node `k` with virtual registers `v`.
     #[inline]
     fn get(&mut self, k: u32, v: &VRegs, p: &Pressure) -> Effect {
-        let (e, at) = self.node[k as usize];
-        if at >= self.start
-            && self.touched_at(v.a) <= at
-            && self.touched_at(v.b) <= at
-            && self.touched_at(v.d) <= at
-        {
-            return e;
+        if self.valid[k as usize] {
+            return self.node[k as usize];
         }
         let e = p.effect_of(v);
-        self.node[k as usize] = (e, self.clock);
+        self.node[k as usize] = e;
+        self.valid[k as usize] = true;
         e
     }
 
     /// Records that an instruction with virtual registers `v` issued (`Pressure::issue`
-    /// changes the rows of its operands and its result, no others).
+    /// changes the rows of its operands and its result, no others): the effects of the
+    /// nodes naming them are found again.
     #[inline]
     fn issued(&mut self, v: &VRegs) {
-        self.clock += 1;
         for r in [v.a, v.b, v.d] {
-            if r != NO_VREG {
-                self.touched[r as usize] = self.clock;
+            if r == NO_VREG {
+                continue;
+            }
+            let mut e = self.newest.get_at(r as usize).unwrap_or(NO_USER);
+            while e != NO_USER {
+                let (k, next) = self.users[e as usize];
+                self.valid[k as usize] = false;
+                e = next;
             }
         }
     }
 }
 
 /// Per register number, a value that holds for the current run only (one region, one
-/// estimate): `clear` forgets every value in O(1) by advancing an epoch.
+/// estimate): `clear` forgets every value in O(1) by advancing an epoch. Also by virtual
+/// register index (`EffectCache`).
 #[derive(Default)]
 struct ByReg<T> {
     /// Per register number: the epoch its value is from (this run's when equal to `epoch`,
@@ -352,16 +361,27 @@ impl<T: Copy + Default> ByReg<T> {
 
     #[inline]
     fn get(&self, r: Reg) -> Option<T> {
-        match self.slots.get(r.0 as usize) {
-            Some(&(e, v)) if e == self.epoch => Some(v),
-            _ => None,
-        }
+        self.get_at(r.0 as usize)
     }
 
     /// The value of `r`, `init` if it has none in this run.
     #[inline]
     fn entry(&mut self, r: Reg, init: T) -> &mut T {
-        let i = r.0 as usize;
+        self.entry_at(r.0 as usize, init)
+    }
+
+    /// [`get`](Self::get) by the register's number (or any other index).
+    #[inline]
+    fn get_at(&self, i: usize) -> Option<T> {
+        match self.slots.get(i) {
+            Some(&(e, v)) if e == self.epoch => Some(v),
+            _ => None,
+        }
+    }
+
+    /// [`entry`](Self::entry) by the register's number (or any other index).
+    #[inline]
+    fn entry_at(&mut self, i: usize, init: T) -> &mut T {
         if i >= self.slots.len() {
             self.slots.resize(i + 1, (0, T::default()));
         }
@@ -796,6 +816,39 @@ impl<'a> Pressure<'a> {
         }
     }
 
+    /// [`issue`](Self::issue) of an instruction with virtual registers `v` (`vregs`). Its
+    /// operands' rows count its reads of them, so a register it reads twice dies only at the
+    /// second.
+    #[inline]
+    fn issue_vregs(&mut self, v: &VRegs) {
+        for (r, c, reads) in [(v.a, v.a_class, v.a_reads), (v.b, v.b_class, 1)] {
+            if r != NO_VREG {
+                let e = &mut self.left[r as usize];
+                e.0 -= reads;
+                if e.0 == 0 && !e.1 && e.2 {
+                    e.2 = false;
+                    self.cur[c as usize] -= 1;
+                }
+            }
+        }
+        if v.d != NO_VREG {
+            let c = v.d_class as usize;
+            let e = &mut self.left[v.d as usize];
+            if !e.2 {
+                self.cur[c] += 1;
+                self.peak[c] = self.peak[c].max(self.cur[c]);
+                if e.0 == 0 && !e.1 {
+                    self.cur[c] -= 1; // dead on arrival
+                } else {
+                    e.2 = true;
+                }
+            }
+        }
+        for c in 0..2 {
+            self.excess[c] += self.cur[c].saturating_sub(self.limit[c]) as u64;
+        }
+    }
+
     /// The state before `region` issues, to try orders of it from (`restore`): the counts
     /// here, the rows of its registers into `rows`.
     fn save(&self, region: &[MInst], rows: &mut Vec<(u32, (u32, bool, bool))>) -> PressureAt {
@@ -901,7 +954,9 @@ fn prepare(
     build_dag_into(s, insts, private_below, tied, exit_reads);
 }
 
-/// [`schedule`] of a region `prepare` has put into `s`.
+/// [`schedule`] of a region `prepare` has put into `s`. With a `pressure`, `s.vregs` holds
+/// the virtual registers of the region's instructions, and for a `Mode::Pressure`,
+/// `s.effects` has indexed them (`EffectCache::index`).
 fn schedule_prepared(
     s: &mut Scratch,
     insts: &[MInst],
@@ -929,8 +984,8 @@ fn schedule_prepared(
     };
     // The effect cache serves `best_tight`, which only an order with a margin calls.
     let cached = pressure.is_some() && margin.is_some();
-    if let Some(p) = pressure.as_deref().filter(|_| cached) {
-        effects.start(n, p.left.len());
+    if cached {
+        effects.start(n);
     }
     npreds.clear();
     npreds.extend_from_slice(&dag.npreds);
@@ -996,7 +1051,7 @@ fn schedule_prepared(
         cycle = cycle.max(start_of(pick, earliest, &unit_free));
         ready.remove(at);
         if let Some(p) = pressure.as_deref_mut() {
-            p.issue(&insts[pick as usize]);
+            p.issue_vregs(&vregs[pick as usize]);
             if cached {
                 effects.issued(&vregs[pick as usize]);
             }
@@ -1028,7 +1083,7 @@ fn schedule_prepared(
         if let Some((at, k)) = second {
             ready.remove(at);
             if let Some(p) = pressure.as_deref_mut() {
-                p.issue(&insts[k as usize]);
+                p.issue_vregs(&vregs[k as usize]);
                 if cached {
                     effects.issued(&vregs[k as usize]);
                 }
@@ -1356,6 +1411,8 @@ fn before_alloc_in(mf: &mut MFunc, live_out: &LiveOut, scratch: &mut Scratch) {
             scratch
                 .vregs
                 .extend(region.iter().map(|mi| after.vregs(mi)));
+            // Whether `scratch.effects` has indexed the region (for the orders with a margin).
+            let mut indexed = false;
             for mode in MODES {
                 // A mode whose margin the latency-led order never came within acts only as
                 // `Mode::Latency`: the same order, which failed.
@@ -1376,6 +1433,10 @@ fn before_alloc_in(mf: &mut MFunc, live_out: &LiveOut, scratch: &mut Scratch) {
                     region.iter().for_each(|mi| after.issue(mi));
                     source_excess = Some(after.excess);
                     after.restore(start, &saved);
+                }
+                if matches!(mode, Mode::Pressure(_)) && !indexed {
+                    scratch.effects.index(&scratch.vregs);
+                    indexed = true;
                 }
                 let room = schedule_prepared(scratch, region, Some(&mut after), mode, &mut order);
                 // No point needs more registers than the cap, and, for an order that watched
