@@ -126,11 +126,13 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
         };
         let k = (class == RegClass::Float) as usize;
         let (caller_mask, pool_mask) = (caller_masks[k], pool_masks[k]);
+        let copies = hints.of(vi);
         // `r` could take this interval if its holder here (the active interval holding it, if
         // any) were spilled: no other interval holding `r` overlaps, and `r` is not fixed-live.
         // `h` is that holder, `occ.holder(r, pos, iv)`.
         let usable = |r: Reg, h: u32, occ: &Occupancy| {
-            !occ.conflicts_except(r, ranges, h, iv) && !occ.fixed_conflict(r, ranges)
+            !occ.conflicts_except(r, ranges, h, iv)
+                && !ranges.iter().any(|&(s, e)| iv.fixed_conflict(r, s, e))
         };
         // The registers no interval allocated so far holds, nor fixed-live, over `ranges`
         // (allocating this value changes nothing before its register is chosen).
@@ -149,7 +151,7 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
                 .map(|&(_, w)| w)
                 .sum()
         };
-        for &(h, w) in hints.of(vi) {
+        for &(h, w) in copies {
             let h = if h.is_virt() {
                 let r = alloc.reg[h.as_vreg()];
                 if r.is_none() && iv.start[h.vindex()] >= pos {
@@ -169,7 +171,7 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
                 break;
             }
         }
-        if pick.is_none() && !hints.of(vi).is_empty() {
+        if pick.is_none() && !copies.is_empty() {
             // Copy partners not allocated yet: the register of the nearest allocated value
             // joined to this one by copies that the heavier pending partners could take too,
             // else one its partners could take too.
@@ -189,7 +191,7 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
             // register just read by an unrelated instruction leaves the scheduler after
             // allocation no room to overlap the two. Then first fit: callee-saved registers
             // last, to save as few as possible.
-            if hints.of(vi).is_empty() {
+            if copies.is_empty() {
                 pick = operands
                     .of(vi)
                     .iter()
@@ -253,7 +255,7 @@ pub fn allocate(mf: &MFunc, iv: &Intervals) -> Allocation {
                 Some(a) if iv.weight[a as usize] < iv.weight[vi] => {
                     let r = std::mem::replace(&mut alloc.reg[VReg::new(a as usize)], Reg::NONE);
                     spilled.push(a);
-                    occ.remove(r, a, &iv.ranges[a as usize]);
+                    occ.remove(r, a, &iv.ranges[a as usize], iv);
                     pick = r;
                 }
                 _ => {
@@ -537,18 +539,16 @@ fn by_start(iv: &Intervals) -> Vec<u32> {
 }
 
 /// For each physical register, the positions where an interval allocated to it so far is live
-/// (one bit per position), the positions where it is fixed-live, and the intervals holding it
-/// that may still be live. The ranges of the intervals sharing a register are disjoint, so
-/// whether a register is free over some ranges is whether a bit is set there, and the
-/// positions an interval holds are exactly its ranges.
+/// (one bit per position) and the intervals holding it that may still be live (where it is
+/// fixed-live, `Intervals::fixed` tells). The ranges of the intervals sharing a register are
+/// disjoint, so whether a register is free over some ranges is whether a bit is set there, and
+/// the positions an interval holds are exactly its ranges.
 struct Occupancy {
     /// Words of bits per register.
     words: usize,
     /// `held[r * words ..][..words]`: live positions of the intervals allocated to `r`.
     held: Vec<u64>,
-    /// `fixed[r * words ..][..words]`: fixed-live positions of `r`.
-    fixed: Vec<u64>,
-    /// The union of `held` and `fixed` by position rather than by register (bit `r` for
+    /// The union of `held` and the fixed ranges by position rather than by register (bit `r` for
     /// register `r`), so the registers free over some ranges are read off at once, in two
     /// levels over blocks of 64 positions: `full[k]`, the registers busy over all of block `k`
     /// by one range; `busy[p]`, those busy at position `p` by a range covering part of its
@@ -621,14 +621,13 @@ impl Occupancy {
         let mut occ = SPARE.take().unwrap_or_else(|| Occupancy {
             words: 0,
             held: Vec::new(),
-            fixed: Vec::new(),
             busy: Vec::new(),
             full: Vec::new(),
             any: Vec::new(),
             holders: vec![Vec::new(); 64],
         });
         occ.words = words;
-        for table in [&mut occ.held, &mut occ.fixed, &mut occ.busy] {
+        for table in [&mut occ.held, &mut occ.busy] {
             table.clear();
             table.resize(64 * words, 0);
         }
@@ -638,7 +637,6 @@ impl Occupancy {
         }
         for r in 0..64 {
             for &(s, e) in &iv.fixed[r] {
-                set_bits(&mut occ.fixed[r * words..][..words], s, e, true);
                 occ.mark(1 << r, s, e);
             }
         }
@@ -758,12 +756,6 @@ impl Occupancy {
         }
     }
 
-    /// Whether `r` is fixed-live in one of `ranges`.
-    fn fixed_conflict(&self, r: Reg, ranges: &[(u32, u32)]) -> bool {
-        let bits = &self.fixed[r.0 as usize * self.words..][..self.words];
-        ranges.iter().any(|&(s, e)| any_bit(bits, s, e))
-    }
-
     fn insert(&mut self, r: Reg, v: u32, ranges: &[(u32, u32)]) {
         let at = r.0 as usize * self.words;
         for &(s, e) in ranges {
@@ -773,21 +765,16 @@ impl Occupancy {
         self.holders[r.0 as usize].push(v);
     }
 
-    fn remove(&mut self, r: Reg, v: u32, ranges: &[(u32, u32)]) {
+    fn remove(&mut self, r: Reg, v: u32, ranges: &[(u32, u32)], iv: &Intervals) {
         let at = r.0 as usize * self.words;
+        let fixed = &iv.fixed[r.0 as usize];
         for &(s, e) in ranges {
             set_bits(&mut self.held[at..][..self.words], s, e, false);
             self.unmark(r, s, e);
             // Where `r` is fixed-live it stays busy.
-            for w in s as usize / 64..=e as usize / 64 {
-                let mut f = self.fixed[at + w];
-                while f != 0 {
-                    let p = (w * 64 + f.trailing_zeros() as usize) as u32;
-                    f &= f - 1;
-                    if (s..=e).contains(&p) {
-                        self.mark(1 << r.0, p, p);
-                    }
-                }
+            let k = fixed.partition_point(|&(_, fe)| fe < s);
+            for &(fs, fe) in fixed[k..].iter().take_while(|&&(fs, _)| fs <= e) {
+                self.mark(1 << r.0, fs.max(s), fe.min(e));
             }
         }
         self.holders[r.0 as usize].retain(|&x| x != v);
