@@ -82,6 +82,14 @@ enum Remat {
     Incoming(i64, Type),
 }
 
+/// The buffers of `Isel::copies`: register copies, rematerialized sources, the moves in order.
+#[derive(Default)]
+struct CopyBufs {
+    regs: Vec<(Reg, Reg)>,
+    remats: Vec<(Reg, Value)>,
+    seq: Vec<(Reg, Reg)>,
+}
+
 struct Isel<'a> {
     f: &'a Function,
     cx: &'a ModuleCx,
@@ -99,6 +107,8 @@ struct Isel<'a> {
     shared: Vec<bool>,
     /// Edge blocks waiting to be emitted after the current block: (id, copies, target).
     pending_edges: Vec<(MBlock, Block, &'a [Value])>,
+    /// The buffers of `copies`, reused by every branch.
+    copy_bufs: CopyBufs,
     cur_depth: u32,
     /// Rematerialized values already computed in the current block.
     local: FxHashMap<Value, Reg>,
@@ -221,6 +231,7 @@ pub fn select(f: &Function, cx: &ModuleCx, isa: Isa) -> MFunc {
         fused: vec![false; f.num_insts()],
         shared: vec![false; f.num_insts()],
         pending_edges: Vec::new(),
+        copy_bufs: Default::default(),
         shared_consts: FxHashMap::default(),
         in_edge: false,
         cur_depth: 0,
@@ -1655,8 +1666,14 @@ impl<'a> Isel<'a> {
     fn copies(&mut self, target: Block, args: &[Value]) {
         let f = self.f;
         let params = &f.blocks.params[target];
-        let mut regs: Vec<(Reg, Reg)> = Vec::new();
-        let mut remats: Vec<(Reg, Value)> = Vec::new();
+        let CopyBufs {
+            mut regs,
+            mut remats,
+            mut seq,
+        } = std::mem::take(&mut self.copy_bufs);
+        regs.clear();
+        remats.clear();
+        seq.clear();
         for (&p, &a) in params.iter().zip(args) {
             let d = self.vmap[p.index()];
             let r = self.held(a);
@@ -1666,7 +1683,6 @@ impl<'a> Isel<'a> {
                 remats.push((d, a));
             }
         }
-        let mut seq = Vec::new();
         let mf = &mut self.mf;
         phi::sequentialize(
             &regs,
@@ -1676,13 +1692,14 @@ impl<'a> Isel<'a> {
             },
             |d, s| seq.push((d, s)),
         );
-        for (d, s) in seq {
+        for &(d, s) in &seq {
             let c = self.mf.class(d);
             self.push(mov(c, d, s));
         }
-        for (d, a) in remats {
+        for &(d, a) in &remats {
             self.move_into(d, a);
         }
+        self.copy_bufs = CopyBufs { regs, remats, seq };
     }
 }
 

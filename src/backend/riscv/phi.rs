@@ -12,21 +12,33 @@ use super::minst::Reg;
 
 /// Orders the parallel copies `dst := src` (distinct destinations) into a sequence of moves
 /// with the same effect. `tmp(dst)` makes a fresh register of `dst`'s class; `emit(dst, src)`
-/// receives each move in order.
+/// receives each move in order. Each step emits the first pending copy (in the order
+/// `pending` is kept) whose destination no pending copy reads; every pending copy counts the
+/// pending copies that read its destination, so finding one is a scan, not a scan per copy.
 pub fn sequentialize(
     copies: &[(Reg, Reg)],
     mut tmp: impl FnMut(Reg) -> Reg,
     mut emit: impl FnMut(Reg, Reg),
 ) {
-    let mut pending: Vec<(Reg, Reg)> = copies.iter().copied().filter(|(d, s)| d != s).collect();
+    // (dst, src, pending copies reading dst)
+    let mut pending: Vec<(Reg, Reg, u32)> = copies
+        .iter()
+        .filter(|(d, s)| d != s)
+        .map(|&(d, s)| (d, s, 0))
+        .collect();
+    for k in 0..pending.len() {
+        let d = pending[k].0;
+        pending[k].2 = pending.iter().filter(|c| c.1 == d).count() as u32;
+    }
     while !pending.is_empty() {
-        let ready = pending
-            .iter()
-            .position(|&(d, _)| !pending.iter().any(|&(_, s)| s == d));
-        match ready {
+        match pending.iter().position(|c| c.2 == 0) {
             Some(k) => {
-                let (d, s) = pending.swap_remove(k);
+                let (d, s, _) = pending.swap_remove(k);
                 emit(d, s);
+                // One reader of `s` fewer (destinations are distinct: at most one copy).
+                if let Some(c) = pending.iter_mut().find(|c| c.0 == s) {
+                    c.2 -= 1;
+                }
             }
             None => {
                 // Every destination is still read: all copies are in cycles. Free one.
@@ -38,6 +50,7 @@ pub fn sequentialize(
                         c.1 = t;
                     }
                 }
+                pending[0].2 = 0;
             }
         }
     }
