@@ -916,8 +916,9 @@ enum Mode {
 
 /// Schedules one region: `order` gets the new order as indices into `insts`. Returns the
 /// fewest registers left before `pressure`'s limit in a class at any choice that class was not
-/// within the margin at (`i64::MAX` without `pressure` or without such a choice; every class
-/// at every choice for `Mode::Latency`): a `Mode::Pressure` whose margin is below it and not
+/// within the margin at (`i64::MAX` without `pressure`, for `Mode::SourceAtLimit`, whose
+/// caller does not ask, or without such a choice; every class at every choice for
+/// `Mode::Latency`): a `Mode::Pressure` whose margin is below it and not
 /// below `mode`'s finds the same classes near the limit at every choice, makes every choice
 /// as `mode` did, and gives the same order from the same start.
 #[allow(clippy::too_many_arguments)]
@@ -1012,14 +1013,14 @@ fn schedule_prepared(
         }
     };
     let mut least_room = i64::MAX;
-    // The fewest registers left in a class not within the margin now, if less than `least`.
-    let loose_room = |p: Option<&Pressure>, tight: [bool; 2], least: i64| {
-        p.map_or(least, |p| {
-            (0..2)
-                .filter(|&c| !tight[c])
-                .map(|c| p.limit[c] as i64 - p.cur[c] as i64)
-                .fold(least, i64::min)
-        })
+    // The fewest registers left in a class not within the margin now, if less than `least`
+    // (not followed for `Mode::SourceAtLimit`).
+    let loose_room = |p: Option<&Pressure>, tight: [bool; 2], least: i64| match p {
+        Some(p) if !source_at_limit => (0..2)
+            .filter(|&c| !tight[c])
+            .map(|c| p.limit[c] as i64 - p.cur[c] as i64)
+            .fold(least, i64::min),
+        _ => least,
     };
     while !ready.is_empty() {
         // First slot of the cycle.
@@ -1326,6 +1327,8 @@ fn before_alloc_in(mf: &mut MFunc, live_out: &LiveOut, scratch: &mut Scratch) {
     let mut out: Vec<MInst> = Vec::new();
     let mut saved = Vec::new();
     let (mut trial, mut best_order, mut best_rows) = (Vec::new(), Vec::new(), Vec::new());
+    // The source order's pressure beyond the limit before each instruction of the block.
+    let mut source_excess_at: Vec<[u64; 2]> = Vec::new();
     for &b in &mf.order {
         let blk = &mf.blocks[b];
         let (s, e) = (blk.start as usize, blk.end as usize);
@@ -1364,7 +1367,12 @@ fn before_alloc_in(mf: &mut MFunc, live_out: &LiveOut, scratch: &mut Scratch) {
         // is higher, and no more.
         let before_peak = {
             let mut p = Pressure::new(&mf.vclass, limit, &block_regs, &mut left, top);
-            body.iter().for_each(|mi| p.issue(mi));
+            source_excess_at.clear();
+            source_excess_at.push(p.excess);
+            for mi in body {
+                p.issue(mi);
+                source_excess_at.push(p.excess);
+            }
             p.peak
         };
         let mut after = Pressure::new(&mf.vclass, limit, &block_regs, &mut left, top);
@@ -1429,10 +1437,12 @@ fn before_alloc_in(mf: &mut MFunc, live_out: &LiveOut, scratch: &mut Scratch) {
                 if matches!(mode, Mode::Pressure(_)) && pressure_room > acts_below {
                     continue;
                 }
+                // A region starts from the same live registers as in source order, so its
+                // source order adds what it added there.
                 if mode != Mode::Latency && source_excess.is_none() {
-                    region.iter().for_each(|mi| after.issue(mi));
-                    source_excess = Some(after.excess);
-                    after.restore(start, &saved);
+                    source_excess = Some([0, 1].map(|c| {
+                        start.excess[c] + (source_excess_at[j][c] - source_excess_at[k][c])
+                    }));
                 }
                 if matches!(mode, Mode::Pressure(_)) && !indexed {
                     scratch.effects.index(&scratch.vregs);
