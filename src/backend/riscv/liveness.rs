@@ -157,8 +157,7 @@ struct Scratch {
     work: Vec<MBlock>,
     head: Vec<u32>,
     recs: Vec<(u32, u32, u32)>,
-    live: Vec<bool>,
-    live_list: Vec<usize>,
+    live: Vec<u32>,
     fixed: Vec<(u32, u32, u32)>,
     dense: Dense,
 }
@@ -454,7 +453,6 @@ fn compute_in(mf: &MFunc, live_out: &LiveOut, s: &mut Scratch) -> Intervals {
         head,
         recs,
         live,
-        live_list,
         fixed,
         ..
     } = s;
@@ -471,8 +469,10 @@ fn compute_in(mf: &MFunc, live_out: &LiveOut, s: &mut Scratch) -> Intervals {
     reset(head, nv, NIL);
     recs.clear();
     let mut rl = RangeBuilder { head, recs };
-    reset(live, nv, false);
-    live_list.clear();
+    // `live[v] == bn`: `v` is live at the current instruction of the block numbered `bn`
+    // (from 1 in the walk), so the set needs no clearing between blocks.
+    reset(live, nv, 0);
+    let mut bn = 0u32;
     // Phase 4 runs in the same walk: fixed ranges as (register, start, end), per physical
     // register the end of its range open at the current instruction, and the set of registers
     // with an open range (so closing them at a block's start visits those only).
@@ -485,21 +485,21 @@ fn compute_in(mf: &MFunc, live_out: &LiveOut, s: &mut Scratch) -> Intervals {
             continue;
         }
         let (bs, be) = (2 * blk.start, 2 * blk.end - 1);
+        bn += 1;
         for &v in live_out.of(b) {
             let v = v as usize;
             rl.add(v, bs, be);
-            live[v] = true;
-            live_list.push(v);
+            live[v] = bn;
         }
         let freq = 10f32.powi(blk.depth.min(6) as i32);
         for k in (blk.start..blk.end).rev() {
             let mi = &mf.insts[k as usize];
             if mi.rd.is_virt() {
                 let v = mi.rd.vindex();
-                if live[v] {
+                if live[v] == bn {
                     // The open range of `v` (its newest) starts at this write.
                     rl.recs[rl.head[v] as usize].0 = 2 * k + 1;
-                    live[v] = false;
+                    live[v] = 0;
                 } else {
                     rl.add(v, 2 * k + 1, 2 * k + 1);
                 }
@@ -508,10 +508,9 @@ fn compute_in(mf: &MFunc, live_out: &LiveOut, s: &mut Scratch) -> Intervals {
             for r in [mi.rs1, mi.rs2] {
                 if r.is_virt() {
                     let v = r.vindex();
-                    if !live[v] {
+                    if live[v] != bn {
                         rl.add(v, bs, 2 * k);
-                        live[v] = true;
-                        live_list.push(v);
+                        live[v] = bn;
                     }
                     iv.weight[v] += freq;
                 }
@@ -541,9 +540,6 @@ fn compute_in(mf: &MFunc, live_out: &LiveOut, s: &mut Scratch) -> Intervals {
                 }
             });
         }
-        for v in live_list.drain(..) {
-            live[v] = false;
-        }
         while open != 0 {
             let r = open.trailing_zeros();
             open &= open - 1;
@@ -557,21 +553,21 @@ fn compute_in(mf: &MFunc, live_out: &LiveOut, s: &mut Scratch) -> Intervals {
     let mut data = Vec::with_capacity(recs.len());
     offset.push(0u32);
     for (v, &h) in head.iter().enumerate() {
-        let first = data.len();
+        if h == NIL {
+            offset.push(data.len() as u32);
+            continue;
+        }
+        let mut len = 0u32;
         let mut e = h;
+        iv.start[v] = recs[e as usize].0;
         while e != NIL {
             let (s, en, next) = recs[e as usize];
             data.push((s, en));
+            len += en - s + 1;
+            iv.end[v] = en;
             e = next;
         }
         offset.push(data.len() as u32);
-        if first == data.len() {
-            continue;
-        }
-        let r = &data[first..];
-        iv.start[v] = r[0].0;
-        iv.end[v] = r[r.len() - 1].1;
-        let len: u32 = r.iter().map(|&(s, e)| e - s + 1).sum();
         iv.weight[v] /= (len as f32).sqrt();
         if mf.remat[VReg::new(v)].is_some() {
             iv.weight[v] *= 0.5; // spilling it costs a recomputation, not a memory access
