@@ -1063,9 +1063,9 @@ fn schedule_prepared(
         let pairs = |k: u32| {
             // `k` is ready, so `pick` (not yet released) is none of its predecessors.
             let second = &info[k as usize];
-            start_of(k, earliest, &unit_free) <= cycle
-                && machine::info_can_pair(first, second)
+            machine::info_can_pair(first, second)
                 && (second.unit == machine::NO_UNIT || second.unit != first.unit)
+                && earliest[k as usize].max(unit_free[second.unit as usize]) <= cycle
         };
         let tight = tight_classes(pressure.as_deref());
         least_room = loose_room(pressure.as_deref(), tight, least_room);
@@ -1103,8 +1103,12 @@ fn schedule_prepared(
                 *e = (*e).max(cycle + lat);
                 npreds[s as usize] -= 1;
                 if npreds[s as usize] == 0 {
+                    // Released nodes are mostly low: their place is found from the end.
                     let key = rank(s);
-                    let at = ready.partition_point(|&r| r < key);
+                    let mut at = ready.len();
+                    while at > 0 && ready[at - 1] > key {
+                        at -= 1;
+                    }
                     ready.insert(at, key);
                 }
             }
