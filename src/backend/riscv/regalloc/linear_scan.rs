@@ -736,10 +736,12 @@ impl Occupancy {
         }
     }
 
-    /// Marks register `r` free over `[s, e]`, which one range marked busy.
-    fn unmark(&mut self, r: Reg, s: u32, e: u32) {
+    /// Marks register `r` free over `[s, e]`, which one range marked busy, its `held` bits
+    /// cleared already. Where `r` is fixed-live in `[s, e]`, the caller marks it busy again.
+    fn unmark(&mut self, r: Reg, s: u32, e: u32, iv: &Intervals) {
         let (s, e) = (s as usize, e as usize);
         let bit = 1u64 << r.0;
+        let at = r.0 as usize * self.words;
         for k in s / 64..=e / 64 {
             let (lo, hi) = (s.max(k * 64), e.min(k * 64 + 63));
             if hi - lo == 63 {
@@ -749,8 +751,8 @@ impl Occupancy {
                     *m &= !bit;
                 }
             }
-            let block = &self.busy[k * 64..][..64];
-            if self.full[k] & bit == 0 && block.iter().all(|&m| m & bit == 0) {
+            // Busy somewhere in the block: held (one word of `held`) or fixed-live.
+            if self.held[at + k] == 0 && !iv.fixed_conflict(r, k as u32 * 64, k as u32 * 64 + 63) {
                 self.any[k] &= !bit;
             }
         }
@@ -770,7 +772,7 @@ impl Occupancy {
         let fixed = &iv.fixed[r.0 as usize];
         for &(s, e) in ranges {
             set_bits(&mut self.held[at..][..self.words], s, e, false);
-            self.unmark(r, s, e);
+            self.unmark(r, s, e, iv);
             // Where `r` is fixed-live it stays busy.
             let k = fixed.partition_point(|&(_, fe)| fe < s);
             for &(fs, fe) in fixed[k..].iter().take_while(|&&(fs, _)| fs <= e) {
