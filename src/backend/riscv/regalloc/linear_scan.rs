@@ -39,9 +39,9 @@
 //! 4. Spill slots are shared between spilled intervals that do not overlap (greedy interval
 //!    colouring by start).
 //!
-//! Cost: O(n log n + n * registers * ranges * (log n + log fixed)), plus the ranges of other
-//! intervals a long range spans; the ranges of each register are a sorted table that most
-//! ranges are appended to (see `Occupancy`).
+//! Cost: O(n log n + n * registers * ranges * (log n + log fixed)), plus, for each range
+//! marked or looked up, a word per position of the two blocks of 64 positions it ends in and
+//! a word per block it covers (see `Occupancy`).
 
 use super::super::liveness::Intervals;
 use super::super::minst::*;
