@@ -799,18 +799,30 @@ impl<'a> Pressure<'a> {
             }
         }
         if mi.rd.is_virt() {
-            let c = self.class(mi.rd);
-            let e = &mut self.left[mi.rd.vindex()];
-            if !e.2 {
-                self.cur[c] += 1;
-                self.peak[c] = self.peak[c].max(self.cur[c]);
-                if e.0 == 0 && !e.1 {
-                    self.cur[c] -= 1; // dead on arrival
-                } else {
-                    e.2 = true;
-                }
+            self.define(mi.rd.vindex(), self.class(mi.rd));
+        }
+        self.count_excess();
+    }
+
+    /// A write of virtual register `v` of class `c`: live from here, unless nothing reads it
+    /// later and it is not live out (then live at its write only).
+    #[inline]
+    fn define(&mut self, v: usize, c: usize) {
+        let e = &mut self.left[v];
+        if !e.2 {
+            self.cur[c] += 1;
+            self.peak[c] = self.peak[c].max(self.cur[c]);
+            if e.0 == 0 && !e.1 {
+                self.cur[c] -= 1; // dead on arrival
+            } else {
+                e.2 = true;
             }
         }
+    }
+
+    /// Adds the live registers beyond the limit at this point, per class.
+    #[inline]
+    fn count_excess(&mut self) {
         for c in 0..2 {
             self.excess[c] += self.cur[c].saturating_sub(self.limit[c]) as u64;
         }
@@ -832,21 +844,9 @@ impl<'a> Pressure<'a> {
             }
         }
         if v.d != NO_VREG {
-            let c = v.d_class as usize;
-            let e = &mut self.left[v.d as usize];
-            if !e.2 {
-                self.cur[c] += 1;
-                self.peak[c] = self.peak[c].max(self.cur[c]);
-                if e.0 == 0 && !e.1 {
-                    self.cur[c] -= 1; // dead on arrival
-                } else {
-                    e.2 = true;
-                }
-            }
+            self.define(v.d as usize, v.d_class as usize);
         }
-        for c in 0..2 {
-            self.excess[c] += self.cur[c].saturating_sub(self.limit[c]) as u64;
-        }
+        self.count_excess();
     }
 
     /// The state before `region` issues, to try orders of it from (`restore`): the counts
