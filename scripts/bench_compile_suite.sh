@@ -4,22 +4,33 @@
 # Each file is compiled by both tools back to back, ROUNDS times, and the CPU time (user + sys,
 # from GNU time) is summed per tool: CPU time is steadier than wall time on a shared machine.
 #
-#   scripts/bench_compile_suite.sh [--rounds N] [DIR...]   (default: the performance suites)
+#   scripts/bench_compile_suite.sh [--rounds N] [--release] [DIR...]
+#                                  (default: the performance suites)
+#
+# sysyc is the shipped build, target/dist/sysyc (scripts/build_dist.sh: LTO and PGO, built when
+# missing or stale); `--release` measures target/release/sysyc instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=3
+profile=dist
 dirs=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) rounds="$2"; shift 2 ;;
-    -h|--help) sed -n '2,7p' "$0"; exit 0 ;;
+    --release) profile=release; shift ;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
     *) dirs+=("$1"); shift ;;
   esac
 done
 suites="${SYSY_SUITES:-../shared/suites}"
 [ "${#dirs[@]}" -gt 0 ] || dirs=("$suites/performance" "$suites/final_performance")
 scripts/setup.sh --bench
-cargo build --release --quiet
+if [ "$profile" = dist ]; then
+  scripts/build_dist.sh
+else
+  cargo build --release --quiet
+fi
+sysyc="${CARGO_TARGET_DIR:-target}/$profile/sysyc"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cpu() { # prints user+sys seconds of the command, or FAIL
@@ -36,7 +47,7 @@ for d in "${dirs[@]}"; do
   for f in "$d"/*.sy; do
     s=0 r=0 ref=gcc
     for _ in $(seq "$rounds"); do
-      a=$(cpu target/release/sysyc -S -O2 -o "$tmp/a.s" "$f")
+      a=$(cpu "$sysyc" -S -O2 -o "$tmp/a.s" "$f")
       b=$(cpu riscv64-linux-gnu-gcc "${gcc_flags[@]}" -o "$tmp/b.s" "$f")
       if [ "$b" = FAIL ]; then
         ref=clang

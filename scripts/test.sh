@@ -2,7 +2,9 @@
 # The one test command: installs missing tools, checks formatting and clippy (no warnings),
 # then builds and runs every test in release mode (the suites run many programs; the IR
 # verifier stays on in the tests), and compiles the fixture programs and public suites with a
-# debug build. All test binaries run even when one fails, so a run reports every failure.
+# debug build, and checks that the shipped build (scripts/build_dist.sh: LTO and PGO) writes the
+# same assembly as the release build. All test binaries run even when one fails, so a run
+# reports every failure.
 # Extra arguments go to `cargo test`, e.g. `scripts/test.sh --test suites functional_o2`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,5 +34,27 @@ if [ $# -eq 0 ]; then
       exit 1
     fi
     grep '^built ' "$log"
+  done
+fi
+# The shipped compiler (LTO, PGO; about five minutes to build on two cores) must write what the
+# release build writes: the fixtures and the public suites at -O2 and -O0, byte for byte.
+if [ $# -eq 0 ]; then
+  cargo build --release --quiet
+  scripts/build_dist.sh
+  for level in 2 0; do
+    for build in release dist; do
+      rm -rf "$target/dist-check/$build"
+      if ! "$target/$build/sysyc" build --opt-level "$level" -o "$target/dist-check/$build" \
+        "${dirs[@]}" > "$target/dist-check-$build.log" 2>&1; then
+        grep -v '\] ok ' "$target/dist-check-$build.log" | tail -20 >&2
+        echo "test.sh: the $build build failed to compile some programs at -O$level" >&2
+        exit 1
+      fi
+    done
+    if ! diff -r -q "$target/dist-check/release" "$target/dist-check/dist" >&2; then
+      echo "test.sh: the dist build's assembly differs from the release build's at -O$level" >&2
+      exit 1
+    fi
+    echo "dist build: assembly identical to the release build at -O$level ($(find "$target/dist-check/dist" -name '*.s' | wc -l) files)"
   done
 fi
