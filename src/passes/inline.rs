@@ -248,8 +248,7 @@ fn inline_into(
         if !ok || caller.inst_count() + csize > CAP {
             continue;
         }
-        let callee = funcs[c].clone();
-        inline_call(caller, i, &callee);
+        inline_call(caller, i, &funcs[c]);
         sites.fetch_sub(1, Ordering::Relaxed);
         changed = true;
     }
@@ -313,6 +312,12 @@ pub fn inline_call(f: &mut Function, call: Inst, callee: &Function) {
     }
     f.remove_inst(call);
 
+    // Room for the whole copy at once: the tables grow once, not by doubling as rows arrive.
+    f.reserve(
+        callee.insts.data.len(),
+        callee.num_values(),
+        callee.uses().value.len(),
+    );
     let cfg = Cfg::compute(callee);
     let mut bmap: IdVec<Block, Option<Block>> = IdVec::filled(callee.num_blocks(), None);
     let mut vmap: IdVec<Value, Option<Value>> = IdVec::filled(callee.num_values(), None);
@@ -333,15 +338,18 @@ pub fn inline_call(f: &mut Function, call: Inst, callee: &Function) {
     let caller_entry = f.entry();
     let map_block =
         |bm: &IdVec<Block, Option<Block>>, x: Block| bm[x].expect("branch to unreachable block");
+    let mut new_args: Vec<Value> = Vec::new();
     for &cb in &cfg.rpo {
         let nb = bmap[cb].unwrap();
         for i in callee.layout().block_insts(cb) {
             let mut d = *callee.data(i);
-            let new_args: Vec<Value> = callee
-                .args(i)
-                .iter()
-                .map(|&a| vmap[a].expect("use before definition in RPO copy"))
-                .collect();
+            new_args.clear();
+            new_args.extend(
+                callee
+                    .args(i)
+                    .iter()
+                    .map(|&a| vmap[a].expect("use before definition in RPO copy")),
+            );
             match d.op {
                 Opcode::Ret => {
                     f.append_new(nb, mk::jump(cont), &new_args);
