@@ -204,13 +204,68 @@ fn disjoint(a: &Access, b: &Access, private_below: i64) -> bool {
     }
 }
 
+/// Singly linked lists kept in one table, for lists that grow at the front only: each row is an
+/// item and the row of the next item of its list. A list is named by the row of its first item
+/// (`CHAIN_END`: the empty list). Clearing the table empties every list at once.
+struct Chains<T> {
+    rows: Vec<(T, u32)>,
+}
+
+/// The empty list of a `Chains` (and the end of every list).
+const CHAIN_END: u32 = u32::MAX;
+
+impl<T> Default for Chains<T> {
+    fn default() -> Self {
+        Chains { rows: Vec::new() }
+    }
+}
+
+impl<T: Copy> Chains<T> {
+    fn clear(&mut self) {
+        self.rows.clear();
+    }
+
+    /// Puts `item` in front of the list starting at `head`; returns the list's new head.
+    #[inline]
+    fn push_front(&mut self, item: T, head: u32) -> u32 {
+        self.rows.push((item, head));
+        self.rows.len() as u32 - 1
+    }
+
+    /// The first item of the list starting at `head`, if it has one.
+    #[inline]
+    fn first(&self, head: u32) -> Option<T> {
+        (head != CHAIN_END).then(|| self.rows[head as usize].0)
+    }
+
+    /// The first item of the list starting at `head`, to change in place.
+    #[inline]
+    fn first_mut(&mut self, head: u32) -> Option<&mut T> {
+        match head {
+            CHAIN_END => None,
+            h => Some(&mut self.rows[h as usize].0),
+        }
+    }
+
+    /// The items of the list starting at `head`, first to last.
+    #[inline]
+    fn iter(&self, mut head: u32) -> impl Iterator<Item = T> + '_ {
+        std::iter::from_fn(move || {
+            (head != CHAIN_END).then(|| {
+                let (item, next) = self.rows[head as usize];
+                head = next;
+                item
+            })
+        })
+    }
+}
+
 /// The dependence graph of one region.
 #[derive(Default)]
 struct Dag {
-    /// (target, latency, the source's previous edge): per source a linked list, newest (greatest
-    /// target) first.
-    edges: Vec<(u32, u32, u32)>,
-    /// Per node: its newest edge in `edges` (`NO_EDGE`: none).
+    /// (target, latency) of the edges: per source a list, newest (greatest target) first.
+    edges: Chains<(u32, u32)>,
+    /// Per node: the head of its list in `edges`.
     head: Vec<u32>,
     npreds: Vec<u32>,
     height: Vec<u32>,
@@ -218,27 +273,12 @@ struct Dag {
     rank: Vec<u64>,
 }
 
-/// No edge (the end of a list of `Dag::edges`).
-const NO_EDGE: u32 = u32::MAX;
-
 impl Dag {
     /// The successors of node `k` with their latencies, the last in source order first.
     #[inline]
     fn succs(&self, k: usize) -> impl Iterator<Item = (u32, u32)> + '_ {
-        succs_in(&self.edges, self.head[k])
+        self.edges.iter(self.head[k])
     }
-}
-
-/// The successors on the list of `edges` starting at `e`.
-#[inline]
-fn succs_in(edges: &[(u32, u32, u32)], mut e: u32) -> impl Iterator<Item = (u32, u32)> + '_ {
-    std::iter::from_fn(move || {
-        (e != NO_EDGE).then(|| {
-            let (to, lat, next) = edges[e as usize];
-            e = next;
-            (to, lat)
-        })
-    })
 }
 
 /// Buffers reused by every region of a function.
@@ -270,15 +310,11 @@ struct EffectCache {
     /// Per node: the effect, meaningful while `valid`.
     node: Vec<Effect>,
     valid: Vec<bool>,
-    /// Per virtual register named in the region (by index): its newest entry in `users`.
+    /// Per virtual register named in the region (by index): the head of its list in `users`.
     newest: ByReg<u32>,
-    /// (node naming the register, entry of the previous such node): per register a linked
-    /// list (see `index`).
-    users: Vec<(u32, u32)>,
+    /// The nodes naming each register, newest first (see `index`).
+    users: Chains<u32>,
 }
-
-/// No entry of `EffectCache::users`.
-const NO_USER: u32 = u32::MAX;
 
 impl EffectCache {
     /// Finds, per virtual register, the nodes of the region with virtual registers `vregs`
@@ -292,10 +328,9 @@ impl EffectCache {
                 if r == NO_VREG {
                     continue;
                 }
-                let newest = self.newest.entry_at(r as usize, NO_USER);
-                if *newest == NO_USER || self.users[*newest as usize].0 != k {
-                    self.users.push((k, *newest));
-                    *newest = self.users.len() as u32 - 1;
+                let newest = self.newest.entry_at(r as usize, CHAIN_END);
+                if self.users.first(*newest) != Some(k) {
+                    *newest = self.users.push_front(k, *newest);
                 }
             }
         }
@@ -329,11 +364,9 @@ impl EffectCache {
             if r == NO_VREG {
                 continue;
             }
-            let mut e = self.newest.get_at(r as usize).unwrap_or(NO_USER);
-            while e != NO_USER {
-                let (k, next) = self.users[e as usize];
+            let head = self.newest.get_at(r as usize).unwrap_or(CHAIN_END);
+            for k in self.users.iter(head) {
                 self.valid[k as usize] = false;
-                e = next;
             }
         }
     }
@@ -402,18 +435,14 @@ impl<T: Copy + Default> ByReg<T> {
 /// the readers since. The readers of a register are a linked list in one table, newest first.
 #[derive(Default)]
 struct RegRows {
-    /// Per register: the last writer and the newest reader's entry in `readers` (`NO_READER`:
-    /// none).
+    /// Per register: the last writer and the head of its readers' list in `readers`.
     row: ByReg<(u32, u32)>,
-    /// (reader, entry of the previous reader of the same register).
-    readers: Vec<(u32, u32)>,
+    /// The readers of each register since its last write, newest first.
+    readers: Chains<u32>,
 }
 
-/// No entry of `RegRows::readers`.
-const NO_READER: u32 = u32::MAX;
-
 /// A register's row before the region has seen it: no writer, no readers.
-const NO_ROW: (u32, u32) = (u32::MAX, NO_READER);
+const NO_ROW: (u32, u32) = (u32::MAX, CHAIN_END);
 
 impl RegRows {
     /// Starts a region: no register has a row.
@@ -421,17 +450,6 @@ impl RegRows {
         self.row.clear();
         self.readers.clear();
     }
-}
-
-/// The readers on the list of `readers` starting at `e`.
-fn readers_from(readers: &[(u32, u32)], mut e: u32) -> impl Iterator<Item = u32> + '_ {
-    std::iter::from_fn(move || {
-        (e != NO_READER).then(|| {
-            let (k, next) = readers[e as usize];
-            e = next;
-            k
-        })
-    })
 }
 
 #[cfg(test)]
@@ -476,20 +494,19 @@ fn build_dag_into(
     info.extend(insts.iter().map(|mi| machine::info(mi.op)));
     edges.clear();
     head.clear();
-    head.resize(n, NO_EDGE);
+    head.resize(n, CHAIN_END);
     npreds.clear();
     npreds.resize(n, 0);
     // Edges into node `k` are all added while `k` is visited, so one from `from` to `k`, if
     // any, is the newest of `from`'s.
     let mut edge = |from: u32, to: u32, lat: u32| {
         let h = head[from as usize];
-        if h != NO_EDGE && edges[h as usize].0 == to {
-            let e = &mut edges[h as usize].1;
-            *e = (*e).max(lat);
-        } else {
-            head[from as usize] = edges.len() as u32;
-            edges.push((to, lat, h));
-            npreds[to as usize] += 1;
+        match edges.first_mut(h) {
+            Some((t, l)) if *t == to => *l = (*l).max(lat),
+            _ => {
+                head[from as usize] = edges.push_front((to, lat), h);
+                npreds[to as usize] += 1;
+            }
         }
     };
     // Per register: the last writer and the readers since.
@@ -509,9 +526,8 @@ fn build_dag_into(
                 edge(w, k, info[w as usize].latency);
             }
             // Reader `k` once, however many of its operands `r` is.
-            if newest == NO_READER || readers[newest as usize].0 != k {
-                readers.push((k, newest));
-                row.1 = readers.len() as u32 - 1;
+            if readers.first(newest) != Some(k) {
+                row.1 = readers.push_front(k, newest);
             }
         }
         if is_mem(mi.op) {
@@ -551,7 +567,7 @@ fn build_dag_into(
             for u in [mi.rs1, mi.rs2] {
                 if u.is_virt() && tied(u, d) {
                     if let Some((_, newest)) = rows.get(u) {
-                        for r in readers_from(readers, newest).filter(|&r| r != k) {
+                        for r in readers.iter(newest).filter(|&r| r != k) {
                             edge(r, k, 0);
                         }
                     }
@@ -561,8 +577,8 @@ fn build_dag_into(
         if d.is_some() && d != Reg::ZERO {
             let row = rows.entry(d, NO_ROW);
             let (w, newest) = *row;
-            *row = (k, NO_READER);
-            for u in readers_from(readers, newest).filter(|&u| u != k) {
+            *row = (k, CHAIN_END);
+            for u in readers.iter(newest).filter(|&u| u != k) {
                 edge(u, k, 0);
             }
             if w != u32::MAX {
@@ -589,7 +605,8 @@ fn build_dag_into(
                 own += 1;
             }
         }
-        height[k] = succs_in(edges, head[k])
+        height[k] = edges
+            .iter(head[k])
             .map(|(s, l)| l + height[s as usize])
             .fold(own, u32::max);
     }
