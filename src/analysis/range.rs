@@ -26,13 +26,16 @@
 //! the dominator walk), are listed once, and a change marks them for recomputation.
 //!
 //! The branch facts a walk up the dominator tree meets are listed once per block (those of its
-//! first `WALK` blocks, with their distances); a query reads the list up to the value's
-//! definition, and not at all for a value no listed fact names (most values are compared
-//! nowhere).
+//! first `WALK` blocks, with their distances: its own edge's, then its immediate dominator's
+//! list one step further up); a query reads the list up to the value's definition, and not at
+//! all for a value no listed fact names (most values are compared nowhere).
 //!
-//! Needs: CFG and dominator tree. Cost: O(blocks * `WALK`) for the lists, O((instructions +
-//! edges) * facts read per operand, at most `WALK`) to list the readers, plus that per
-//! recomputed value per sweep.
+//! Narrowing skips the values whose transfer reads no range (constants, loads, calls): they
+//! would come out as they are.
+//!
+//! Needs: CFG and dominator tree. Cost: O(blocks * `WALK`) for the lists (one copy per listed
+//! fact), O((instructions + edges) * facts read per operand, at most `WALK`) to list the
+//! readers, plus that per recomputed value per sweep.
 
 use super::alias::{base_of, Base};
 use super::{Cfg, DomTree};
@@ -140,8 +143,9 @@ pub struct Ranges {
     range: IdVec<Value, Interval>,
     /// Per block, the conditions (and their values) known on entry to the first `WALK` blocks
     /// of its dominator-tree path up (itself first) from their single predecessors' `brif`s,
-    /// each with its number of steps up: `facts[fact_start[b]..fact_start[b + 1]]`.
-    fact_start: Vec<u32>,
+    /// each with its number of steps up, nearest first: `facts[lo..hi]` for
+    /// `(lo, hi) = fact_span[b]`.
+    fact_span: IdVec<Block, (u32, u32)>,
     facts: Vec<Fact>,
     /// The values some listed fact names among its `subjects`.
     fact_subjects: IdSet<Value>,
@@ -160,42 +164,48 @@ impl Ranges {
     /// A call's result lies in the callee's `FuncDecl::returns` bounds when it has some.
     pub fn compute(f: &Function, cx: &ModuleCx, cfg: &Cfg, dt: &DomTree) -> Ranges {
         let n = f.num_blocks();
-        let mut edge_fact = IdVec::filled(n, None);
-        for &b in &cfg.rpo {
-            edge_fact[b] = branch_fact(f, cfg, b);
-        }
-        let mut fact_start = Vec::with_capacity(n + 1);
-        let mut facts = Vec::new();
+        // A block's list is its own edge's fact, then its immediate dominator's list one step
+        // further up (blocks in dominator-tree pre-order: the dominator's list is complete).
+        let mut fact_span = IdVec::filled(n, (0, 0));
+        let mut facts = Vec::with_capacity(n);
         let mut fact_subjects = IdSet::with_capacity(f.num_values());
         let mut open = IdSet::with_capacity(n);
-        for b in 0..n {
-            fact_start.push(facts.len() as u32);
-            let mut blk = Block::new(b);
-            for step in 0..WALK {
-                if let Some((cond, taken)) = edge_fact[blk] {
-                    let subjects = subjects(f, cond, taken);
-                    if let Some(s) = subjects {
+        for &b in &dt.preorder {
+            let start = facts.len();
+            if let Some((cond, taken)) = branch_fact(f, cfg, b) {
+                let subjects = subjects(f, cond, taken);
+                match subjects {
+                    Some(s) => {
                         for v in s {
                             fact_subjects.insert(v);
                         }
-                    } else {
-                        open.insert(Block::new(b));
                     }
-                    facts.push(Fact {
-                        step,
-                        cond,
-                        taken,
-                        subjects,
-                    });
+                    None => {
+                        open.insert(b);
+                    }
                 }
-                match dt.idom.get(blk).copied().flatten() {
-                    Some(d) => blk = d,
-                    None => break,
+                facts.push(Fact {
+                    step: 0,
+                    cond,
+                    taken,
+                    subjects,
+                });
+            }
+            if let Some(d) = dt.idom[b] {
+                let (lo, hi) = fact_span[d];
+                let (lo, hi) = (lo as usize, hi as usize);
+                let up = lo + facts[lo..hi].partition_point(|x: &Fact| x.step + 1 < WALK);
+                let copied = facts.len();
+                facts.extend_from_within(lo..up);
+                for x in &mut facts[copied..] {
+                    x.step += 1;
+                }
+                if open.contains(d) && facts[copied..].iter().any(|x| x.subjects.is_none()) {
+                    open.insert(b);
                 }
             }
+            fact_span[b] = (start as u32, facts.len() as u32);
         }
-        fact_start.push(facts.len() as u32);
-        drop(edge_fact);
         let mut thresholds = Vec::new();
         for &b in &cfg.rpo {
             for i in f.layout().block_insts(b) {
@@ -224,7 +234,7 @@ impl Ranges {
         let table_loads = table_loads(f, cx, cfg);
         let mut r = Ranges {
             range: IdVec::filled(f.num_values(), Interval::EMPTY),
-            fact_start,
+            fact_span,
             facts,
             fact_subjects,
             open,
@@ -246,8 +256,9 @@ impl Ranges {
                 break;
             }
         }
-        // Narrowing computes every value afresh, from the widened state.
-        sites.dirty.fill(sites.site.len());
+        // Narrowing computes every value afresh, from the widened state (but those reading no
+        // range: they come out as they are).
+        sites.dirty.clone_from(&sites.reading);
         for _ in 0..2 {
             r.sweep(f, cx, cfg, &mut sites, None);
         }
@@ -278,8 +289,8 @@ impl Ranges {
             return &[];
         }
         let limit = self.walk_limit(def, b);
-        let facts = &self.facts
-            [self.fact_start[b.index()] as usize..self.fact_start[b.index() + 1] as usize];
+        let (lo, hi) = self.fact_span[b];
+        let facts = &self.facts[lo as usize..hi as usize];
         &facts[..facts.partition_point(|x| x.step < limit)]
     }
 
@@ -327,14 +338,25 @@ impl Ranges {
     }
 
     /// `range_at` during solving: empty for values not reached yet (optimistic).
+    #[inline]
     fn raw_at(&self, f: &Function, v: Value, b: Block) -> Interval {
         if !f.ty(v).is_int() {
             return Interval::full(f.ty(v));
         }
-        let mut r = self.range[v];
-        if r.is_empty() || r.lo == r.hi {
+        let r = self.range[v];
+        if r.is_empty()
+            || r.lo == r.hi
+            || (!self.fact_subjects.contains(v) && !self.open.contains(b))
+        {
             return r;
         }
+        self.refined_at(f, v, b, r)
+    }
+
+    /// `r`, the range of `v`, narrowed by the branch facts known in `b` (`raw_at` when some
+    /// fact may name `v`).
+    #[inline(never)]
+    fn refined_at(&self, f: &Function, v: Value, b: Block, mut r: Interval) -> Interval {
         for x in self.facts_on_walk(f, v, b) {
             if x.may_narrow(v) {
                 r = self.refine(f, x.cond, x.taken, v, r, 2);
@@ -635,14 +657,18 @@ struct Sites {
     readers: Vec<u32>,
     /// The sites an input of which changed since they were last computed (or never were).
     dirty: IdSet<SiteId>,
+    /// The sites that read some range (the others compute the same whatever the state).
+    reading: IdSet<SiteId>,
 }
 
 impl Sites {
     fn new(f: &Function, cfg: &Cfg, r: &Ranges) -> Sites {
         let entry = f.entry();
-        let mut site = Vec::new();
+        let nv = f.num_values();
+        let mut site = Vec::with_capacity(nv);
+        let mut reading = IdSet::with_capacity(nv);
         // (input, reading site), in site order.
-        let mut reads: Vec<(Value, u32)> = Vec::new();
+        let mut reads: Vec<(Value, u32)> = Vec::with_capacity(2 * nv);
         let mut inputs = Vec::new();
         for &b in &cfg.rpo {
             if b != entry {
@@ -676,9 +702,7 @@ impl Sites {
                         n: n as u32,
                         value: p,
                     });
-                    inputs.sort_unstable();
-                    inputs.dedup();
-                    reads.extend(inputs.iter().map(|&v| (v, s)));
+                    add_reads(&mut reads, &mut reading, &mut inputs, s);
                 }
             }
             for i in f.layout().block_insts(b) {
@@ -696,12 +720,9 @@ impl Sites {
                     inst: i,
                     value: v,
                 });
-                inputs.sort_unstable();
-                inputs.dedup();
-                reads.extend(inputs.iter().map(|&v| (v, s)));
+                add_reads(&mut reads, &mut reading, &mut inputs, s);
             }
         }
-        let nv = f.num_values();
         let mut reader_start = vec![0u32; nv + 1];
         for &(v, _) in &reads {
             reader_start[v.index() + 1] += 1;
@@ -722,6 +743,7 @@ impl Sites {
             reader_start,
             readers,
             dirty,
+            reading,
         }
     }
 
@@ -735,6 +757,24 @@ impl Sites {
             self.dirty.insert(SiteId::new(s as usize));
         }
     }
+}
+
+/// Records that site `s` reads the ranges of `inputs` (emptied).
+fn add_reads(
+    reads: &mut Vec<(Value, u32)>,
+    reading: &mut IdSet<SiteId>,
+    inputs: &mut Vec<Value>,
+    s: u32,
+) {
+    if inputs.is_empty() {
+        return;
+    }
+    reading.insert(SiteId::new(s as usize));
+    if inputs.len() > 1 {
+        inputs.sort_unstable();
+        inputs.dedup();
+    }
+    reads.extend(inputs.drain(..).map(|v| (v, s)));
 }
 
 /// Adds to `out` the values whose ranges `Ranges::refine(f, c, t, v, _, depth)` reads.
