@@ -30,8 +30,10 @@
 //! list one step further up); a query reads the list up to the value's definition, and not at
 //! all for a value no listed fact names (most values are compared nowhere).
 //!
-//! Narrowing skips the values whose transfer reads no range (constants, loads, calls): they
-//! would come out as they are.
+//! Narrowing starts from the values the widening left above what their transfer gives (by
+//! joining with the old range or jumping to a threshold); every other value's inputs are
+//! unchanged since it was last computed (the widening ends with nothing left to recompute), so
+//! it would come out as it is until a change reaches it.
 //!
 //! Needs: CFG and dominator tree. Cost: O(blocks * `WALK`) for the lists (one copy per listed
 //! fact), O((instructions + edges) * facts read per operand, at most `WALK`) to list the
@@ -256,9 +258,11 @@ impl Ranges {
                 break;
             }
         }
-        // Narrowing computes every value afresh, from the widened state (but those reading no
-        // range: they come out as they are).
-        sites.dirty.clone_from(&sites.reading);
+        // Narrowing computes every value afresh, from the widened state: those the widening
+        // left above their transfer's result, then what their changes reach (the inputs of the
+        // others have not changed since their last computation, which kept that result).
+        debug_assert!(sites.dirty.is_empty());
+        std::mem::swap(&mut sites.dirty, &mut sites.inexact);
         for _ in 0..2 {
             r.sweep(f, cx, cfg, &mut sites, None);
         }
@@ -451,7 +455,7 @@ impl Ranges {
         while let Some(s) = sites.dirty.take_from(SiteId::new(next)) {
             let s = s.index();
             next = s + 1;
-            let (v, new) = match sites.site[s] {
+            let (v, computed, new) = match sites.site[s] {
                 Site::Param {
                     block: b,
                     n,
@@ -473,6 +477,7 @@ impl Ranges {
                         }
                     }
                     let old = self.range[p];
+                    let computed = new;
                     if let Some((counts, all)) = widen.as_mut() {
                         new = new.union(old);
                         if new != old {
@@ -492,20 +497,29 @@ impl Ranges {
                             }
                         }
                     }
-                    (p, new)
+                    (p, computed, new)
                 }
                 Site::Inst {
                     block: b,
                     inst: i,
                     value: v,
                 } => {
-                    let mut new = self.transfer(f, cx, i, b);
+                    let computed = self.transfer(f, cx, i, b);
+                    let mut new = computed;
                     if widen.is_some() {
                         new = new.union(self.range[v]);
                     }
-                    (v, new)
+                    (v, computed, new)
                 }
             };
+            if widen.is_some() {
+                let s = SiteId::new(s);
+                if new != computed {
+                    sites.inexact.insert(s);
+                } else {
+                    sites.inexact.remove(s);
+                }
+            }
             if new != self.range[v] {
                 self.range[v] = new;
                 changed = true;
@@ -657,8 +671,9 @@ struct Sites {
     readers: Vec<u32>,
     /// The sites an input of which changed since they were last computed (or never were).
     dirty: IdSet<SiteId>,
-    /// The sites that read some range (the others compute the same whatever the state).
-    reading: IdSet<SiteId>,
+    /// The sites whose range the last widening sweep that computed them left above what their
+    /// transfer gave (by the union with the old range, or a widening jump).
+    inexact: IdSet<SiteId>,
 }
 
 impl Sites {
@@ -666,7 +681,6 @@ impl Sites {
         let entry = f.entry();
         let nv = f.num_values();
         let mut site = Vec::with_capacity(nv);
-        let mut reading = IdSet::with_capacity(nv);
         // (input, reading site), in site order.
         let mut reads: Vec<(Value, u32)> = Vec::with_capacity(2 * nv);
         let mut inputs = Vec::new();
@@ -702,7 +716,7 @@ impl Sites {
                         n: n as u32,
                         value: p,
                     });
-                    add_reads(&mut reads, &mut reading, &mut inputs, s);
+                    add_reads(&mut reads, &mut inputs, s);
                 }
             }
             for i in f.layout().block_insts(b) {
@@ -720,7 +734,7 @@ impl Sites {
                     inst: i,
                     value: v,
                 });
-                add_reads(&mut reads, &mut reading, &mut inputs, s);
+                add_reads(&mut reads, &mut inputs, s);
             }
         }
         let mut reader_start = vec![0u32; nv + 1];
@@ -738,12 +752,13 @@ impl Sites {
         }
         let mut dirty = IdSet::with_capacity(site.len());
         dirty.fill(site.len());
+        let inexact = IdSet::with_capacity(site.len());
         Sites {
             site,
             reader_start,
             readers,
             dirty,
-            reading,
+            inexact,
         }
     }
 
@@ -760,16 +775,7 @@ impl Sites {
 }
 
 /// Records that site `s` reads the ranges of `inputs` (emptied).
-fn add_reads(
-    reads: &mut Vec<(Value, u32)>,
-    reading: &mut IdSet<SiteId>,
-    inputs: &mut Vec<Value>,
-    s: u32,
-) {
-    if inputs.is_empty() {
-        return;
-    }
-    reading.insert(SiteId::new(s as usize));
+fn add_reads(reads: &mut Vec<(Value, u32)>, inputs: &mut Vec<Value>, s: u32) {
     if inputs.len() > 1 {
         inputs.sort_unstable();
         inputs.dedup();
