@@ -46,27 +46,39 @@ impl BlockLists {
     /// Makes these lists `from_pairs(n, pairs)`, in the tables they already have.
     pub fn refill(&mut self, n: usize, pairs: impl Iterator<Item = (Block, Block)> + Clone) {
         let BlockLists { offset, data } = self;
+        // The length of the list of `b` is counted in `offset[b + 2]`; the running sums make
+        // `offset[b + 1]` the start of the list of `b`, the next free slot while the entries are
+        // placed, and its end afterwards, which is the table's meaning once the last slot goes.
         offset.clear();
-        offset.resize(n + 1, 0);
+        offset.resize(n + 2, 0);
         for (b, _) in pairs.clone() {
-            offset[b.index() + 1] += 1;
+            offset[b.index() + 2] += 1;
         }
-        for k in 0..n {
-            offset[k + 1] += offset[k];
+        let mut total = 0u32;
+        for o in offset.iter_mut() {
+            total += *o;
+            *o = total;
         }
         data.clear();
-        data.resize(offset[n] as usize, Block::new(0));
-        // Each list's next free slot is the end of the list before it: filled in order, every
-        // slot of `offset` moves one list along, and is shifted back at the end.
+        data.resize(total as usize, Block::new(0));
         for (b, x) in pairs {
-            let at = &mut offset[b.index()];
+            let at = &mut offset[b.index() + 1];
             data[*at as usize] = x;
             *at += 1;
         }
-        for k in (0..n).rev() {
-            offset[k + 1] = offset[k];
-        }
-        offset[0] = 0;
+        offset.pop();
+    }
+
+    /// The start and end in `entries()` of the list of `b`.
+    #[inline]
+    pub fn bounds(&self, b: Block) -> (u32, u32) {
+        (self.offset[b.index()], self.offset[b.index() + 1])
+    }
+
+    /// All the lists' entries, list after list (see `bounds`).
+    #[inline]
+    pub fn entries(&self) -> &[Block] {
+        &self.data
     }
 
     /// Keeps, in order, the entries `keep_entry` accepts of the lists `keep_list` accepts, and
@@ -176,11 +188,11 @@ impl Cfg {
         // the last edge to the first, each one step down, leaves `off[b]` at its start and the
         // entries in order (successors in terminator order, predecessors in layout order).
         let (mut ts, mut tp) = (0u32, 0u32);
-        for k in 0..n {
-            ts += succ_off[k];
-            succ_off[k] = ts;
-            tp += pred_off[k];
-            pred_off[k] = tp;
+        for (so, po) in succ_off[..n].iter_mut().zip(&mut pred_off[..n]) {
+            ts += *so;
+            *so = ts;
+            tp += *po;
+            *po = tp;
         }
         succ_off[n] = ts;
         pred_off[n] = tp;

@@ -11,6 +11,7 @@
 use super::cfg::{BlockLists, Cfg};
 use crate::ir::entity::IdVec;
 use crate::ir::{Block, Function, Inst, Value, ValueDef};
+use std::cell::Cell;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DomTree {
@@ -55,7 +56,8 @@ impl DomTree {
             preorder,
         } = self;
         let entry = rpo[0];
-        immediate_dominators(n, entry, cfg, idom);
+        let mut scratch = SCRATCH.take();
+        immediate_dominators(n, entry, cfg, idom, &mut scratch);
         children.refill(n, rpo[1..].iter().filter_map(|&b| idom[b].map(|d| (d, b))));
         pre.clear();
         pre.resize(n, u32::MAX);
@@ -65,25 +67,33 @@ impl DomTree {
         depth.resize(n, 0);
         preorder.clear();
         let (mut tick_pre, mut tick_post) = (0u32, 0u32);
-        let mut stack: Vec<(Block, usize)> = Vec::with_capacity(rpo.len());
-        stack.push((entry, 0));
+        // Each entry: a block and the range of its children not visited yet.
+        let stack = &mut scratch.walk;
+        stack.clear();
+        let kids = children.entries();
+        let (s, e) = children.bounds(entry);
+        stack.push((entry, s, e));
         pre[entry] = 0;
         preorder.push(entry);
         tick_pre += 1;
-        while let Some(&mut (b, ref mut k)) = stack.last_mut() {
-            if let Some(&c) = children[b].get(*k) {
-                *k += 1;
+        while let Some(top) = stack.last_mut() {
+            if top.1 < top.2 {
+                let c = kids[top.1 as usize];
+                top.1 += 1;
+                let b = top.0;
                 pre[c] = tick_pre;
                 tick_pre += 1;
                 depth[c] = depth[b] + 1;
                 preorder.push(c);
-                stack.push((c, 0));
+                let (s, e) = children.bounds(c);
+                stack.push((c, s, e));
             } else {
-                post[b] = tick_post;
+                post[top.0] = tick_post;
                 tick_post += 1;
                 stack.pop();
             }
         }
+        SCRATCH.set(scratch);
     }
 
     pub fn is_reachable(&self, b: Block) -> bool {
@@ -173,37 +183,62 @@ impl DomTree {
 /// idoms above it while they lie below its semidominator. `eval` compresses paths with an
 /// explicit stack, so deep trees cannot overflow the call stack. Everything below works on
 /// pre-order numbers (`u32`), `NONE` meaning absent.
-fn immediate_dominators(n: usize, entry: Block, cfg: &Cfg, out: &mut IdVec<Block, Option<Block>>) {
+fn immediate_dominators(
+    n: usize,
+    entry: Block,
+    cfg: &Cfg,
+    out: &mut IdVec<Block, Option<Block>>,
+    scratch: &mut Scratch,
+) {
     const NONE: u32 = u32::MAX;
-    // (1) DFS pre-order.
-    let mut num: IdVec<Block, u32> = IdVec::filled(n, NONE);
-    let mut vertex: Vec<Block> = Vec::with_capacity(cfg.rpo.len());
-    let mut parent: Vec<u32> = Vec::with_capacity(cfg.rpo.len());
-    let mut stack: Vec<(Block, usize)> = Vec::with_capacity(cfg.rpo.len());
-    stack.push((entry, 0));
-    num[entry] = 0;
+    let Scratch {
+        num,
+        vertex,
+        parent,
+        walk: stack,
+        semi,
+        label,
+        ancestor,
+        path,
+    } = scratch;
+    // (1) DFS pre-order; each stack entry holds a block and the range of its successors not
+    // visited yet.
+    num.clear();
+    num.resize(n, NONE);
+    vertex.clear();
+    parent.clear();
+    stack.clear();
+    let succs = cfg.succs.entries();
+    let (s, e) = cfg.succs.bounds(entry);
+    stack.push((entry, s, e));
+    num[entry.index()] = 0;
     vertex.push(entry);
     parent.push(NONE);
-    while let Some(&mut (b, ref mut k)) = stack.last_mut() {
-        if let Some(&s) = cfg.succs[b].get(*k) {
-            *k += 1;
-            if num[s] == NONE {
-                num[s] = vertex.len() as u32;
-                parent.push(num[b]);
+    while let Some(top) = stack.last_mut() {
+        if top.1 < top.2 {
+            let s = succs[top.1 as usize];
+            top.1 += 1;
+            if num[s.index()] == NONE {
+                let b = top.0;
+                num[s.index()] = vertex.len() as u32;
+                parent.push(num[b.index()]);
                 vertex.push(s);
-                stack.push((s, 0));
+                let (from, to) = cfg.succs.bounds(s);
+                stack.push((s, from, to));
             }
         } else {
             stack.pop();
         }
     }
-    drop(stack);
     let count = vertex.len();
     // `label[v]`: the least semidominator on the compressed forest path above `v`.
-    let mut semi: Vec<u32> = (0..count as u32).collect();
-    let mut label: Vec<u32> = (0..count as u32).collect();
-    let mut ancestor: Vec<u32> = vec![NONE; count];
-    let mut path: Vec<u32> = Vec::new();
+    semi.clear();
+    semi.extend(0..count as u32);
+    label.clear();
+    label.extend(0..count as u32);
+    ancestor.clear();
+    ancestor.resize(count, NONE);
+    path.clear();
 
     // The least semidominator on the forest path above `v` (excluding the root).
     let mut eval = |v: u32, ancestor: &mut Vec<u32>, label: &mut Vec<u32>| -> u32 {
@@ -229,11 +264,11 @@ fn immediate_dominators(n: usize, entry: Block, cfg: &Cfg, out: &mut IdVec<Block
     for w in (1..count).rev() {
         let mut sw = semi[w];
         for &p in &cfg.preds[vertex[w]] {
-            let v = num[p];
+            let v = num[p.index()];
             if v == NONE {
                 continue; // an unreachable predecessor
             }
-            let s = eval(v, &mut ancestor, &mut label);
+            let s = eval(v, &mut *ancestor, &mut *label);
             if s < sw {
                 sw = s;
             }
@@ -243,7 +278,7 @@ fn immediate_dominators(n: usize, entry: Block, cfg: &Cfg, out: &mut IdVec<Block
         ancestor[w] = parent[w];
     }
     // (3) Idoms, in pre-order so each block's idom is final before its descendants'.
-    let mut idom = parent;
+    let idom = parent;
     for w in 1..count {
         let mut d = idom[w];
         while d > semi[w] {
@@ -256,6 +291,26 @@ fn immediate_dominators(n: usize, entry: Block, cfg: &Cfg, out: &mut IdVec<Block
     for w in 1..count {
         out[vertex[w]] = Some(vertex[idom[w] as usize]);
     }
+}
+
+/// The work tables of `DomTree::recompute`, kept from one computation to the next on a thread
+/// (see `immediate_dominators` for their meaning).
+#[derive(Default)]
+struct Scratch {
+    num: Vec<u32>,
+    vertex: Vec<Block>,
+    parent: Vec<u32>,
+    /// The stack of a depth-first walk: a block and the range of its successors (children) not
+    /// visited yet.
+    walk: Vec<(Block, u32, u32)>,
+    semi: Vec<u32>,
+    label: Vec<u32>,
+    ancestor: Vec<u32>,
+    path: Vec<u32>,
+}
+
+thread_local! {
+    static SCRATCH: Cell<Scratch> = Cell::default();
 }
 
 #[cfg(test)]
