@@ -117,6 +117,10 @@ impl Solver<'_> {
             }
             _ => {
                 let Some(r) = f.result(i) else { return };
+                if self.cells[r] == Cell::Bottom {
+                    // The cell cannot fall further: whatever the operands are, nothing changes.
+                    return;
+                }
                 let cell = if d.op == Opcode::Call || d.op == Opcode::Load || d.op == Opcode::Alloca
                 {
                     Cell::Bottom
