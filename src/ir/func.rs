@@ -817,6 +817,7 @@ impl Function {
         let mut keep_value = vec![false; nv];
         let mut keep_use = vec![false; nu];
         let mut kept_insts = 0usize;
+        let mut kept_uses = 0usize;
         {
             let uses = &self.uses;
             let first = self.uses.first.as_slice();
@@ -836,6 +837,7 @@ impl Function {
                 if let Some(v) = result {
                     keep_value[v.index()] = true;
                 }
+                kept_uses += slots.len();
                 keep_use[slots].fill(true);
             }
         }
@@ -845,107 +847,118 @@ impl Function {
                 keep_value[p.index()] = true;
             }
         }
+        let mut new_value: Vec<Option<Value>> = Vec::with_capacity(nv);
         let mut kept_values = 0usize;
-        let new_value: Vec<Option<Value>> = keep_value
-            .iter()
-            .map(|&k| {
-                k.then(|| {
-                    kept_values += 1;
-                    Value::new(kept_values - 1)
-                })
-            })
-            .collect();
+        for &k in &keep_value {
+            if k {
+                new_value.push(Some(Value::new(kept_values)));
+                kept_values += 1;
+            } else {
+                new_value.push(None);
+            }
+        }
         let value_of = |v: Value| new_value[v.index()].expect("a value read or defined is kept");
-        // Every column below is compacted in place: the row `k` moves to its new id, which is
-        // never above `k`, after the rows before it, so nothing is overwritten before it is read.
         // Operand slots of remaining instructions, in their old order (ranges stay contiguous),
         // with the value and the instruction of each.
-        let uses = &mut self.uses;
-        let mut n = 0usize;
-        let new_use: Vec<Option<Use>> = {
-            let (value, user) = (uses.value.as_mut_slice(), uses.user.as_mut_slice());
-            let at = &mut n;
-            keep_use
-                .iter()
-                .enumerate()
-                .map(|(u, &k)| {
-                    k.then(|| {
-                        value[*at] = value_of(value[u]);
-                        user[*at] = new_inst[user[u].index()].expect("user kept");
-                        *at += 1;
-                        Use::new(*at - 1)
-                    })
-                })
-                .collect()
-        };
+        let old_uses = std::mem::take(&mut self.uses);
+        let mut new_use: Vec<Option<Use>> = Vec::with_capacity(nu);
+        let mut value: Vec<Value> = Vec::with_capacity(kept_uses);
+        let mut user: Vec<Inst> = Vec::with_capacity(kept_uses);
+        for ((&k, &v), &i) in keep_use
+            .iter()
+            .zip(old_uses.value.as_slice())
+            .zip(old_uses.user.as_slice())
+        {
+            if k {
+                new_use.push(Some(Use::new(value.len())));
+                value.push(value_of(v));
+                user.push(new_inst[i.index()].expect("user kept"));
+            } else {
+                new_use.push(None);
+            }
+        }
         drop(keep_use);
-        // Use lists keep their order. Every slot in a list belongs to a remaining instruction (it
-        // keeps the instruction), so a linked slot's neighbours stay and only change ids; a slot
-        // in no list stays its own predecessor.
-        {
-            let (prev, next) = (uses.prev.as_mut_slice(), uses.next.as_mut_slice());
-            let map = |u: Option<Use>| u.map(|u| new_use[u.index()].expect("linked slot kept"));
-            for (u, &nu) in new_use.iter().enumerate() {
-                let Some(nu) = nu else { continue };
-                let (p, x) = (prev[u], next[u]);
-                if p == Some(Use::new(u)) {
-                    prev[nu.index()] = Some(nu);
-                    next[nu.index()] = None;
-                } else {
-                    prev[nu.index()] = map(p);
-                    next[nu.index()] = map(x);
+        let n = value.len();
+        // Every slot starts in no list (its own predecessor).
+        let mut prev: Vec<Option<Use>> = (0..n).map(|u| Some(Use::new(u))).collect();
+        let mut next: Vec<Option<Use>> = vec![None; n];
+        let mut first: Vec<Option<Use>> = vec![None; kept_values];
+        // Use lists in their old order, through kept slots only.
+        let (old_first, old_next) = (old_uses.first.as_slice(), old_uses.next.as_slice());
+        for (&head, &nv) in old_first.iter().zip(&new_value) {
+            let Some(nv) = nv else { continue };
+            let mut last: Option<Use> = None;
+            let mut cur = head;
+            while let Some(u) = cur {
+                cur = old_next[u.index()];
+                let Some(nu) = new_use[u.index()] else {
+                    continue;
+                };
+                prev[nu.index()] = last;
+                match last {
+                    Some(l) => next[l.index()] = Some(nu),
+                    None => first[nv.index()] = Some(nu),
                 }
-            }
-            uses.first.resize(nv, None);
-            let first = uses.first.as_mut_slice();
-            for v in 0..nv {
-                if let Some(nv) = new_value[v] {
-                    first[nv.index()] = map(first[v]);
-                }
+                last = Some(nu);
             }
         }
-        uses.value.truncate(n);
-        uses.user.truncate(n);
-        uses.prev.truncate(n);
-        uses.next.truncate(n);
-        uses.first.truncate(kept_values);
-        uses.first.resize(kept_values, None);
+        drop(old_uses);
+        self.uses = Uses {
+            value: IdVec::from_vec(value),
+            user: IdVec::from_vec(user),
+            prev: IdVec::from_vec(prev),
+            next: IdVec::from_vec(next),
+            first: IdVec::from_vec(first),
+        };
         // Instruction and value columns.
+        let old = std::mem::take(&mut self.insts);
+        let mut data = Vec::with_capacity(kept_insts);
+        let mut args = Vec::with_capacity(kept_insts);
+        let mut result = Vec::with_capacity(kept_insts);
+        for (((k, &d), &r), &res) in new_inst
+            .iter()
+            .zip(old.data.as_slice())
+            .zip(old.args.as_slice())
+            .zip(old.result.as_slice())
         {
-            let insts = &mut self.insts;
-            let (data, args) = (insts.data.as_mut_slice(), insts.args.as_mut_slice());
-            let result = insts.result.as_mut_slice();
-            for (k, &ni) in new_inst.iter().enumerate() {
-                let Some(ni) = ni else { continue };
-                let r = args[k];
-                let start = match r.len {
-                    0 => n as u32,
-                    _ => new_use[r.start as usize].expect("operand kept").index() as u32,
-                };
-                let j = ni.index();
-                data[j] = data[k];
-                args[j] = UseRange { start, len: r.len };
-                result[j] = result[k].map(value_of);
+            if k.is_none() {
+                continue;
             }
-            insts.data.truncate(kept_insts);
-            insts.args.truncate(kept_insts);
-            insts.result.truncate(kept_insts);
+            let start = match r.len {
+                0 => n as u32,
+                _ => new_use[r.start as usize].expect("operand kept").index() as u32,
+            };
+            data.push(d);
+            args.push(UseRange { start, len: r.len });
+            result.push(res.map(value_of));
         }
+        drop(old);
+        self.insts = Insts {
+            data: IdVec::from_vec(data),
+            args: IdVec::from_vec(args),
+            result: IdVec::from_vec(result),
+        };
+        let old = std::mem::take(&mut self.values);
+        let mut ty = Vec::with_capacity(kept_values);
+        let mut def = Vec::with_capacity(kept_values);
+        for ((&k, &t), &d) in keep_value
+            .iter()
+            .zip(old.ty.as_slice())
+            .zip(old.def.as_slice())
         {
-            let values = &mut self.values;
-            let (ty, def) = (values.ty.as_mut_slice(), values.def.as_mut_slice());
-            for (v, &nv) in new_value.iter().enumerate() {
-                let Some(nv) = nv else { continue };
-                let j = nv.index();
-                ty[j] = ty[v];
-                def[j] = match def[v] {
-                    ValueDef::Result(i) => ValueDef::Result(new_inst[i.index()].expect("def kept")),
-                    d @ ValueDef::Param(..) => d,
-                };
+            if !k {
+                continue;
             }
-            values.ty.truncate(kept_values);
-            values.def.truncate(kept_values);
+            ty.push(t);
+            def.push(match d {
+                ValueDef::Result(i) => ValueDef::Result(new_inst[i.index()].expect("def kept")),
+                d @ ValueDef::Param(..) => d,
+            });
         }
+        self.values = Values {
+            ty: IdVec::from_vec(ty),
+            def: IdVec::from_vec(def),
+        };
         for (_, params) in self.blocks.params.iter_mut() {
             for p in params.iter_mut() {
                 *p = value_of(*p);
