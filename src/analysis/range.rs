@@ -208,14 +208,16 @@ impl Ranges {
             }
             fact_span[b] = (start as u32, facts.len() as u32);
         }
-        let mut thresholds = Vec::new();
+        // The constants compares test against and the bounds of remainders, each kept once
+        // before the neighbours are added (most recur).
+        let (mut tested, mut bounds) = (Vec::new(), Vec::new());
         for &b in &cfg.rpo {
             for i in f.layout().block_insts(b) {
                 match f.op(i) {
                     Opcode::Icmp => {
                         for &a in f.args(i) {
                             if let Some(k) = f.as_iconst(a) {
-                                thresholds.extend([k.saturating_sub(1), k, k.saturating_add(1)]);
+                                tested.push(k);
                             }
                         }
                     }
@@ -223,13 +225,23 @@ impl Ranges {
                     // would wrap in `x + a` and lose its sign.
                     Opcode::Srem => {
                         if let Some(m) = f.as_iconst(f.arg(i, 1)).filter(|&m| m != i64::MIN) {
-                            let m = m.abs().saturating_sub(1);
-                            thresholds.extend([-m, m]);
+                            bounds.push(m.abs().saturating_sub(1));
                         }
                     }
                     _ => {}
                 }
             }
+        }
+        tested.sort_unstable();
+        tested.dedup();
+        bounds.sort_unstable();
+        bounds.dedup();
+        let mut thresholds = Vec::with_capacity(3 * tested.len() + 2 * bounds.len());
+        for k in tested {
+            thresholds.extend([k.saturating_sub(1), k, k.saturating_add(1)]);
+        }
+        for m in bounds {
+            thresholds.extend([-m, m]);
         }
         thresholds.sort_unstable();
         thresholds.dedup();
@@ -275,6 +287,9 @@ impl Ranges {
             return;
         }
         out.push(v);
+        if !self.fact_subjects.contains(v) && !self.open.contains(b) {
+            return;
+        }
         for x in self.facts_on_walk(f, v, b) {
             if x.may_narrow(v) {
                 refine_inputs(f, x.cond, x.taken, v, 2, out);
