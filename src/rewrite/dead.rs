@@ -136,15 +136,16 @@ pub fn remove_dead(f: &mut Function, cx: &ModuleCx, cfg: &Cfg) -> bool {
         if b == entry {
             continue;
         }
-        let dead: Vec<usize> = f.blocks.params[b]
+        let params = &f.blocks.params[b];
+        if params.iter().all(|&p| live_val.contains(p)) {
+            continue;
+        }
+        let dead: Vec<usize> = params
             .iter()
             .enumerate()
             .filter(|(_, &p)| !live_val.contains(p))
             .map(|(k, _)| k)
             .collect();
-        if dead.is_empty() {
-            continue;
-        }
         changed = true;
         super::blocks::remove_params(f, cfg, b, &dead);
     }
