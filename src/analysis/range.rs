@@ -287,7 +287,7 @@ impl Ranges {
             return;
         }
         out.push(v);
-        if !self.fact_subjects.contains(v) && !self.open.contains(b) {
+        if !self.may_be_named(v, b) {
             return;
         }
         for x in self.facts_on_walk(f, v, b) {
@@ -297,10 +297,17 @@ impl Ranges {
         }
     }
 
+    /// Whether some branch fact listed for `b` may name `v`: `v` is among the subjects of a
+    /// listed fact, or `b`'s list holds a fact whose subjects are not known.
+    #[inline]
+    fn may_be_named(&self, v: Value, b: Block) -> bool {
+        self.fact_subjects.contains(v) || self.open.contains(b)
+    }
+
     /// The branch facts the dominator walk from `b` up to the definition of `v` reads (see
     /// `facts`); empty when `v` is defined in `b` or when none of them may narrow `v`.
     fn facts_on_walk(&self, f: &Function, v: Value, b: Block) -> &[Fact] {
-        if !self.fact_subjects.contains(v) && !self.open.contains(b) {
+        if !self.may_be_named(v, b) {
             return &[];
         }
         let def = f.def_block(v);
@@ -363,10 +370,7 @@ impl Ranges {
             return Interval::full(f.ty(v));
         }
         let r = self.range[v];
-        if r.is_empty()
-            || r.lo == r.hi
-            || (!self.fact_subjects.contains(v) && !self.open.contains(b))
-        {
+        if r.is_empty() || r.lo == r.hi || !self.may_be_named(v, b) {
             return r;
         }
         self.refined_at(f, v, b, r)
