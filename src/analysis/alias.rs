@@ -31,7 +31,7 @@ pub fn base_of(f: &Function, cfg: &Cfg, ptr: Value) -> Base {
     // value twice (a revisit would repeat forever), so the answer is the search's.
     let mut v = ptr;
     for _ in 0..16 {
-        match f.values.def[v] {
+        match f.value_def(v) {
             ValueDef::Result(i) => match f.op(i) {
                 Opcode::Alloca => return Base::Alloca(i),
                 Opcode::Gaddr => return Base::Global(f.global(i)),
@@ -53,7 +53,7 @@ pub fn base_of(f: &Function, cfg: &Cfg, ptr: Value) -> Base {
             return Base::Unknown;
         }
         seen.push(v);
-        let base = match f.values.def[v] {
+        let base = match f.value_def(v) {
             ValueDef::Result(i) => match f.op(i) {
                 Opcode::Alloca => Base::Alloca(i),
                 Opcode::Gaddr => Base::Global(f.global(i)),

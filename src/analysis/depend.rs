@@ -104,7 +104,7 @@ pub fn linear_i32(f: &Function, v: Value, depth: u32) -> Option<Linear> {
 fn address(f: &Function, mut p: Value) -> Option<(Value, Linear)> {
     let mut off = Linear::default();
     for _ in 0..16 {
-        let ValueDef::Result(i) = f.values.def[p] else {
+        let ValueDef::Result(i) = f.value_def(p) else {
             break;
         };
         match f.op(i) {

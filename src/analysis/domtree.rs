@@ -110,7 +110,7 @@ impl DomTree {
 
     /// Whether the definition of `v` dominates instruction `at` in `f`.
     pub fn value_dominates(&self, f: &Function, v: Value, at: Inst) -> bool {
-        match f.values.def[v] {
+        match f.value_def(v) {
             ValueDef::Param(b, _) => f
                 .layout()
                 .inst_block(at)

@@ -189,7 +189,7 @@ pub fn values_used_after(
 ) -> Vec<Value> {
     let mut out = Vec::new();
     for &b in &forest.loops[l].blocks {
-        let mut vals: Vec<Value> = f.blocks.params[b].clone();
+        let mut vals: Vec<Value> = f.blocks.params[b].to_vec();
         vals.extend(f.layout().block_insts(b).filter_map(|i| f.result(i)));
         for v in vals {
             if exit_args.contains(&v) || !f.uses_outside(v, |b| forest.contains(l, b)).is_empty() {

@@ -27,6 +27,44 @@ pub enum ValueDef {
     Param(Block, u32),
 }
 
+/// `ValueDef` in 8 bytes (the enum takes 12): a block parameter as (block, index), an
+/// instruction result as (`RESULT`, instruction). No block id is `RESULT`: ids are indices
+/// below `u32::MAX`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PackedDef {
+    block: u32,
+    index: u32,
+}
+
+impl PackedDef {
+    const RESULT: u32 = u32::MAX;
+
+    #[inline]
+    pub fn get(self) -> ValueDef {
+        if self.block == Self::RESULT {
+            ValueDef::Result(Inst::new(self.index as usize))
+        } else {
+            ValueDef::Param(Block::new(self.block as usize), self.index)
+        }
+    }
+}
+
+impl From<ValueDef> for PackedDef {
+    #[inline]
+    fn from(d: ValueDef) -> PackedDef {
+        match d {
+            ValueDef::Result(i) => PackedDef {
+                block: Self::RESULT,
+                index: i.index() as u32,
+            },
+            ValueDef::Param(b, n) => PackedDef {
+                block: b.index() as u32,
+                index: n,
+            },
+        }
+    }
+}
+
 /// A contiguous range of operand slots.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct UseRange {
@@ -56,7 +94,8 @@ pub struct Insts {
 #[derive(Clone, Default, Debug)]
 pub struct Values {
     pub ty: IdVec<Value, Type>,
-    pub def: IdVec<Value, ValueDef>,
+    /// Where each value is defined (read with `Function::value_def`).
+    pub def: IdVec<Value, PackedDef>,
 }
 
 /// Use columns: per operand slot the value it reads, the instruction reading it and the links of
@@ -82,7 +121,127 @@ impl Uses {
 /// Block columns.
 #[derive(Clone, Default, Debug)]
 pub struct Blocks {
-    pub params: IdVec<Block, Vec<Value>>,
+    pub params: BlockParams,
+}
+
+/// Where one block's parameters sit in `BlockParams::pool`: `len` of them from `start`, in a
+/// region of `cap` slots.
+#[derive(Clone, Copy, Default, Debug)]
+struct ParamRange {
+    start: u32,
+    len: u32,
+    cap: u32,
+}
+
+/// The parameters of every block, in one pool instead of a vector per block (most blocks have
+/// none, and a vector header costs 24 bytes). `params[b]` reads block `b`'s as a slice. A block
+/// that outgrows its region moves to a region twice as large at the end of the pool; the region
+/// it leaves stays unused until `Function::compact` rebuilds the pool.
+#[derive(Clone, Default, Debug)]
+pub struct BlockParams {
+    range: IdVec<Block, ParamRange>,
+    pool: Vec<Value>,
+}
+
+impl BlockParams {
+    /// The number of blocks.
+    pub fn len(&self) -> usize {
+        self.range.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.range.len() == 0
+    }
+
+    /// Every block with its parameters, in block id order.
+    pub fn iter(&self) -> impl Iterator<Item = (Block, &[Value])> + '_ {
+        self.range
+            .iter()
+            .map(|(b, r)| (b, &self.pool[r.start as usize..(r.start + r.len) as usize]))
+    }
+
+    /// A new block without parameters.
+    fn push_block(&mut self) -> Block {
+        self.range.push(ParamRange::default())
+    }
+
+    /// Appends `v` to the parameters of `b`.
+    fn push(&mut self, b: Block, v: Value) {
+        let r = self.range[b];
+        if r.len == r.cap {
+            // The region is full: move to a new one at the end of the pool.
+            let start = self.pool.len();
+            let cap = (r.cap * 2).max(2);
+            self.pool
+                .extend_from_within(r.start as usize..(r.start + r.len) as usize);
+            self.pool.resize(start + cap as usize, v);
+            self.range[b] = ParamRange {
+                start: start as u32,
+                len: r.len,
+                cap,
+            };
+        }
+        let r = &mut self.range[b];
+        self.pool[(r.start + r.len) as usize] = v;
+        r.len += 1;
+    }
+
+    /// The parameters of `b`, to edit in place (their number stays).
+    fn slice_mut(&mut self, b: Block) -> &mut [Value] {
+        let r = self.range[b];
+        &mut self.pool[r.start as usize..(r.start + r.len) as usize]
+    }
+
+    /// Keeps the first `n` parameters of `b`.
+    fn truncate(&mut self, b: Block, n: usize) {
+        let r = &mut self.range[b];
+        r.len = r.len.min(n as u32);
+    }
+
+    /// Makes `params` the parameters of `b`, in a region of their own at the end of the pool.
+    pub fn set(&mut self, b: Block, params: &[Value]) {
+        let start = self.pool.len() as u32;
+        self.pool.extend_from_slice(params);
+        let len = params.len() as u32;
+        self.range[b] = ParamRange {
+            start,
+            len,
+            cap: len,
+        };
+    }
+
+    /// Rebuilds the pool without unused slots, each block's parameters mapped through `map`.
+    fn rebuild(&mut self, mut map: impl FnMut(Value) -> Value) {
+        let mut pool = Vec::with_capacity(self.range.values().map(|r| r.len as usize).sum());
+        for r in self.range.as_mut_slice() {
+            let start = pool.len() as u32;
+            pool.extend(
+                self.pool[r.start as usize..(r.start + r.len) as usize]
+                    .iter()
+                    .map(|&v| map(v)),
+            );
+            *r = ParamRange {
+                start,
+                len: r.len,
+                cap: r.len,
+            };
+        }
+        self.pool = pool;
+    }
+
+    fn shrink_to_fit(&mut self) {
+        self.range.shrink_to_fit();
+        self.pool.shrink_to_fit();
+    }
+}
+
+impl std::ops::Index<Block> for BlockParams {
+    type Output = [Value];
+    #[inline]
+    fn index(&self, b: Block) -> &[Value] {
+        let r = self.range[b];
+        &self.pool[r.start as usize..(r.start + r.len) as usize]
+    }
 }
 
 /// A branch target with its arguments, as returned by `Function::branch_targets`.
@@ -243,10 +402,16 @@ impl Function {
         self.values.ty[v]
     }
 
+    /// Where `v` is defined.
+    #[inline]
+    pub fn value_def(&self, v: Value) -> ValueDef {
+        self.values.def[v].get()
+    }
+
     /// The instruction defining `v`, if it is an instruction result.
     #[inline]
     pub fn def_inst(&self, v: Value) -> Option<Inst> {
-        match self.values.def[v] {
+        match self.value_def(v) {
             ValueDef::Result(i) => Some(i),
             ValueDef::Param(..) => None,
         }
@@ -254,7 +419,7 @@ impl Function {
 
     /// The block where `v` is defined, if it is live in the layout.
     pub fn def_block(&self, v: Value) -> Option<Block> {
-        match self.values.def[v] {
+        match self.value_def(v) {
             ValueDef::Result(i) => self.layout.inst_block(i),
             ValueDef::Param(b, _) => Some(b),
         }
@@ -413,23 +578,27 @@ impl Function {
 
     /// Creates a block (not yet in the layout).
     pub fn make_block(&mut self) -> Block {
-        self.blocks.params.push(Vec::new())
+        self.blocks.params.push_block()
     }
 
     /// Appends a parameter of type `ty` to `b`.
     pub fn append_block_param(&mut self, b: Block, ty: Type) -> Value {
         let n = self.blocks.params[b].len() as u32;
         let v = self.make_value(ty, ValueDef::Param(b, n));
-        self.blocks.params[b].push(v);
+        self.blocks.params.push(b, v);
         v
     }
 
     /// Removes parameter `n` of `b`; later parameters shift down. The caller fixes the branch
     /// arguments and the parameter's uses.
     pub fn remove_block_param(&mut self, b: Block, n: usize) -> Value {
-        let v = self.blocks.params[b].remove(n);
+        let params = self.blocks.params.slice_mut(b);
+        let v = params[n];
+        params.copy_within(n + 1.., n);
+        let len = params.len() - 1;
+        self.blocks.params.truncate(b, len);
         for (k, &p) in self.blocks.params[b].iter().enumerate().skip(n) {
-            self.values.def[p] = ValueDef::Param(b, k as u32);
+            self.values.def[p] = ValueDef::Param(b, k as u32).into();
         }
         v
     }
@@ -438,7 +607,7 @@ impl Function {
     /// each of the others). The caller fixes the branch arguments and the removed parameters'
     /// uses.
     pub fn retain_block_params(&mut self, b: Block, mut keep: impl FnMut(Value) -> bool) {
-        let params = &mut self.blocks.params[b];
+        let params = self.blocks.params.slice_mut(b);
         let mut n = 0;
         for k in 0..params.len() {
             let p = params[k];
@@ -447,16 +616,16 @@ impl Function {
             }
             if n != k {
                 params[n] = p;
-                self.values.def[p] = ValueDef::Param(b, n as u32);
+                self.values.def[p] = ValueDef::Param(b, n as u32).into();
             }
             n += 1;
         }
-        params.truncate(n);
+        self.blocks.params.truncate(b, n);
     }
 
     fn make_value(&mut self, ty: Type, def: ValueDef) -> Value {
         let v = self.values.ty.push(ty);
-        self.values.def.push(def);
+        self.values.def.push(def.into());
         self.uses.first.push(None);
         v
     }
@@ -842,7 +1011,7 @@ impl Function {
             }
         }
         // Values that stay: current block parameters and results of remaining instructions.
-        for params in self.blocks.params.values() {
+        for (_, params) in self.blocks.params.iter() {
             for &p in params {
                 keep_value[p.index()] = true;
             }
@@ -950,20 +1119,18 @@ impl Function {
                 continue;
             }
             ty.push(t);
-            def.push(match d {
-                ValueDef::Result(i) => ValueDef::Result(new_inst[i.index()].expect("def kept")),
-                d @ ValueDef::Param(..) => d,
+            def.push(match d.get() {
+                ValueDef::Result(i) => {
+                    ValueDef::Result(new_inst[i.index()].expect("def kept")).into()
+                }
+                ValueDef::Param(..) => d,
             });
         }
         self.values = Values {
             ty: IdVec::from_vec(ty),
             def: IdVec::from_vec(def),
         };
-        for (_, params) in self.blocks.params.iter_mut() {
-            for p in params.iter_mut() {
-                *p = value_of(*p);
-            }
-        }
+        self.blocks.params.rebuild(value_of);
         self.layout.renumber_insts(&new_inst, kept_insts);
     }
 
@@ -1126,6 +1293,48 @@ mod tests {
     }
 
     #[test]
+    fn block_params_grow_shrink_and_compact_in_the_pool() {
+        let mut f = Function::new(FuncId::new(0), "f");
+        let (a, b) = (f.make_block(), f.make_block());
+        f.append_block(a);
+        f.append_block(b);
+        // Interleaved appends move each block's parameters to larger regions.
+        let mut pa = Vec::new();
+        let mut pb = Vec::new();
+        for _ in 0..5 {
+            pa.push(f.append_block_param(a, Type::I32));
+            pb.push(f.append_block_param(b, Type::F32));
+        }
+        assert_eq!(&f.blocks.params[a], &pa[..]);
+        assert_eq!(&f.blocks.params[b], &pb[..]);
+        assert_eq!(f.remove_block_param(a, 1), pa.remove(1));
+        let gone = [pb[0], pb[3]];
+        f.retain_block_params(b, |v| !gone.contains(&v));
+        pb.retain(|v| !gone.contains(v));
+        // Shrunk regions take new parameters in place.
+        pa.push(f.append_block_param(a, Type::I32));
+        assert_eq!(&f.blocks.params[a], &pa[..]);
+        assert_eq!(&f.blocks.params[b], &pb[..]);
+        for (blk, ps) in [(a, &pa), (b, &pb)] {
+            for (k, &p) in ps.iter().enumerate() {
+                assert_eq!(f.value_def(p), ValueDef::Param(blk, k as u32));
+            }
+        }
+        f.append_new(a, mk::jump(b), &[pa[0]; 3]);
+        f.append_new(b, mk::ret(), &[]);
+        // Compacting renumbers the values (the removed ones go) and packs the pool.
+        f.compact();
+        let (na, nb) = (f.blocks.params[a].len(), f.blocks.params[b].len());
+        assert_eq!((na, nb), (5, 3));
+        for blk in [a, b] {
+            for (k, &p) in f.blocks.params[blk].iter().enumerate() {
+                assert_eq!(f.value_def(p), ValueDef::Param(blk, k as u32));
+            }
+        }
+        assert_eq!(f.blocks.params[a][0], Value::new(0));
+    }
+
+    #[test]
     fn use_lists_follow_edits() {
         let (mut f, b, x, c, add) = sample();
         assert_eq!(f.num_uses(x), 1);
@@ -1178,7 +1387,7 @@ mod tests {
         assert_eq!(f.args(add), &[x, c]);
         assert_eq!(f.args(mul), &[sum, x]);
         assert_eq!(f.res(mul), Value::new(3));
-        assert_eq!(f.values.def[Value::new(3)], ValueDef::Result(mul));
+        assert_eq!(f.value_def(Value::new(3)), ValueDef::Result(mul));
         assert_eq!(users(&f, x), vec![mul, add]);
         assert_eq!(users(&f, sum), vec![mul]);
         assert_eq!(f.params(), &[x]);

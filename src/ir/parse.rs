@@ -676,9 +676,9 @@ fn function(lines: &mut [Line], id: FuncId, name: &str, names: &Names) -> Result
         f.append_block(bb);
         let params: Vec<Value> = b.params.iter().map(|(v, _)| value_of[v]).collect();
         for (k, &p) in params.iter().enumerate() {
-            f.values.def[p] = super::ValueDef::Param(bb, k as u32);
+            f.values.def[p] = super::ValueDef::Param(bb, k as u32).into();
         }
-        f.blocks.params[bb] = params;
+        f.blocks.params.set(bb, &params);
     }
     for (k, r) in rows.iter().enumerate() {
         let i = inst_of[k].unwrap();

@@ -249,20 +249,20 @@ fn check(ck: &mut Ck) {
     let before = ck.errs.len();
     for b in f.layout().blocks() {
         for (k, &p) in f.blocks.params[b].iter().enumerate() {
-            if f.values.def[p] != ValueDef::Param(b, k as u32) {
+            if f.value_def(p) != ValueDef::Param(b, k as u32) {
                 ck.blk(
                     b,
                     format!(
                         "{p}: def says {:?}, is parameter {k} of {b}",
-                        f.values.def[p]
+                        f.value_def(p)
                     ),
                 );
             }
         }
         for i in f.layout().block_insts(b) {
             if let Some(r) = f.result(i) {
-                if f.values.def[r] != ValueDef::Result(i) {
-                    ck.at(i, format!("{r}: def says {:?}", f.values.def[r]));
+                if f.value_def(r) != ValueDef::Result(i) {
+                    ck.at(i, format!("{r}: def says {:?}", f.value_def(r)));
                 }
             }
             for u in f.arg_uses(i) {
@@ -333,7 +333,7 @@ fn check(ck: &mut Ck) {
         }
         for i in f.layout().block_insts(b) {
             for &v in f.args(i) {
-                let (live, dominates) = match f.values.def[v] {
+                let (live, dominates) = match f.value_def(v) {
                     ValueDef::Result(d) => match f.layout().inst_block(d) {
                         None => (false, false),
                         Some(db) if db == b => (true, pos[d] < pos[i]),

@@ -138,7 +138,7 @@ fn trip_count(
     let lt = f.terminator(latch)?;
     let back = f.branch_targets(lt).iter().position(|c| c.block == h)?;
     let back_args: Vec<Value> = f.branch_targets(lt)[back].args.to_vec();
-    let params = f.blocks.params[h].clone();
+    let params = f.blocks.params[h].to_vec();
     let mut env = Env {
         f,
         in_loop: &in_loop,
@@ -173,7 +173,7 @@ fn incoming_constant(f: &Function, cfg: &Cfg, v: Value, depth: u32) -> Option<Co
     if let Some(c) = constant_value(f, v) {
         return Some(c);
     }
-    let ValueDef::Param(b, k) = f.values.def[v] else {
+    let ValueDef::Param(b, k) = f.value_def(v) else {
         return None;
     };
     if depth == 0 {

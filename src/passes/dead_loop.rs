@@ -136,7 +136,7 @@ fn delete_dead_loops(f: &mut Function, cx: &ModuleCx, am: &mut FuncAnalyses) -> 
         let args: Vec<Value> = d
             .exit_args
             .iter()
-            .zip(&f.blocks.params[e].clone())
+            .zip(&f.blocks.params[e].to_vec())
             .map(|(a, &p)| match a {
                 Some(v) => *v,
                 None => zero_of(f, f.ty(p)),

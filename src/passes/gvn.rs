@@ -134,7 +134,7 @@ fn rebuild_equal_incoming(f: &mut Function, cfg: &Cfg, dt: &DomTree) -> bool {
         if b == entry || f.layout().first_inst(b).is_none() {
             continue;
         }
-        let params = f.blocks.params[b].clone();
+        let params = f.blocks.params[b].to_vec();
         let mut dead = Vec::new();
         for (n, &p) in params.iter().enumerate() {
             let mut first: Option<Inst> = None;
@@ -172,7 +172,7 @@ fn rebuild_equal_incoming(f: &mut Function, cfg: &Cfg, dt: &DomTree) -> bool {
             };
             let available = f.args(i0).iter().all(|&v| {
                 is_const(f, v)
-                    || match f.values.def[v] {
+                    || match f.value_def(v) {
                         crate::ir::ValueDef::Param(db, _) => dt.dominates(db, b),
                         crate::ir::ValueDef::Result(di) => f
                             .layout()
@@ -214,7 +214,7 @@ pub fn remove_redundant_params(f: &mut Function, cfg: &Cfg) -> bool {
         if b == entry || f.blocks.params[b].is_empty() {
             continue;
         }
-        let params = f.blocks.params[b].clone();
+        let params = f.blocks.params[b].to_vec();
         let mut dead = Vec::new();
         for (n, &p) in params.iter().enumerate() {
             let mut same: Option<Value> = None;

@@ -155,7 +155,7 @@ fn convert_at(f: &mut Function, preds: &mut [Vec<Block>], h: Block, limit: u32) 
             }
         }
     }
-    let params = f.blocks.params[j].clone();
+    let params = f.blocks.params[j].to_vec();
     let sign = sign_test(f, c, true).is_some();
     let mut reads_cond = false;
     for (k, &p) in params.iter().enumerate() {
@@ -182,7 +182,7 @@ fn convert_at(f: &mut Function, preds: &mut [Vec<Block>], h: Block, limit: u32) 
     // arguments `h` passes them.
     for (way, k) in [(&a, 0), (&b, 1)] {
         let Some(arm) = way.arm else { continue };
-        let aparams = f.blocks.params[arm].clone();
+        let aparams = f.blocks.params[arm].to_vec();
         for (&p, &v) in aparams.iter().zip(&targets[k].1) {
             f.replace_all_uses(p, v);
         }
@@ -239,7 +239,7 @@ fn convert_at(f: &mut Function, preds: &mut [Vec<Block>], h: Block, limit: u32) 
 fn merge_join(f: &mut Function, preds: &mut [Vec<Block>], h: Block, j: Block) {
     let t = f.terminator(h).unwrap();
     let args = f.args(t).to_vec();
-    let params = f.blocks.params[j].clone();
+    let params = f.blocks.params[j].to_vec();
     for (&p, &a) in params.iter().zip(&args) {
         f.replace_all_uses(p, a);
     }

@@ -85,7 +85,7 @@ fn try_delete(f: &mut Function, cx: &ModuleCx, cfg: &Cfg, forest: &LoopForest, l
     // final value of its own: its next value, if used after the loop, is recomputed below.
     let pre_t = f.terminator(pre).unwrap();
     let init_args = f.args(pre_t).to_vec();
-    let params = f.blocks.params[h].clone();
+    let params = f.blocks.params[h].to_vec();
     let mut affine = Vec::new();
     for (n, &p) in params.iter().enumerate() {
         if !f.has_uses(p) {

@@ -54,7 +54,7 @@ fn reduce_loop(f: &mut Function, cfg: &Cfg, loops: &LoopForest, l: Loop) -> bool
     let [back] = back[..] else { return false };
     let inside = |f: &Function, v: Value| f.def_block(v).is_some_and(|b| loops.contains(l, b));
     let mut changed = false;
-    let params = f.blocks.params[h].clone();
+    let params = f.blocks.params[h].to_vec();
     for (n, &p) in params.iter().enumerate() {
         let ty = f.ty(p);
         if !matches!(ty, Type::I32 | Type::I64) {

@@ -162,7 +162,7 @@ pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved
                 }
                 let mut plan = Vec::with_capacity(targs.len());
                 for a in targs {
-                    plan.push(match f.values.def[a] {
+                    plan.push(match f.value_def(a) {
                         ValueDef::Param(pb, n) if pb == b => Arg::Value(args[n as usize]),
                         _ if f.def_block(a) == Some(b) => match env.get(&a) {
                             Some(&c) => Arg::Const(c),

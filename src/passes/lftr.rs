@@ -63,7 +63,7 @@ fn replace_test(
         return None;
     }
     let lt = f.terminator(latch)?;
-    let params = f.blocks.params[h].clone();
+    let params = f.blocks.params[h].to_vec();
     let back_args = f.branch_args(lt, back).to_vec();
     // Nothing else may read the counter: `i` feeds only its increment, and `next` only the
     // test and the back edge.

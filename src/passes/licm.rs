@@ -811,7 +811,7 @@ fn hoist_regions(f: &mut Function, am: &mut FuncAnalyses) -> bool {
         crate::ir::func::map_targets(&mut d, |b| if b == r.join { x } else { b });
         let args = f.args(entry_t).to_vec();
         f.replace_inst(pre_t, d, &args);
-        let params = f.blocks.params[r.join].clone();
+        let params = f.blocks.params[r.join].to_vec();
         for (&p, &np) in params.iter().zip(&xp) {
             f.replace_all_uses(p, np);
         }

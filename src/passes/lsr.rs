@@ -205,7 +205,7 @@ pub fn run(f: &mut Function, _cx: &ModuleCx, am: &mut FuncAnalyses) -> Preserved
         let back_args = f.branch_args(lt, back).to_vec();
         let init_args = f.args(pre_t).to_vec();
         // Induction variables: (param, step).
-        let params = f.blocks.params[h].clone();
+        let params = f.blocks.params[h].to_vec();
         let mut ivs: Vec<(Value, i64)> = Vec::new();
         let mut inits: Vec<Value> = Vec::new();
         for (n, &p) in params.iter().enumerate() {

@@ -34,7 +34,7 @@ struct Addr {
 fn addr_of(f: &Function, cfg: &Cfg, ptr: Value) -> Addr {
     let mut root = ptr;
     let mut off = 0i64;
-    while let ValueDef::Result(i) = f.values.def[root] {
+    while let ValueDef::Result(i) = f.value_def(root) {
         match f.op(i) {
             Opcode::Offset => {
                 off = off.wrapping_add(f.data(i).imm);

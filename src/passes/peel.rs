@@ -226,7 +226,7 @@ fn candidate(f: &Function, cfg: &Cfg, dt: &DomTree, forest: &LoopForest, l: Loop
         visiting: Vec::new(),
         memo: FxHashMap::default(),
     };
-    let params = f.blocks.params[h].clone();
+    let params = f.blocks.params[h].to_vec();
     let mut guards: Vec<Inst> = Vec::new();
     for &q in &data.blocks {
         let Some(t) = f.terminator(q) else { continue };

@@ -120,7 +120,7 @@ fn rebase(f: &mut Function, am: &mut FuncAnalyses, read_after_step: bool) -> Pre
         }
         let back = f.edges_to(lt, h);
         let [back] = back[..] else { continue };
-        let params = f.blocks.params[h].clone();
+        let params = f.blocks.params[h].to_vec();
         for (n, &p) in params.iter().enumerate() {
             if f.ty(p) != Type::Ptr {
                 continue;

@@ -112,7 +112,7 @@ fn unjoin(f: &mut Function, join: Block, h: Block, preds: &[Block]) {
 /// Replaces each latch's `jump h(..)` by a copy of `h` and routes `h`'s values used outside it
 /// through stack slots (appended to `slots`).
 fn rotate(f: &mut Function, h: Block, latches: &[Block], slots: &mut Vec<Inst>) {
-    let params: Vec<Value> = f.blocks.params[h].clone();
+    let params: Vec<Value> = f.blocks.params[h].to_vec();
     let insts: Vec<Inst> = f.layout().block_insts(h).collect();
     // Per latch: the copy's value for each value of `h`, and the first copied instruction.
     let mut copies: Vec<(FxHashMap<Value, Value>, Inst)> = Vec::with_capacity(latches.len());

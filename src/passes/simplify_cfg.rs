@@ -75,7 +75,7 @@ fn bypass_jump_blocks(f: &mut Function, preds: &BlockLists) -> bool {
         if c == b {
             continue;
         }
-        let params = f.blocks.params[b].clone();
+        let params = f.blocks.params[b].to_vec();
         let fwd = f.args(t).to_vec();
         // The block's parameters may only feed the jump (they could not be used elsewhere:
         // the block holds nothing else, but check the uses to stay safe).

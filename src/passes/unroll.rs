@@ -36,7 +36,7 @@ fn route_outside_uses(
 ) -> Option<(Inst, Vec<Value>)> {
     let which = f.branch_targets(t).iter().position(|c| c.block == exit)?;
     let mut exit_args = f.branch_args(t, which).to_vec();
-    let mut defined: Vec<Value> = f.blocks.params[b].clone();
+    let mut defined: Vec<Value> = f.blocks.params[b].to_vec();
     defined.extend(body.iter().filter_map(|&i| f.result(i)));
     let outside = |f: &Function, v: Value| {
         f.uses_of(v)
@@ -203,7 +203,7 @@ fn unroll(f: &mut Function, b: Block, pre: Block, full_only: bool) -> Unrolled {
     if f.layout().inst_block(cmp) != Some(b) || f.ty(bound) != Type::I32 {
         return Unrolled::No;
     }
-    let params = f.blocks.params[b].clone();
+    let params = f.blocks.params[b].to_vec();
     let Some(iv_idx) = back_args.iter().position(|&v| v == iv_next) else {
         return Unrolled::No;
     };

@@ -116,7 +116,7 @@ pub fn merge_into_preds(f: &mut Function, cfg: &Cfg) -> bool {
             continue;
         }
         let args = f.args(t).to_vec();
-        let params = f.blocks.params[b].clone();
+        let params = f.blocks.params[b].to_vec();
         for (&param, &arg) in params.iter().zip(&args) {
             f.replace_all_uses(param, arg);
         }
@@ -146,7 +146,7 @@ pub fn forward_params(f: &mut Function, cfg: &Cfg, b: Block) -> bool {
         return false;
     }
     let args = f.branch_args(t, 0).to_vec();
-    let params = f.blocks.params[b].clone();
+    let params = f.blocks.params[b].to_vec();
     for (&param, &arg) in params.iter().zip(&args) {
         f.replace_all_uses(param, arg);
     }

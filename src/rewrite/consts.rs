@@ -14,7 +14,7 @@ pub fn apply_constants(f: &mut Function, consts: &Constants) -> bool {
     let mut insts: Vec<Inst> = Vec::new();
     for b in cfg_blocks {
         // Constant block parameters become constants at the top of the block.
-        let params = f.blocks.params[b].clone();
+        let params = f.blocks.params[b].to_vec();
         for p in params {
             if let Cell::Const(c) = consts.cell(p) {
                 if !f.has_uses(p) {
@@ -38,7 +38,7 @@ pub fn apply_constants(f: &mut Function, consts: &Constants) -> bool {
             if op == Opcode::Iconst || op == Opcode::Fconst || op == Opcode::Call {
                 continue;
             }
-            if matches!(f.values.def[r], ValueDef::Result(_)) && f.data(i).ty == c.to_inst().ty {
+            if matches!(f.value_def(r), ValueDef::Result(_)) && f.data(i).ty == c.to_inst().ty {
                 f.replace_inst(i, c.to_inst(), &[]);
                 changed = true;
             }

@@ -77,7 +77,7 @@ fn mark(
         if !live_val.insert(v) {
             continue;
         }
-        match f.values.def[v] {
+        match f.value_def(v) {
             ValueDef::Result(i) => {
                 if live_inst.insert(i) {
                     num_live += 1;

@@ -226,7 +226,8 @@ pub fn copy_loop(f: &mut Function, blocks: &[Block], after: Block, back_to: Bloc
         f.insert_block_after(nb, prev);
         prev = nb;
         bmap.insert(b, nb);
-        for p in f.blocks.params[b].clone() {
+        let params = f.blocks.params[b].to_vec();
+        for p in params {
             let np = f.append_block_param(nb, f.ty(p));
             vmap.insert(p, np);
         }

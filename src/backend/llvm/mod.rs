@@ -276,7 +276,7 @@ struct Incoming<'f> {
 impl<'a> Emitter<'a> {
     /// The operand text of `v`: constants inline, everything else `%vN`.
     fn op(&self, v: Value) -> String {
-        if let ValueDef::Result(i) = self.f.values.def[v] {
+        if let ValueDef::Result(i) = self.f.value_def(v) {
             let d = self.f.data(i);
             match d.op {
                 Opcode::Iconst => {
