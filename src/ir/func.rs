@@ -1026,6 +1026,11 @@ impl Function {
                 new_value.push(None);
             }
         }
+        if kept_insts == ni && kept_values == nv && kept_uses == nu {
+            // Every row stays, so every id stays: only the parameter pool may hold unused slots.
+            self.blocks.params.rebuild(|v| v);
+            return;
+        }
         let value_of = |v: Value| new_value[v.index()].expect("a value read or defined is kept");
         // Operand slots of remaining instructions, in their old order (ranges stay contiguous),
         // with the value and the instruction of each.
