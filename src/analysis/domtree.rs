@@ -211,17 +211,17 @@ fn immediate_dominators(
     let succs = cfg.succs.entries();
     let (s, e) = cfg.succs.bounds(entry);
     stack.push((entry, s, e));
-    num[entry.index()] = 0;
+    num[entry] = 0;
     vertex.push(entry);
     parent.push(NONE);
     while let Some(top) = stack.last_mut() {
         if top.1 < top.2 {
             let s = succs[top.1 as usize];
             top.1 += 1;
-            if num[s.index()] == NONE {
+            if num[s] == NONE {
                 let b = top.0;
-                num[s.index()] = vertex.len() as u32;
-                parent.push(num[b.index()]);
+                num[s] = vertex.len() as u32;
+                parent.push(num[b]);
                 vertex.push(s);
                 let (from, to) = cfg.succs.bounds(s);
                 stack.push((s, from, to));
@@ -264,7 +264,7 @@ fn immediate_dominators(
     for w in (1..count).rev() {
         let mut sw = semi[w];
         for &p in &cfg.preds[vertex[w]] {
-            let v = num[p.index()];
+            let v = num[p];
             if v == NONE {
                 continue; // an unreachable predecessor
             }
@@ -297,7 +297,8 @@ fn immediate_dominators(
 /// (see `immediate_dominators` for their meaning).
 #[derive(Default)]
 struct Scratch {
-    num: Vec<u32>,
+    /// By block: its pre-order number (`NONE` for one not reached).
+    num: IdVec<Block, u32>,
     vertex: Vec<Block>,
     parent: Vec<u32>,
     /// The stack of a depth-first walk: a block and the range of its successors (children) not
