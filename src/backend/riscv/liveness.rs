@@ -135,6 +135,23 @@ impl RangeBuilder<'_> {
         self.recs.push((s, e, h));
         self.head[v] = self.recs.len() as u32 - 1;
     }
+
+    /// [`add`](Self::add) for a block `[s, e]` before every range added so far: it merges
+    /// only with a newest range starting right after it.
+    #[inline]
+    fn add_before(&mut self, v: usize, s: u32, e: u32) {
+        let h = self.head[v];
+        if h != NIL {
+            let last = &mut self.recs[h as usize];
+            debug_assert!(last.0 > e);
+            if last.0 == e + 1 {
+                last.0 = s;
+                return;
+            }
+        }
+        self.recs.push((s, e, h));
+        self.head[v] = self.recs.len() as u32 - 1;
+    }
 }
 
 /// The working tables of `compute`, kept per thread between calls so that compiling many
@@ -488,7 +505,8 @@ fn compute_in(mf: &MFunc, live_out: &LiveOut, s: &mut Scratch) -> Intervals {
         bn += 1;
         for &v in live_out.of(b) {
             let v = v as usize;
-            rl.add(v, bs, be);
+            // Blocks are walked backward: every range added so far lies after this block.
+            rl.add_before(v, bs, be);
             live[v] = bn;
         }
         let freq = 10f32.powi(blk.depth.min(6) as i32);
