@@ -119,8 +119,7 @@ pub fn cleanup(code: &mut Vec<MInst>) {
         let before = code.len();
         fold_scratch_moves(code);
         thread_jumps(code, &mut jump_after);
-        remove_dead_blocks(code, &mut used);
-        drop_jumps_to_next(code);
+        remove_dead_blocks_and_jumps_to_next(code, &mut used);
         if code.len() == before {
             break;
         }
@@ -135,7 +134,61 @@ fn label_entry<T>(table: &mut [T], l: i64) -> Option<&mut T> {
     usize::try_from(l).ok().and_then(|l| table.get_mut(l))
 }
 
+/// `remove_dead_blocks` then `drop_jumps_to_next`, in one walk: the instructions the first
+/// keeps go straight to the second, a `j` waiting for the next kept instruction to decide.
+fn remove_dead_blocks_and_jumps_to_next(code: &mut Vec<MInst>, used: &mut [bool]) {
+    mark_used(code, used);
+    // Compacts in place: `code[..w]` are the instructions both keep so far (never ahead of the
+    // instruction read). `prev_kept` and `pending` are the state of `drop_jumps_to_next`.
+    let mut w = 0;
+    let mut prev_kept = false;
+    let mut pending: Option<MInst> = None;
+    let mut dead = false;
+    for k in 0..code.len() {
+        let mi = code[k];
+        if mi.op == MOp::Label {
+            dead = dead && k > 0 && !label_entry(used, mi.imm).is_some_and(|u| *u);
+        }
+        if !dead {
+            if let Some(j) = pending.take() {
+                if mi.op == MOp::Label && mi.imm == j.imm {
+                    prev_kept = false;
+                } else if prev_kept
+                    && code[w - 1].op.is_branch()
+                    && mi.op == MOp::Label
+                    && mi.imm == code[w - 1].imm
+                {
+                    let b = &mut code[w - 1];
+                    b.op = invert(b.op);
+                    b.imm = j.imm;
+                    prev_kept = false;
+                } else {
+                    code[w] = j;
+                    w += 1;
+                    prev_kept = true;
+                }
+            }
+            if mi.op == MOp::J {
+                pending = Some(mi);
+            } else {
+                code[w] = mi;
+                w += 1;
+                prev_kept = true;
+            }
+        }
+        if matches!(mi.op, MOp::J | MOp::Ret | MOp::TailCall) {
+            dead = true;
+        }
+    }
+    if let Some(j) = pending {
+        code[w] = j;
+        w += 1;
+    }
+    code.truncate(w);
+}
+
 /// A `j` to the label right after it goes; `bcc L1; j L2; L1:` becomes `b!cc L2; L1:`.
+#[cfg(test)]
 fn drop_jumps_to_next(code: &mut Vec<MInst>) {
     // Compacts in place: `code[..w]` are the instructions kept so far.
     let mut w = 0;
@@ -245,9 +298,8 @@ fn thread_jumps(code: &mut [MInst], jump_after: &mut [i64]) {
     }
 }
 
-/// Drops code after an unconditional transfer up to a label nothing branches to. `used`: a
-/// table per label.
-fn remove_dead_blocks(code: &mut Vec<MInst>, used: &mut [bool]) {
+/// Marks in `used` (a table per label) the labels something branches or jumps to.
+fn mark_used(code: &[MInst], used: &mut [bool]) {
     used.fill(false);
     for mi in code.iter() {
         if mi.op.is_branch() || mi.op == MOp::J {
@@ -256,6 +308,13 @@ fn remove_dead_blocks(code: &mut Vec<MInst>, used: &mut [bool]) {
             }
         }
     }
+}
+
+/// Drops code after an unconditional transfer up to a label nothing branches to. `used`: a
+/// table per label.
+#[cfg(test)]
+fn remove_dead_blocks(code: &mut Vec<MInst>, used: &mut [bool]) {
+    mark_used(code, used);
     // Compacts in place: `code[..w]` are the instructions kept so far.
     let mut w = 0;
     let mut dead = false;
@@ -662,6 +721,43 @@ mod tests {
 
     fn label(b: i64) -> MInst {
         MInst::new(MOp::Label, Reg::NONE, Reg::NONE, Reg::NONE, b)
+    }
+
+    /// The one walk of `remove_dead_blocks_and_jumps_to_next` gives what the two passes give
+    /// one after the other, on pseudo-random mixes of labels, jumps, branches, returns and
+    /// plain instructions.
+    #[test]
+    fn one_walk_matches_the_two_passes() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        for _ in 0..20000 {
+            let len = 1 + next(24) as usize;
+            let labels = 1 + next(8) as i64;
+            let code: Vec<MInst> = (0..len)
+                .map(|_| {
+                    let l = next(labels as u64) as i64;
+                    match next(7) {
+                        0 | 1 => label(l),
+                        2 => MInst::jump(l),
+                        3 => MInst::new(MOp::Bne, Reg::NONE, Reg::A0, Reg::ZERO, l),
+                        4 => MInst::new(MOp::Ret, Reg::NONE, Reg::A0, Reg::NONE, 0),
+                        _ => MInst::li(Reg::A0, l),
+                    }
+                })
+                .collect();
+            let mut used = vec![false; labels as usize];
+            let mut two = code.clone();
+            remove_dead_blocks(&mut two, &mut used);
+            drop_jumps_to_next(&mut two);
+            let mut one = code.clone();
+            remove_dead_blocks_and_jumps_to_next(&mut one, &mut used);
+            assert_eq!(one, two, "on {code:?}");
+        }
     }
 
     #[test]
