@@ -302,11 +302,16 @@ pub fn select(f: &Function, cx: &ModuleCx, isa: Isa) -> MFunc {
 impl<'a> Isel<'a> {
     fn number_values(&mut self, blocks: &[Block], cfg: &Cfg, loops: &LoopForest) {
         let f = self.f;
+        // Per value, the operand whose register it takes (see `share_registers`).
+        let mut from: Vec<Option<Value>> = vec![None; f.num_values()];
         for &b in blocks {
             for &p in &f.blocks.params[b] {
                 self.vmap[p.index()] = self.mf.new_vreg(class_of(f.ty(p)));
             }
             for i in f.layout().block_insts(b) {
+                if f.op(i) == Opcode::Select {
+                    self.fuse_select_operands(i);
+                }
                 let Some(v) = f.result(i) else { continue };
                 let d = f.data(i);
                 let rm = match d.op {
@@ -326,6 +331,17 @@ impl<'a> Isel<'a> {
                 match rm {
                     Some(r) => self.remat[v.index()] = Some(r),
                     None => self.vmap[v.index()] = self.mf.new_vreg(class_of(d.ty)),
+                }
+                // A sign extension of an i32 (registers hold i32 values sign-extended
+                // already) and a truncation of an i64 that is a sign-extended i32
+                // (`fits_i32`) leave the bits unchanged.
+                let free = match d.op {
+                    Opcode::Sext => f.ty(f.arg(i, 0)) == Type::I32,
+                    Opcode::Trunc => d.ty == Type::I32 && fits_i32(f, f.arg(i, 0)),
+                    _ => false,
+                };
+                if free && self.vmap[v.index()].is_some() {
+                    from[v.index()] = Some(f.arg(i, 0));
                 }
             }
         }
@@ -355,27 +371,7 @@ impl<'a> Isel<'a> {
                 }
             }
         }
-        // Compares of a sign read only by a select that shifts the sign out itself (see
-        // `select`), and the negation an absolute value reads only there.
-        for &b in blocks {
-            for i in f.layout().block_insts(b) {
-                if f.op(i) != Opcode::Select {
-                    continue;
-                }
-                let (c, a, bv) = (f.arg(i, 0), f.arg(i, 1), f.arg(i, 2));
-                let abs = abs_select(f, f.ty(f.res(i)), c, a, bv);
-                if f.has_one_use(c) && (abs.is_some() || sign_test(f, c, true).is_some()) {
-                    self.fused[f.def_inst(c).unwrap().index()] = true;
-                }
-                for arm in [a, bv] {
-                    if abs.is_some() && f.has_one_use(arm) && is_negation_of(f, arm, abs.unwrap().0)
-                    {
-                        self.fused[f.def_inst(arm).unwrap().index()] = true;
-                    }
-                }
-            }
-        }
-        self.share_registers(blocks);
+        self.share_registers(blocks, &from);
         // Constants and addresses needed in a register inside loops get one register per
         // loop nest that reads them, computed once before the innermost loop of the nest
         // containing all its reads there (at the end of that loop header's immediate
@@ -457,28 +453,29 @@ impl<'a> Isel<'a> {
         }
     }
 
-    /// A sign extension of an i32 (registers hold i32 values sign-extended already) and a
-    /// truncation of an i64 that is a sign-extended i32 (`fits_i32`) leave the bits unchanged:
-    /// the result takes its operand's register, so no copy keeps both alive. Sound for SSA
-    /// values: the operand's register is only rewritten by the block-argument copies into its
-    /// own block, and the result (dominated by that block's entry) is never live there.
-    fn share_registers(&mut self, blocks: &[Block]) {
+    /// Compares of a sign read only by select `i` that shifts the sign out itself (see
+    /// `select`), and the negation an absolute value reads only there, are fused into it.
+    fn fuse_select_operands(&mut self, i: Inst) {
         let f = self.f;
-        let mut from: Vec<Option<Value>> = vec![None; f.num_values()];
-        for &b in blocks {
-            for i in f.layout().block_insts(b) {
-                let Some(v) = f.result(i) else { continue };
-                let d = f.data(i);
-                let free = match d.op {
-                    Opcode::Sext => f.ty(f.arg(i, 0)) == Type::I32,
-                    Opcode::Trunc => d.ty == Type::I32 && fits_i32(f, f.arg(i, 0)),
-                    _ => false,
-                };
-                if free && self.vmap[v.index()].is_some() {
-                    from[v.index()] = Some(f.arg(i, 0));
-                }
+        let (c, a, bv) = (f.arg(i, 0), f.arg(i, 1), f.arg(i, 2));
+        let abs = abs_select(f, f.ty(f.res(i)), c, a, bv);
+        if f.has_one_use(c) && (abs.is_some() || sign_test(f, c, true).is_some()) {
+            self.fused[f.def_inst(c).unwrap().index()] = true;
+        }
+        for arm in [a, bv] {
+            if abs.is_some() && f.has_one_use(arm) && is_negation_of(f, arm, abs.unwrap().0) {
+                self.fused[f.def_inst(arm).unwrap().index()] = true;
             }
         }
+    }
+
+    /// A value whose bits are those of an operand (`from`, filled by `number_values`: a sign
+    /// extension of an i32, a truncation of a sign-extended i32) takes the register of the
+    /// root of that chain, so no copy keeps both alive. Sound for SSA values: the operand's
+    /// register is only rewritten by the block-argument copies into its own block, and the
+    /// result (dominated by that block's entry) is never live there.
+    fn share_registers(&mut self, blocks: &[Block], from: &[Option<Value>]) {
+        let f = self.f;
         for &b in blocks {
             for i in f.layout().block_insts(b) {
                 let Some(v) = f.result(i) else { continue };
