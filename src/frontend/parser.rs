@@ -1,6 +1,6 @@
 //! Parser: tokens -> `Ast`, by recursive descent, one top-level item at a time.
 //!
-//! The parser pulls tokens from the lexer as it goes and keeps a window of a few hundred (the
+//! The parser pulls tokens from the lexer as it goes and keeps a ring of eight (the
 //! current token, two of lookahead, two behind), so the token stream is never stored whole.
 //! `next_item` returns each item with its nodes in `ast`, which the next call clears: the
 //! syntax tree of one item is alive at a time (its consumer, sema, checks it in between).
@@ -31,18 +31,23 @@ const LOOKAHEAD: usize = 2;
 /// Tokens kept before the current one: `prev_span` and the rewind of a function definition
 /// found inside a body need two.
 const BEHIND: usize = 2;
-/// When the window has this many tokens before the current one, the oldest are dropped.
-const WINDOW: usize = 256;
+/// Slots of the token window (`Parser::toks`), a power of two holding the `BEHIND` tokens,
+/// the current one and the `LOOKAHEAD` ones.
+const WINDOW: usize = 8;
+const _: () = assert!(WINDOW.is_power_of_two() && WINDOW > BEHIND + LOOKAHEAD);
 
 pub struct Parser<'a> {
     lexer: Lexer<'a>,
     source: &'a [u8],
-    /// A window of the token stream: `toks[pos]` is the current token, followed by
-    /// `LOOKAHEAD` more (fewer at the end, whose last token is `Eof`) and preceded by at least
-    /// `BEHIND` once that many were consumed.
-    toks: Vec<Token>,
+    /// A ring over the token stream: token number `k` (counting from 0) is in slot
+    /// `k % WINDOW`. Token `pos` is the current one, followed by `LOOKAHEAD` more (fewer at the
+    /// end, whose last token is `Eof`) and preceded by up to `BEHIND`.
+    toks: [Token; WINDOW],
+    /// The number of the current token.
     pos: usize,
-    /// The lexer returned `Eof`: it is the last of `toks`.
+    /// The number of tokens lexed so far (`toks` holds those from `end - WINDOW` on).
+    end: usize,
+    /// The lexer returned `Eof`: it is token `end - 1`.
     at_eof: bool,
     /// The rows of the item being parsed (of the last one returned by `next_item`).
     pub ast: Ast,
@@ -82,8 +87,12 @@ impl<'a> Parser<'a> {
         let mut p = Parser {
             lexer: Lexer::new(source, interner, lex_diags),
             source,
-            toks: Vec::with_capacity(WINDOW + LOOKAHEAD + 1),
+            toks: [Token {
+                tok: Tok::Eof,
+                span: Span::default(),
+            }; WINDOW],
             pos: 0,
+            end: 0,
             at_eof: false,
             ast: Ast::default(),
             diags,
@@ -141,41 +150,36 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// Lexes until `toks[pos + LOOKAHEAD]` exists (or the input ends), first dropping the
-    /// oldest tokens if the window is full.
+    /// Lexes until token `pos + LOOKAHEAD` exists (or the input ends).
     fn fill(&mut self) {
-        if self.pos >= WINDOW {
-            let drop = self.pos - BEHIND;
-            self.toks.drain(..drop);
-            self.pos -= drop;
-        }
-        while !self.at_eof && self.toks.len() <= self.pos + LOOKAHEAD {
+        while !self.at_eof && self.end <= self.pos + LOOKAHEAD {
             let t = self.lexer.next_token();
             self.at_eof = t.tok == Tok::Eof;
-            self.toks.push(t);
+            self.toks[self.end % WINDOW] = t;
+            self.end += 1;
         }
     }
 
+    /// Token number `k`, which must be in the window.
+    fn tok(&self, k: usize) -> &Token {
+        &self.toks[k % WINDOW]
+    }
     fn peek(&self) -> &Tok {
-        &self.toks[self.pos].tok
+        &self.tok(self.pos).tok
     }
     fn peek_at(&self, k: usize) -> &Tok {
         debug_assert!(k <= LOOKAHEAD);
-        &self.toks[(self.pos + k).min(self.toks.len() - 1)].tok
+        &self.tok((self.pos + k).min(self.end - 1)).tok
     }
     fn span(&self) -> Span {
-        self.toks[self.pos].span
+        self.tok(self.pos).span
     }
     fn prev_span(&self) -> Span {
-        if self.pos == 0 {
-            self.toks[0].span
-        } else {
-            self.toks[self.pos - 1].span
-        }
+        self.tok(self.pos.saturating_sub(1)).span
     }
     fn bump(&mut self) -> Token {
-        let t = self.toks[self.pos];
-        if self.pos + 1 < self.toks.len() {
+        let t = *self.tok(self.pos);
+        if self.pos + 1 < self.end {
             self.pos += 1;
             self.fill();
         }
