@@ -209,10 +209,8 @@ pub struct Token {
 
 /// `CLASS` bit: whitespace (space, `\t`, `\n`, `\r`, `\v`, `\f`).
 const SPACE: u8 = 1;
-/// `CLASS` bit: a letter or `_` (starts an identifier).
-const IDENT_START: u8 = 2;
 /// `CLASS` bit: a letter, digit or `_`.
-const IDENT: u8 = 4;
+const IDENT: u8 = 2;
 
 /// The class bits of each byte: one load per byte in the lexer's inner loops.
 static CLASS: [u8; 256] = {
@@ -223,10 +221,7 @@ static CLASS: [u8; 256] = {
         if matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c) {
             t[b] |= SPACE;
         }
-        if c.is_ascii_alphabetic() || c == b'_' {
-            t[b] |= IDENT_START | IDENT;
-        }
-        if c.is_ascii_digit() {
+        if c.is_ascii_alphanumeric() || c == b'_' {
             t[b] |= IDENT;
         }
         b += 1;
@@ -234,9 +229,6 @@ static CLASS: [u8; 256] = {
     t
 };
 
-fn is_ident_start(b: u8) -> bool {
-    CLASS[b as usize] & IDENT_START != 0
-}
 fn is_ident_char(b: u8) -> bool {
     CLASS[b as usize] & IDENT != 0
 }
@@ -294,99 +286,82 @@ impl<'a> Lexer<'a> {
         while i < n {
             let b = src[i];
             let start = i;
-            if CLASS[b as usize] & SPACE != 0 {
-                i += 1;
-                while i < n && CLASS[src[i] as usize] & SPACE != 0 {
+            let next = if i + 1 < n { src[i + 1] } else { 0 };
+            let (tok, end) = match b {
+                b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c => {
                     i += 1;
-                }
-                continue;
-            }
-            // comments
-            if b == b'/' && i + 1 < n && src[i + 1] == b'/' {
-                while i < n && src[i] != b'\n' {
-                    i += 1;
-                }
-                continue;
-            }
-            if b == b'/' && i + 1 < n && src[i + 1] == b'*' {
-                i += 2;
-                let mut closed = false;
-                while i + 1 < n {
-                    if src[i] == b'*' && src[i + 1] == b'/' {
-                        closed = true;
-                        break;
+                    while i < n && CLASS[src[i] as usize] & SPACE != 0 {
+                        i += 1;
                     }
+                    continue;
+                }
+                b'a'..=b'z' | b'A'..=b'Z' | b'_' => {
                     i += 1;
-                }
-                if closed {
-                    i += 2;
-                } else {
-                    self.diags
-                        .error(Span::new(start, start + 2), "unterminated comment");
-                    i = n;
-                }
-                continue;
-            }
-            let (tok, end) = if is_ident_start(b) {
-                while i < n && is_ident_char(src[i]) {
-                    i += 1;
-                }
-                let tok = match &src[start..i] {
-                    b"int" => Tok::KwInt,
-                    b"float" => Tok::KwFloat,
-                    b"void" => Tok::KwVoid,
-                    b"const" => Tok::KwConst,
-                    b"if" => Tok::KwIf,
-                    b"else" => Tok::KwElse,
-                    b"while" => Tok::KwWhile,
-                    b"break" => Tok::KwBreak,
-                    b"continue" => Tok::KwContinue,
-                    b"return" => Tok::KwReturn,
-                    // Identifier bytes are ASCII, hence valid UTF-8.
-                    text => Tok::Ident(
-                        self.interner
-                            .intern(std::str::from_utf8(text).unwrap_or("_")),
-                    ),
-                };
-                (tok, i)
-            } else if b.is_ascii_digit() || (b == b'.' && i + 1 < n && src[i + 1].is_ascii_digit())
-            {
-                lex_number(src, start, self.diags)
-            } else if b == b'"' {
-                let (bytes, end) = lex_string(src, start, self.diags);
-                (Tok::Str(self.interner.add_string(bytes)), end)
-            } else {
-                let next = if i + 1 < n { src[i + 1] } else { 0 };
-                let (tok, len) = match (b, next) {
-                    (b'<', b'=') => (Tok::Le, 2),
-                    (b'>', b'=') => (Tok::Ge, 2),
-                    (b'=', b'=') => (Tok::EqEq, 2),
-                    (b'!', b'=') => (Tok::Ne, 2),
-                    (b'&', b'&') => (Tok::AndAnd, 2),
-                    (b'|', b'|') => (Tok::OrOr, 2),
-                    (b'(', _) => (Tok::LParen, 1),
-                    (b')', _) => (Tok::RParen, 1),
-                    (b'[', _) => (Tok::LBracket, 1),
-                    (b']', _) => (Tok::RBracket, 1),
-                    (b'{', _) => (Tok::LBrace, 1),
-                    (b'}', _) => (Tok::RBrace, 1),
-                    (b',', _) => (Tok::Comma, 1),
-                    (b';', _) => (Tok::Semi, 1),
-                    (b'=', _) => (Tok::Assign, 1),
-                    (b'+', _) => (Tok::Plus, 1),
-                    (b'-', _) => (Tok::Minus, 1),
-                    (b'*', _) => (Tok::Star, 1),
-                    (b'/', _) => (Tok::Slash, 1),
-                    (b'%', _) => (Tok::Percent, 1),
-                    (b'!', _) => (Tok::Not, 1),
-                    (b'<', _) => (Tok::Lt, 1),
-                    (b'>', _) => (Tok::Gt, 1),
-                    _ => {
-                        i = self.invalid_char(i);
-                        continue;
+                    while i < n && is_ident_char(src[i]) {
+                        i += 1;
                     }
-                };
-                (tok, start + len)
+                    let text = &src[start..i];
+                    let tok = match keyword(text) {
+                        Some(k) => k,
+                        // Identifier bytes are ASCII, hence valid UTF-8.
+                        None => Tok::Ident(
+                            self.interner
+                                .intern(std::str::from_utf8(text).unwrap_or("_")),
+                        ),
+                    };
+                    (tok, i)
+                }
+                b'0'..=b'9' => lex_number(src, start, self.diags),
+                b'.' if next.is_ascii_digit() => lex_number(src, start, self.diags),
+                b'"' => {
+                    let (bytes, end) = lex_string(src, start, self.diags);
+                    (Tok::Str(self.interner.add_string(bytes)), end)
+                }
+                b'/' if next == b'/' => {
+                    i = src[i..]
+                        .iter()
+                        .position(|&c| c == b'\n')
+                        .map_or(n, |k| i + k);
+                    continue;
+                }
+                b'/' if next == b'*' => {
+                    match src[i + 2..].windows(2).position(|w| w == b"*/") {
+                        Some(k) => i += 2 + k + 2,
+                        None => {
+                            self.diags
+                                .error(Span::new(start, start + 2), "unterminated comment");
+                            i = n;
+                        }
+                    }
+                    continue;
+                }
+                b'<' if next == b'=' => (Tok::Le, i + 2),
+                b'>' if next == b'=' => (Tok::Ge, i + 2),
+                b'=' if next == b'=' => (Tok::EqEq, i + 2),
+                b'!' if next == b'=' => (Tok::Ne, i + 2),
+                b'&' if next == b'&' => (Tok::AndAnd, i + 2),
+                b'|' if next == b'|' => (Tok::OrOr, i + 2),
+                b'(' => (Tok::LParen, i + 1),
+                b')' => (Tok::RParen, i + 1),
+                b'[' => (Tok::LBracket, i + 1),
+                b']' => (Tok::RBracket, i + 1),
+                b'{' => (Tok::LBrace, i + 1),
+                b'}' => (Tok::RBrace, i + 1),
+                b',' => (Tok::Comma, i + 1),
+                b';' => (Tok::Semi, i + 1),
+                b'=' => (Tok::Assign, i + 1),
+                b'+' => (Tok::Plus, i + 1),
+                b'-' => (Tok::Minus, i + 1),
+                b'*' => (Tok::Star, i + 1),
+                b'/' => (Tok::Slash, i + 1),
+                b'%' => (Tok::Percent, i + 1),
+                b'!' => (Tok::Not, i + 1),
+                b'<' => (Tok::Lt, i + 1),
+                b'>' => (Tok::Gt, i + 1),
+                _ => {
+                    i = self.invalid_char(i);
+                    continue;
+                }
             };
             self.pos = end;
             return Token {
@@ -402,6 +377,7 @@ impl<'a> Lexer<'a> {
     }
 
     /// Reports the byte at `i`, which starts no token; returns where lexing resumes.
+    #[cold]
     fn invalid_char(&mut self, i: usize) -> usize {
         let (src, n, b) = (self.src, self.src.len(), self.src[i]);
         // Skip a whole UTF-8 sequence so one bad character gives one error.
@@ -425,9 +401,41 @@ impl<'a> Lexer<'a> {
     }
 }
 
+/// The keyword spelled `text` (a whole identifier), if any: told apart by length and first
+/// byte, then compared once.
+fn keyword(text: &[u8]) -> Option<Tok> {
+    let tok = match (text.len(), text[0]) {
+        (2, b'i') => Tok::KwIf,
+        (3, b'i') => Tok::KwInt,
+        (4, b'e') => Tok::KwElse,
+        (4, b'v') => Tok::KwVoid,
+        (5, b'b') => Tok::KwBreak,
+        (5, b'c') => Tok::KwConst,
+        (5, b'f') => Tok::KwFloat,
+        (5, b'w') => Tok::KwWhile,
+        (6, b'r') => Tok::KwReturn,
+        (8, b'c') => Tok::KwContinue,
+        _ => return None,
+    };
+    (text == tok.text().as_bytes()).then_some(tok)
+}
+
 /// Lexes a number starting at `start`; returns the token and the end offset.
 fn lex_number(src: &[u8], start: usize, diags: &mut Diags) -> (Tok, usize) {
     let n = src.len();
+    // The common case first: a short decimal integer (not octal) ending the token.
+    let mut i = start;
+    let mut v: u64 = 0;
+    while i < n && i - start < 10 && src[i].is_ascii_digit() {
+        v = v * 10 + (src[i] - b'0') as u64;
+        i += 1;
+    }
+    if (src[start] != b'0' || i - start == 1)
+        && v <= 1 << 31
+        && (i == n || (!is_ident_char(src[i]) && src[i] != b'.'))
+    {
+        return (Tok::Int(v as u32 as i32), i);
+    }
     let at = |i: usize| if i < n { src[i] } else { 0 };
     let mut i = start;
     let tok;
@@ -673,6 +681,7 @@ pub fn parse_hex_float(mant: &[u8], exp: &str) -> f32 {
 }
 
 /// Lexes a string literal starting at the `"` at `start`; C escapes are decoded.
+#[cold]
 fn lex_string(src: &[u8], start: usize, diags: &mut Diags) -> (Vec<u8>, usize) {
     let mut out = Vec::new();
     let mut i = start + 1;
