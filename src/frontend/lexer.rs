@@ -17,7 +17,6 @@
 //! error at its opening. Lexing continues after an error, so several can be reported.
 
 use super::diag::{Diags, Span};
-use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
 /// An interned identifier.
@@ -27,9 +26,12 @@ pub struct Sym(pub u32);
 /// Maps identifier text to `Sym` and back.
 #[derive(Default, Debug)]
 pub struct Interner {
-    /// One allocation per distinct name, shared by the map, the list and the checked
-    /// program's variables (`shared`).
-    map: FxHashMap<Arc<str>, Sym>,
+    /// An open-addressing hash table over `names`: each slot holds the high 32 bits of a name's
+    /// hash above its `Sym` number plus one, or 0 when empty. Its size is a power of two (or 0),
+    /// at least twice the number of names.
+    table: Vec<u64>,
+    /// One allocation per distinct name, shared by the list and the checked program's
+    /// variables (`shared`).
     names: Vec<Arc<str>>,
     /// String literals' bytes, indexed by `Tok::Str` (keeps tokens small: 16 bytes each).
     strings: Vec<Box<[u8]>>,
@@ -39,16 +41,83 @@ pub struct Interner {
 /// (`Interner::copy_since`), for a copy of it on another thread (`Interner::extend`).
 pub type InternedSince = (Vec<Arc<str>>, Vec<Box<[u8]>>);
 
+/// The hash of a name in `Interner::table`: FxHash over 8-byte words, with the length mixed
+/// in. Its high bits are the best mixed.
+fn name_hash(bytes: &[u8]) -> u64 {
+    const K: u64 = 0xf135_7aea_2e62_a9c5;
+    let mut h = bytes.len() as u64;
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        let w = u64::from_le_bytes(c.try_into().unwrap_or_default());
+        h = (h.rotate_left(26) ^ w).wrapping_mul(K);
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        let mut w = 0u64;
+        for (k, &b) in rest.iter().enumerate() {
+            w |= (b as u64) << (8 * k);
+        }
+        h = (h.rotate_left(26) ^ w).wrapping_mul(K);
+    }
+    h.wrapping_mul(K)
+}
+
+/// Byte-string equality for short strings, without a call to `memcmp`.
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+}
+
+/// The slot where `Interner::table` (of `size` slots) starts looking for `hash`.
+fn home_slot(hash: u64, size: usize) -> usize {
+    (hash >> (64 - size.trailing_zeros())) as usize
+}
+
 impl Interner {
     pub fn intern(&mut self, s: &str) -> Sym {
-        if let Some(&sym) = self.map.get(s) {
-            return sym;
+        self.intern_bytes(s.as_bytes())
+    }
+
+    /// `intern` of a name given as bytes, which must be UTF-8 (identifiers are ASCII).
+    fn intern_bytes(&mut self, bytes: &[u8]) -> Sym {
+        if self.table.len() < 2 * (self.names.len() + 1) {
+            self.grow_table();
+        }
+        let hash = name_hash(bytes);
+        let tag = hash & !0xFFFF_FFFF;
+        let mask = self.table.len() - 1;
+        let mut slot = home_slot(hash, self.table.len());
+        loop {
+            let entry = self.table[slot];
+            if entry == 0 {
+                break;
+            }
+            let k = entry as u32 as usize - 1;
+            if entry & !0xFFFF_FFFF == tag && same_bytes(self.names[k].as_bytes(), bytes) {
+                return Sym(k as u32);
+            }
+            slot = (slot + 1) & mask;
         }
         let sym = Sym(self.names.len() as u32);
-        let name: Arc<str> = s.into();
-        self.names.push(name.clone());
-        self.map.insert(name, sym);
+        self.names.push(String::from_utf8_lossy(bytes).into());
+        self.table[slot] = tag | (sym.0 as u64 + 1);
         sym
+    }
+
+    /// Doubles `table` (to at least 64 slots) and places every name in it again.
+    fn grow_table(&mut self) {
+        let size = (2 * self.table.len())
+            .max(4 * self.names.len())
+            .next_power_of_two()
+            .max(64);
+        self.table = vec![0; size];
+        for (k, name) in self.names.iter().enumerate() {
+            let hash = name_hash(name.as_bytes());
+            let mut slot = home_slot(hash, size);
+            while self.table[slot] != 0 {
+                slot = (slot + 1) & (size - 1);
+            }
+            self.table[slot] = (hash & !0xFFFF_FFFF) | (k as u64 + 1);
+        }
     }
     pub fn get(&self, sym: Sym) -> &str {
         &self.names[sym.0 as usize]
@@ -79,7 +148,7 @@ impl Interner {
     pub fn read_only_copy(&self) -> Interner {
         let (names, strings) = self.copy_since((0, 0));
         Interner {
-            map: FxHashMap::default(),
+            table: Vec::new(),
             names,
             strings,
         }
@@ -303,11 +372,7 @@ impl<'a> Lexer<'a> {
                     let text = &src[start..i];
                     let tok = match keyword(text) {
                         Some(k) => k,
-                        // Identifier bytes are ASCII, hence valid UTF-8.
-                        None => Tok::Ident(
-                            self.interner
-                                .intern(std::str::from_utf8(text).unwrap_or("_")),
-                        ),
+                        None => Tok::Ident(self.interner.intern_bytes(text)),
                     };
                     (tok, i)
                 }
@@ -417,7 +482,7 @@ fn keyword(text: &[u8]) -> Option<Tok> {
         (8, b'c') => Tok::KwContinue,
         _ => return None,
     };
-    (text == tok.text().as_bytes()).then_some(tok)
+    same_bytes(text, tok.text().as_bytes()).then_some(tok)
 }
 
 /// Lexes a number starting at `start`; returns the token and the end offset.
