@@ -490,6 +490,15 @@ impl Program {
         }
     }
 
+    /// The dimensions of the elements `x` points to, if it is a pointer (`expr_ty`): those
+    /// of the array it addresses after the indexed ones.
+    pub fn ptr_dims(&self, x: ExprId) -> &[u32] {
+        match self.exprs[x].kind {
+            ExprKind::Addr { var, indices } => &self.vars[var].dims[indices.len() + 1..],
+            _ => &[],
+        }
+    }
+
     /// The full type of expression `x`: a pointer's dimensions come from the array it
     /// addresses.
     pub fn expr_ty(&self, x: ExprId) -> Ty {
@@ -499,15 +508,10 @@ impl Program {
             ExprTy::Int => Ty::Int,
             ExprTy::Float => Ty::Float,
             ExprTy::Error => Ty::Error,
-            ExprTy::Ptr(elem) => {
-                let dims = match e.kind {
-                    ExprKind::Addr { var, indices } => {
-                        self.vars[var].dims[indices.len() + 1..].to_vec()
-                    }
-                    _ => Vec::new(),
-                };
-                Ty::Ptr { elem, dims }
-            }
+            ExprTy::Ptr(elem) => Ty::Ptr {
+                elem,
+                dims: self.ptr_dims(x).to_vec(),
+            },
         }
     }
 }

@@ -52,6 +52,12 @@ pub struct Checker {
     div_zero: Option<Span>,
     /// Inside an expression that must be constant (where `x / 0` is an error, not a warning).
     in_const: u32,
+    /// The checked statements of the blocks being checked, innermost block's last (each
+    /// block's move to `Program::blocks` when it closes).
+    stmt_stack: Vec<StmtId>,
+    /// The checked indices and arguments of the lvalues and calls being checked, innermost
+    /// last (each moved to `Program::lists` when complete).
+    operands: Vec<ExprId>,
 }
 
 /// The `Checker` at work on one item, with what it borrows for that item: the item's syntax
@@ -104,6 +110,8 @@ impl Checker {
             loop_depth: 0,
             div_zero: None,
             in_const: 0,
+            stmt_stack: Vec::new(),
+            operands: Vec::new(),
         };
         let runtime = runtime_functions();
         let syms: Vec<Sym> = runtime.iter().map(|f| interner.intern(&f.0)).collect();
@@ -154,7 +162,7 @@ impl Checker {
             st: self,
         };
         match item {
-            Item::Decl(d) => s.decl(d, true, &mut Vec::new()),
+            Item::Decl(d) => s.decl(d, true),
             Item::Func(f) => s.func(f),
         }
     }
@@ -739,21 +747,22 @@ impl<'a> Sema<'a> {
         }
     }
 
-    /// Checks the indices of `var[indices]`; returns them (as int expressions) or `None`.
+    /// Checks the indices of `var[indices]`: `Some(start)` if they are valid, pushed (as int
+    /// expressions) on `operands` from `start` on.
     fn indices(
         &mut self,
         v: VarId,
         name: Sym,
         indices: &[ast::ExprId],
         span: Span,
-    ) -> Option<Vec<ExprId>> {
+    ) -> Option<usize> {
         let ndims = self.p.vars[v].dims.len();
-        let mut out = Vec::with_capacity(indices.len());
+        let start = self.operands.len();
         let mut ok = true;
         for &ix in indices {
             let x = self.expr(ix);
             match self.require_scalar(x) {
-                Some(Scalar::Int) => out.push(x),
+                Some(Scalar::Int) => self.st.operands.push(x),
                 Some(Scalar::Float) => {
                     let sp = self.p.exprs[x].span;
                     self.error(sp, "array index must be an `int`, found `float`");
@@ -763,7 +772,8 @@ impl<'a> Sema<'a> {
             }
         }
         if indices.len() <= ndims && self.diags.wants(Lint::ArrayBounds) {
-            for (k, &x) in out.iter().enumerate() {
+            for k in 0..self.operands.len() - start {
+                let x = self.operands[start + k];
                 let dim = self.p.vars[v].dims[k];
                 // An array parameter's first dimension is not known.
                 let (Some(Const::Int(c)), true) = (self.const_of(x), dim > 0) else {
@@ -805,9 +815,21 @@ impl<'a> Sema<'a> {
                     ),
                 );
             }
+            ok = false;
+        }
+        if !ok {
+            self.st.operands.truncate(start);
             return None;
         }
-        ok.then_some(out)
+        Some(start)
+    }
+
+    /// The operands on `operands` from `start` on, moved into a new list.
+    fn list_since(&mut self, start: usize) -> ExprList {
+        let st = &mut *self.st;
+        let list = st.p.push_list(&st.operands[start..]);
+        st.operands.truncate(start);
+        list
     }
 
     /// A variable or array element (or sub-array) used as a value.
@@ -826,40 +848,37 @@ impl<'a> Sema<'a> {
             return self.error_expr(span);
         };
         self.p.vars[v].read = true;
-        let Some(idx) = self.indices(v, name, indices, span) else {
+        let Some(start) = self.indices(v, name, indices, span) else {
             return self.error_expr(span);
         };
+        let idx = &self.operands[start..];
         let var = &self.p.vars[v];
         let elem = var.elem;
         if idx.len() == var.dims.len() {
             // Constant folding of `const` scalars and constant-indexed `const` arrays.
             if var.is_const {
-                let consts: Option<Vec<i32>> = idx
-                    .iter()
-                    .map(|&x| match self.const_of(x) {
-                        Some(Const::Int(c)) => Some(c),
-                        _ => None,
-                    })
-                    .collect();
-                if let Some(cs) = consts {
-                    let var = &self.p.vars[v];
-                    let mut flat: i64 = 0;
-                    let mut in_range = true;
-                    for (c, &d) in cs.iter().zip(&var.dims) {
-                        in_range &= *c >= 0 && (*c as u32) < d;
-                        flat = flat * d as i64 + *c as i64;
-                    }
-                    if in_range {
-                        if let Some(c) = var.const_elem(flat as u32) {
-                            return self.mk_const(c, span);
-                        }
+                let mut flat: i64 = 0;
+                let mut in_range = true;
+                let mut constant = true;
+                for (&x, &d) in idx.iter().zip(&var.dims) {
+                    let Some(Const::Int(c)) = self.const_of(x) else {
+                        constant = false;
+                        break;
+                    };
+                    in_range &= c >= 0 && (c as u32) < d;
+                    flat = flat * d as i64 + c as i64;
+                }
+                if constant && in_range {
+                    if let Some(c) = var.const_elem(flat as u32) {
+                        self.st.operands.truncate(start);
+                        return self.mk_const(c, span);
                     }
                 }
             }
             if idx.is_empty() {
                 self.mk(ExprKind::Var(v), ExprTy::scalar(elem), span)
             } else {
-                let indices = self.p.push_list(&idx);
+                let indices = self.list_since(start);
                 self.mk(
                     ExprKind::Elem { var: v, indices },
                     ExprTy::scalar(elem),
@@ -867,7 +886,7 @@ impl<'a> Sema<'a> {
                 )
             }
         } else {
-            let indices = self.p.push_list(&idx);
+            let indices = self.list_since(start);
             self.mk(ExprKind::Addr { var: v, indices }, ExprTy::Ptr(elem), span)
         }
     }
@@ -931,14 +950,13 @@ impl<'a> Sema<'a> {
             Some(s) => ExprTy::scalar(s),
             None => ExprTy::Void,
         };
-        let fname = self.name(name);
         if f == self.putf {
             return self.putf_call(f, args, span);
         }
-        let param_tys = self.p.funcs[f].param_tys.clone();
         let is_runtime = self.p.funcs[f].is_external();
-        if args.len() != param_tys.len() {
-            let n = param_tys.len();
+        let n = self.p.funcs[f].param_tys.len();
+        if args.len() != n {
+            let fname = self.name(name);
             let mut d = Diagnostic::new(
                 span,
                 format!(
@@ -965,28 +983,30 @@ impl<'a> Sema<'a> {
             }
             return self.error_expr(span);
         }
-        let mut out = Vec::with_capacity(args.len());
+        let start = self.operands.len();
         let mut ok = true;
-        for (i, (&a, pty)) in args.iter().zip(&param_tys).enumerate() {
+        for (i, &a) in args.iter().enumerate() {
             let x = self.expr(a);
-            let aty = self.p.expr_ty(x);
-            let aspan = self.p.exprs[x].span;
-            match (pty, &aty) {
-                (_, Ty::Error) => ok = false,
-                (Ty::Int | Ty::Float, Ty::Int | Ty::Float) => {
-                    let to = pty.as_scalar().expect("scalar");
-                    out.push(self.convert(x, to));
+            let is_str = matches!(self.p.exprs[x].kind, ExprKind::Str(_));
+            let pty = &self.p.funcs[f].param_tys[i];
+            let to = match (pty, self.p.exprs[x].ty) {
+                (_, ExprTy::Error) => {
+                    ok = false;
+                    continue;
                 }
-                (Ty::Ptr { elem: pe, .. }, Ty::Ptr { elem: ae, .. })
-                    if !matches!(self.p.exprs[x].kind, ExprKind::Str(_))
-                        && (*pty == aty || (is_runtime && pe == ae)) =>
+                (Ty::Int | Ty::Float, ExprTy::Int | ExprTy::Float) => pty.as_scalar(),
+                (Ty::Ptr { elem: pe, dims }, ExprTy::Ptr(ae))
+                    if !is_str && *pe == ae && (is_runtime || dims[..] == *self.p.ptr_dims(x)) =>
                 {
                     // Runtime functions take `int*`/`float*`: like C, any array of the element
                     // type is accepted there (`getarray(m)` for `int m[N][N]`).
-                    out.push(x)
+                    None
                 }
                 _ => {
-                    if matches!(self.p.exprs[x].kind, ExprKind::Str(_)) {
+                    let (pty, aty) = (pty.clone(), self.p.expr_ty(x));
+                    let aspan = self.p.exprs[x].span;
+                    let fname = self.name(name);
+                    if is_str {
                         self.error(
                             aspan,
                             "string literal is only allowed as the format argument of `putf`",
@@ -1013,13 +1033,20 @@ impl<'a> Sema<'a> {
                         self.diags.push(d);
                     }
                     ok = false;
+                    continue;
                 }
-            }
+            };
+            let x = match to {
+                Some(to) => self.convert(x, to),
+                None => x,
+            };
+            self.st.operands.push(x);
         }
         if !ok {
+            self.st.operands.truncate(start);
             return self.error_expr(span);
         }
-        let args = self.p.push_list(&out);
+        let args = self.list_since(start);
         self.mk(ExprKind::Call { func: f, args }, ret, span)
     }
 
@@ -1123,7 +1150,8 @@ impl<'a> Sema<'a> {
         Some(out)
     }
 
-    fn decl(&mut self, d: &ast::Decl, global: bool, out: &mut Vec<StmtId>) {
+    /// Checks a declaration; a local one's checked statements go on `stmt_stack`.
+    fn decl(&mut self, d: &ast::Decl, global: bool) {
         let elem = scalar_of(d.ty);
         for def in &d.defs {
             if self.diags.is_full() {
@@ -1167,10 +1195,11 @@ impl<'a> Sema<'a> {
                 self.p.globals.push(v);
             } else {
                 let span = def.span;
-                out.push(self.p.stmts.push(Stmt {
+                let st = self.p.stmts.push(Stmt {
                     kind: StmtKind::Decl(v),
                     span,
-                }));
+                });
+                self.st.stmt_stack.push(st);
             }
         }
     }
@@ -1369,13 +1398,13 @@ impl<'a> Sema<'a> {
             lists: std::mem::take(&mut self.p.lists),
             blocks: std::mem::take(&mut self.p.blocks),
         });
-        let mut body = Vec::with_capacity(items.len());
+        let start = self.stmt_stack.len();
         for &s in items {
-            self.stmt(s, &mut body);
+            self.stmt(s);
         }
         self.pop_scope();
         let span = self.ast.stmts[f.body].span;
-        let kind = StmtKind::Block(self.p.push_block(&body));
+        let kind = StmtKind::Block(self.block_since(start));
         let b = self.p.stmts.push(Stmt { kind, span });
         self.p.funcs[fid].body = Some(b);
         if let Some(outer) = outer {
@@ -1398,8 +1427,16 @@ impl<'a> Sema<'a> {
         }
     }
 
-    /// Checks one statement, appending its checked form(s) to `out`.
-    fn stmt(&mut self, id: ast::StmtId, out: &mut Vec<StmtId>) {
+    /// The statements on `stmt_stack` from `start` on, moved into a new block.
+    fn block_since(&mut self, start: usize) -> StmtList {
+        let st = &mut *self.st;
+        let list = st.p.push_block(&st.stmt_stack[start..]);
+        st.stmt_stack.truncate(start);
+        list
+    }
+
+    /// Checks one statement, pushing its checked form(s) on `stmt_stack`.
+    fn stmt(&mut self, id: ast::StmtId) {
         if self.diags.is_full() {
             return;
         }
@@ -1407,7 +1444,7 @@ impl<'a> Sema<'a> {
         let span = s.span;
         let kind = match &s.kind {
             AStmt::Decl(d) => {
-                self.decl(d, false, out);
+                self.decl(d, false);
                 return;
             }
             AStmt::Assign { target, value } => {
@@ -1421,7 +1458,7 @@ impl<'a> Sema<'a> {
                     self.expr(*value);
                     return;
                 };
-                let Some(idx) = self.indices(v, *name, indices, tspan) else {
+                let Some(start) = self.indices(v, *name, indices, tspan) else {
                     self.expr(*value);
                     return;
                 };
@@ -1434,18 +1471,20 @@ impl<'a> Sema<'a> {
                                 format!("`{}` is declared `const` here", var.name),
                             );
                     self.diags.push(d);
+                    self.st.operands.truncate(start);
                     return;
                 }
-                if idx.len() < var.dims.len() {
+                if self.operands.len() - start < var.dims.len() {
                     let msg = format!("cannot assign to array `{}`", var.name);
                     self.error(tspan, msg);
+                    self.st.operands.truncate(start);
                     return;
                 }
                 let elem = var.elem;
                 let value = self.scalar_expr(value, elem);
                 StmtKind::Assign {
                     var: v,
-                    indices: self.p.push_list(&idx),
+                    indices: self.list_since(start),
                     value,
                 }
             }
@@ -1462,12 +1501,12 @@ impl<'a> Sema<'a> {
             }
             AStmt::Block(items) => {
                 self.push_scope();
-                let mut body = Vec::with_capacity(items.len());
+                let start = self.stmt_stack.len();
                 for &s in items {
-                    self.stmt(s, &mut body);
+                    self.stmt(s);
                 }
                 self.pop_scope();
-                StmtKind::Block(self.p.push_block(&body))
+                StmtKind::Block(self.block_since(start))
             }
             AStmt::If { cond, then, els } => {
                 let c = self.cond(*cond);
@@ -1526,20 +1565,21 @@ impl<'a> Sema<'a> {
                 }
             },
         };
-        out.push(self.p.stmts.push(Stmt { kind, span }));
+        let st = self.p.stmts.push(Stmt { kind, span });
+        self.st.stmt_stack.push(st);
     }
 
     /// The body of an `if`/`while`: its own scope (a declaration there is local to it).
     fn sub_stmt(&mut self, id: ast::StmtId) -> StmtId {
         let span = self.ast.stmts[id].span;
-        let mut v = Vec::new();
+        let start = self.stmt_stack.len();
         self.push_scope();
-        self.stmt(id, &mut v);
+        self.stmt(id);
         self.pop_scope();
-        if v.len() == 1 {
-            v[0]
+        if self.stmt_stack.len() == start + 1 {
+            self.st.stmt_stack.pop().expect("one statement")
         } else {
-            let kind = StmtKind::Block(self.p.push_block(&v));
+            let kind = StmtKind::Block(self.block_since(start));
             self.p.stmts.push(Stmt { kind, span })
         }
     }
