@@ -424,6 +424,7 @@ impl<'a> Sema<'a> {
     fn error_expr(&mut self, span: Span) -> ExprId {
         self.mk(ExprKind::Int(0), ExprTy::Error, span)
     }
+    #[inline(always)]
     fn const_of(&self, e: ExprId) -> Option<Const> {
         match self.p.exprs[e].kind {
             ExprKind::Int(v) if self.p.exprs[e].ty == ExprTy::Int => Some(Const::Int(v)),
@@ -445,7 +446,16 @@ impl<'a> Sema<'a> {
     }
 
     /// Converts a scalar expression to `to` (no-op if it already has that type).
+    #[inline(always)]
     fn convert(&mut self, e: ExprId, to: Scalar) -> ExprId {
+        match (self.p.exprs[e].ty, to) {
+            (ExprTy::Int, Scalar::Float) | (ExprTy::Float, Scalar::Int) => self.convert_to(e, to),
+            _ => e,
+        }
+    }
+
+    /// `convert` of an expression not of type `to`.
+    fn convert_to(&mut self, e: ExprId, to: Scalar) -> ExprId {
         let span = self.p.exprs[e].span;
         match (self.p.exprs[e].ty, to) {
             (ExprTy::Int, Scalar::Float) => match self.const_of(e) {
@@ -471,11 +481,22 @@ impl<'a> Sema<'a> {
     }
 
     /// Checks that `e` is a scalar value (not void, not an array).
+    #[inline(always)]
     fn require_scalar(&mut self, e: ExprId) -> Option<Scalar> {
-        let span = self.p.exprs[e].span;
         match self.p.exprs[e].ty {
             ExprTy::Int => Some(Scalar::Int),
             ExprTy::Float => Some(Scalar::Float),
+            _ => self.not_scalar(e),
+        }
+    }
+
+    /// `require_scalar` of an expression that is not `int` or `float`: `None`, after an
+    /// error unless it had one.
+    #[cold]
+    fn not_scalar(&mut self, e: ExprId) -> Option<Scalar> {
+        let span = self.p.exprs[e].span;
+        match self.p.exprs[e].ty {
+            ExprTy::Int | ExprTy::Float => unreachable!("scalar"),
             ExprTy::Error => None,
             ExprTy::Void => {
                 self.error(span, "void value used in an expression");
@@ -559,13 +580,9 @@ impl<'a> Sema<'a> {
                 self.mk(ExprKind::Str(id), ExprTy::Ptr(Scalar::Int), span)
             }
             ast::ExprKind::LVal { name, indices } => {
-                let name_span = self.name_span(e, *name);
-                self.lval_read(*name, name_span, self.ast.list(*indices), span)
+                self.lval_read(*name, e, self.ast.list(*indices), span)
             }
-            ast::ExprKind::Call { name, args } => {
-                let name_span = self.name_span(e, *name);
-                self.call(*name, name_span, self.ast.list(*args), span)
-            }
+            ast::ExprKind::Call { name, args } => self.call(*name, e, self.ast.list(*args), span),
             ast::ExprKind::Unary(op, inner) => {
                 let x = self.expr(*inner);
                 let Some(ty) = self.require_scalar(x) else {
@@ -717,10 +734,12 @@ impl<'a> Sema<'a> {
     }
 
     /// Resolves `name` to a variable, reporting functions and undefined names.
-    fn var_of(&mut self, name: Sym, name_span: Span) -> Option<VarId> {
+    /// `at` is the lvalue naming it (for the span of the name in messages).
+    fn var_of(&mut self, name: Sym, at: &ast::Expr) -> Option<VarId> {
         match self.lookup(name) {
             Some(Binding::Var(v)) => Some(v),
             Some(Binding::Func(f)) => {
+                let name_span = self.name_span(at, name);
                 let mut d = Diagnostic::new(
                     name_span,
                     format!("`{}` is a function, not a variable", self.name(name)),
@@ -732,6 +751,7 @@ impl<'a> Sema<'a> {
                 None
             }
             None => {
+                let name_span = self.name_span(at, name);
                 if self.starttime.is_some_and(|(s, _)| s == name)
                     || self.stoptime.is_some_and(|(s, _)| s == name)
                 {
@@ -832,15 +852,16 @@ impl<'a> Sema<'a> {
         list
     }
 
-    /// A variable or array element (or sub-array) used as a value.
+    /// A variable or array element (or sub-array) used as a value (`at`, for the span of the
+    /// name in messages).
     fn lval_read(
         &mut self,
         name: Sym,
-        name_span: Span,
+        at: &ast::Expr,
         indices: &[ast::ExprId],
         span: Span,
     ) -> ExprId {
-        let Some(v) = self.var_of(name, name_span) else {
+        let Some(v) = self.var_of(name, at) else {
             // Still check the indices for their own errors.
             for &ix in indices {
                 self.expr(ix);
@@ -891,7 +912,8 @@ impl<'a> Sema<'a> {
         }
     }
 
-    fn call(&mut self, name: Sym, name_span: Span, args: &[ast::ExprId], span: Span) -> ExprId {
+    /// A call of `name` (`at`, for the span of the name in messages).
+    fn call(&mut self, name: Sym, at: &ast::Expr, args: &[ast::ExprId], span: Span) -> ExprId {
         // `starttime()` / `stoptime()` become `_sysy_*time(__LINE__)`.
         for timer in [self.starttime, self.stoptime].into_iter().flatten() {
             if timer.0 == name && self.lookup(name).is_none() {
@@ -924,7 +946,7 @@ impl<'a> Sema<'a> {
             Some(Binding::Func(f)) => f,
             Some(Binding::Var(v)) => {
                 let d = Diagnostic::new(
-                    name_span,
+                    self.name_span(at, name),
                     format!("called object `{}` is not a function", self.name(name)),
                 )
                 .with_note(
@@ -938,7 +960,7 @@ impl<'a> Sema<'a> {
                 return self.error_expr(span);
             }
             None => {
-                self.undefined(name, name_span, "function", true);
+                self.undefined(name, self.name_span(at, name), "function", true);
                 for &a in args {
                     self.expr(a);
                 }
@@ -1454,7 +1476,7 @@ impl<'a> Sema<'a> {
                 };
                 let indices = self.ast.list(*indices);
                 let tspan = target.span;
-                let Some(v) = self.var_of(*name, self.name_span(target, *name)) else {
+                let Some(v) = self.var_of(*name, target) else {
                     self.expr(*value);
                     return;
                 };
