@@ -157,6 +157,13 @@ pub struct Decl {
     pub span: Span,
 }
 
+/// The statements of a block: a range of `Ast::blocks`, read with `Ast::block`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StmtList {
+    start: u32,
+    len: u32,
+}
+
 #[derive(Clone, Debug)]
 pub enum StmtKind {
     Decl(Decl),
@@ -167,7 +174,7 @@ pub enum StmtKind {
     },
     /// `expr;` or the empty statement `;`.
     Expr(Option<ExprId>),
-    Block(Vec<StmtId>),
+    Block(StmtList),
     If {
         cond: ExprId,
         then: StmtId,
@@ -225,6 +232,8 @@ pub struct Ast {
     /// The operand lists of expressions (`ExprList`), one after another.
     pub lists: Vec<ExprId>,
     pub stmts: Arena<StmtId, Stmt>,
+    /// The statements of blocks (`StmtList`), one after another.
+    pub blocks: Vec<StmtId>,
     pub inits: Arena<InitId, Init>,
 }
 
@@ -234,6 +243,7 @@ impl Ast {
         self.exprs.clear();
         self.lists.clear();
         self.stmts.clear();
+        self.blocks.clear();
         self.inits.clear();
     }
 
@@ -248,7 +258,24 @@ impl Ast {
             start: self.lists.len() as u32,
             len: (items.len() - start) as u32,
         };
-        self.lists.extend(items.drain(start..));
+        self.lists.extend_from_slice(&items[start..]);
+        items.truncate(start);
+        list
+    }
+
+    /// The statements of `l`.
+    pub fn block(&self, l: StmtList) -> &[StmtId] {
+        &self.blocks[l.start as usize..(l.start + l.len) as usize]
+    }
+
+    /// Moves `items[start..]` (the end of a parser's scratch stack) into a new block.
+    pub fn push_block(&mut self, items: &mut Vec<StmtId>, start: usize) -> StmtList {
+        let list = StmtList {
+            start: self.blocks.len() as u32,
+            len: (items.len() - start) as u32,
+        };
+        self.blocks.extend_from_slice(&items[start..]);
+        items.truncate(start);
         list
     }
 }

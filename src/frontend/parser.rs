@@ -68,6 +68,9 @@ pub struct Parser<'a> {
     /// The items of the lists being parsed (nested calls' arguments on top of the outer
     /// ones'), each moved into `ast.lists` when complete.
     list_items: Vec<ExprId>,
+    /// The statements of the blocks being parsed (nested blocks' on top of the outer ones'),
+    /// each moved into `ast.blocks` when complete.
+    block_items: Vec<StmtId>,
 }
 
 /// A reported syntax error; parsing stops.
@@ -104,6 +107,7 @@ impl<'a> Parser<'a> {
             unwind: false,
             open_braces: Vec::new(),
             list_items: Vec::new(),
+            block_items: Vec::new(),
         };
         p.fill();
         p
@@ -116,6 +120,7 @@ impl<'a> Parser<'a> {
         while !self.done && *self.peek() != Tok::Eof {
             self.ast.clear();
             self.expr_depth.clear();
+            self.block_items.clear();
             self.unwind = false;
             let depth = self.depth;
             match self.item() {
@@ -495,7 +500,7 @@ impl<'a> Parser<'a> {
         self.enter()?;
         let start = self.expect(&Tok::LBrace)?;
         self.open_braces.push(start);
-        let mut items = Vec::new();
+        let first = self.block_items.len();
         while *self.peek() != Tok::RBrace && !self.unwind {
             if *self.peek() == Tok::Eof {
                 let d = Diagnostic::new(start, "this `{` is never closed")
@@ -504,10 +509,12 @@ impl<'a> Parser<'a> {
                 self.fatal = true;
                 return Err(Stop);
             }
-            let depth = self.depth;
+            let (depth, items) = (self.depth, self.block_items.len());
             match self.stmt() {
-                Ok(s) => items.push(s),
+                Ok(s) => self.block_items.push(s),
                 Err(Stop) => {
+                    // Drop what nested blocks the error cut short left.
+                    self.block_items.truncate(items);
                     self.depth = depth;
                     if let Some(k) = self.open_braces.iter().rposition(|&b| b == start) {
                         self.open_braces.truncate(k + 1);
@@ -523,6 +530,7 @@ impl<'a> Parser<'a> {
             self.bump().span
         };
         self.leave();
+        let items = self.ast.push_block(&mut self.block_items, first);
         Ok(self.ast.stmts.push(Stmt {
             kind: StmtKind::Block(items),
             span: start.to(end),

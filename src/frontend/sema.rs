@@ -1408,9 +1408,10 @@ impl<'a> Sema<'a> {
         self.cur_ret = ret;
         self.cur_func_name = self.name(f.name);
         self.loop_depth = 0;
-        let AStmt::Block(items) = &self.ast.stmts[f.body].kind else {
+        let AStmt::Block(items) = self.ast.stmts[f.body].kind else {
             unreachable!("body is a block")
         };
+        let items = self.ast.block(items);
         // With separate bodies, the body gets tables of its own (the global initialisers' stay
         // behind).
         let separate = matches!(self.p.bodies, Bodies::Separate(_));
@@ -1522,6 +1523,7 @@ impl<'a> Sema<'a> {
                 StmtKind::Expr(x)
             }
             AStmt::Block(items) => {
+                let items = self.ast.block(*items);
                 self.push_scope();
                 let start = self.stmt_stack.len();
                 for &s in items {
