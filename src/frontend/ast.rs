@@ -247,6 +247,19 @@ impl Ast {
         self.inits.clear();
     }
 
+    /// Takes every node, leaving empty tables as large as the taken ones' rows (the next
+    /// item's fill them without growing unless it is larger).
+    pub fn take(&mut self) -> Ast {
+        let empty = Ast {
+            exprs: Arena::with_capacity(self.exprs.len()),
+            lists: Vec::with_capacity(self.lists.len()),
+            stmts: Arena::with_capacity(self.stmts.len()),
+            blocks: Vec::with_capacity(self.blocks.len()),
+            inits: Arena::with_capacity(self.inits.len()),
+        };
+        std::mem::replace(self, empty)
+    }
+
     /// The expressions of `l`.
     pub fn list(&self, l: ExprList) -> &[ExprId] {
         &self.lists[l.start as usize..(l.start + l.len) as usize]

@@ -283,7 +283,7 @@ fn check_overlapped(s: Stages) -> std::time::Duration {
             let mut item = parser.next_item();
             while let Some(it) = item {
                 if !parser.has_errors() {
-                    let ast = std::mem::take(&mut parser.ast);
+                    let ast = parser.ast.take();
                     nodes += ast.exprs.len() + ast.stmts.len() + ast.inits.len() + 1;
                     let copied = parser.interner().copy_since(since);
                     since = parser.interner().counts();
